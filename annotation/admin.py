@@ -1,0 +1,202 @@
+from django import forms
+from django.conf import settings
+from django.contrib import admin, messages
+from django.db.models import Count
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from annotation.audio_links import signed_audio_url
+from annotation.ingest.jobs import import_job_create
+from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
+
+
+@admin.register(Corpus)
+class CorpusAdmin(admin.ModelAdmin):
+    list_display = ["name", "clip_count", "created_at"]
+    search_fields = ["name", "description"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(clip_count=Count("clips"))
+
+    @admin.display(ordering="clip_count", description="clips")
+    def clip_count(self, corpus):
+        return corpus.clip_count
+
+
+@admin.register(Speaker)
+class SpeakerAdmin(admin.ModelAdmin):
+    list_display = ["name", "corpus"]
+    list_filter = ["corpus"]
+    search_fields = ["name"]
+
+
+class WarningFilter(admin.SimpleListFilter):
+    title = "signal warnings"
+    parameter_name = "warning"
+
+    def lookups(self, request, model_admin):
+        return [("any", "Any warning"), ("none", "No warning"), *ClipWarning.Code.choices]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "any":
+            return queryset.filter(warnings__isnull=False).distinct()
+        if value == "none":
+            return queryset.filter(warnings__isnull=True)
+        if value in ClipWarning.Code.values:
+            return queryset.filter(warnings__code=value)
+        return queryset
+
+
+class WordInline(admin.TabularInline):
+    model = Word
+    fields = ["index", "text", "start", "end"]
+    extra = 0
+
+
+class ClipWarningInline(admin.TabularInline):
+    model = ClipWarning
+    fields = ["code", "detail"]
+    readonly_fields = ["code", "detail"]
+    extra = 0
+    can_delete = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Clip)
+class ClipAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "corpus", "language", "variety", "emotion", "speaker", "duration", "warning_codes"]
+    list_filter = ["corpus", "language", "variety", "emotion", WarningFilter, ("speaker", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["external_id", "transcript", "speaker__name"]
+    list_select_related = ["corpus", "speaker"]
+    readonly_fields = [
+        "player", "corpus", "source_path", "duration", "sample_rate", "channels", "checksum",
+        "original_audio", "model_audio", "browser_audio", "created_at",
+    ]  # fmt: skip
+    fields = [
+        "player", "external_id", "corpus", "speaker", "transcript", "language", "variety", "emotion",
+        "metadata", "source_path", "duration", "sample_rate", "channels", "checksum",
+        "original_audio", "model_audio", "browser_audio", "created_at",
+    ]  # fmt: skip
+    inlines = [WordInline, ClipWarningInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("warnings")
+
+    @admin.display(description="warnings")
+    def warning_codes(self, clip):
+        return ", ".join(warning.code for warning in clip.warnings.all()) or "-"
+
+    @admin.display(description="listen")
+    def player(self, clip):
+        if not clip.browser_audio:
+            return "-"
+        return format_html(
+            '<audio controls preload="none" src="{}"></audio>', signed_audio_url(clip.browser_audio.name)
+        )
+
+
+@admin.register(Word)
+class WordAdmin(admin.ModelAdmin):
+    list_display = ["text", "index", "clip", "start", "end"]
+    list_filter = ["clip__corpus", "clip__language"]
+    search_fields = ["text", "clip__external_id"]
+    list_select_related = ["clip"]
+    raw_id_fields = ["clip"]
+
+
+class ImportUploadForm(forms.Form):
+    archive = forms.FileField(help_text="A .zip holding manifest.jsonl or manifest.csv and the audio files.")
+    corpus_name = forms.CharField(max_length=200, help_text="A new or existing corpus.")
+    skip_invalid = forms.BooleanField(
+        required=False, help_text="Import the good rows and list the bad ones, instead of refusing the whole file."
+    )
+
+    def clean_archive(self):
+        upload = self.cleaned_data["archive"]
+        if upload.size > settings.IMPORT_MAX_ARCHIVE_BYTES:
+            raise forms.ValidationError(
+                f"The file is {upload.size} bytes; the limit is {settings.IMPORT_MAX_ARCHIVE_BYTES}."
+            )
+        return upload
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ["archive_name", "corpus_name", "status", "progress_text", "created_by", "created_at"]
+    list_filter = ["status"]
+    readonly_fields = [
+        "archive_name", "corpus_name", "skip_invalid", "status", "phase", "done", "total",
+        "summary", "problem_table", "created_by", "created_at", "finished_at",
+    ]  # fmt: skip
+    fields = readonly_fields
+    change_form_template = "admin/annotation/importjob/change_form.html"
+
+    def get_urls(self):
+        return [
+            path("<int:pk>/progress/", self.admin_site.admin_view(self.progress_view), name="annotation_importjob_progress"),
+            *super().get_urls(),
+        ]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def add_view(self, request, form_url="", extra_context=None):
+        if not self.has_add_permission(request):
+            return HttpResponse(status=403)
+        form = ImportUploadForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                job = import_job_create(
+                    upload=form.cleaned_data["archive"],
+                    corpus_name=form.cleaned_data["corpus_name"],
+                    skip_invalid=form.cleaned_data["skip_invalid"],
+                    user=request.user,
+                )
+            except ValueError as error:
+                form.add_error("archive", str(error))
+            else:
+                messages.info(request, "The archive is queued for import; this page shows its progress.")
+                return redirect(reverse("admin:annotation_importjob_change", args=[job.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Import a corpus",
+            "form": form,
+            "opts": self.model._meta,
+            "corpora": Corpus.objects.values_list("name", flat=True),
+        }
+        return TemplateResponse(request, "admin/annotation/importjob/upload.html", context)
+
+    def progress_view(self, request, pk: int):
+        job = get_object_or_404(ImportJob, pk=pk)
+        if not self.has_view_permission(request, job):
+            return HttpResponse(status=403)
+        response = TemplateResponse(request, "admin/annotation/importjob/progress.html", {"job": job})
+        if job.finished and request.htmx:
+            # 286 tells htmx to stop polling; the final state is in the body.
+            response.status_code = 286
+        return response
+
+    @admin.display(description="progress")
+    def progress_text(self, job):
+        return f"{job.phase} {job.done}/{job.total}" if job.total else job.phase or "-"
+
+    @admin.display(description="refused rows")
+    def problem_table(self, job):
+        if not job.problems:
+            return "-"
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((p["line"], p["clip_id"], p["field"], p["reason"]) for p in job.problems),
+        )
+        return format_html(
+            "<table><thead><tr><th>line</th><th>clip</th><th>field</th><th>reason</th></tr></thead>"
+            "<tbody>{}</tbody></table>",
+            rows,
+        )

@@ -1,0 +1,1 @@
+"""Taking corpora in: manifests, archives, audio decoding and signal checks."""

@@ -1,0 +1,166 @@
+"""Open a corpus folder or .zip safely and find its manifest.
+
+Archives are untrusted: members may try to escape the extraction folder, be
+links, or expand far past their compressed size. Every byte written is
+counted, so a lying zip header cannot get past the limits.
+"""
+
+import shutil
+import stat
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from annotation.ingest.errors import SourceRefused
+
+MANIFEST_NAMES = ("manifest.jsonl", "manifest.csv")
+_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_archive_bytes: int
+    max_file_bytes: int
+    max_files: int
+    max_clip_seconds: float
+
+
+@dataclass(frozen=True)
+class CorpusSource:
+    root: Path
+    manifest: Path
+    display_name: str
+
+
+@contextmanager
+def open_source(path: Path, limits: Limits) -> Iterator[CorpusSource]:
+    """Yield the corpus folder (extracting a .zip to a temporary folder first)."""
+    path = Path(path)
+    if path.is_dir():
+        yield CorpusSource(path.resolve(), find_manifest(path.resolve()), path.name)
+        return
+    if not path.is_file():
+        raise SourceRefused(f"{path}: no such folder or file")
+    if not zipfile.is_zipfile(path):
+        raise SourceRefused(f"{path}: not a folder or a .zip archive")
+    workdir = Path(tempfile.mkdtemp(prefix="corpus-import-")).resolve()
+    try:
+        extract_zip(path, workdir, limits)
+        yield CorpusSource(workdir, find_manifest(workdir), path.name)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def find_manifest(root: Path) -> Path:
+    """The manifest at the root, or inside a single top-level folder (a zipped folder)."""
+    for folder in _candidate_folders(root):
+        found = [folder / name for name in MANIFEST_NAMES if (folder / name).is_file()]
+        if len(found) > 1:
+            raise SourceRefused(f"{folder.name or root}: holds both manifest.jsonl and manifest.csv; keep one")
+        if found:
+            if found[0].is_symlink():
+                raise SourceRefused(f"{found[0].name}: the manifest is a link; links are not followed")
+            return found[0]
+    raise SourceRefused(f"{root.name}: no manifest.jsonl or manifest.csv found")
+
+
+def _candidate_folders(root: Path) -> list[Path]:
+    entries = [entry for entry in root.iterdir() if not entry.name.startswith((".", "__MACOSX"))]
+    if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
+        return [root, entries[0]]
+    return [root]
+
+
+def extract_zip(archive: Path, target: Path, limits: Limits) -> None:
+    with zipfile.ZipFile(archive) as bundle:
+        members = bundle.infolist()
+        if len(members) > limits.max_files:
+            raise SourceRefused(
+                f"{archive.name}: holds {len(members)} entries; the limit is {limits.max_files} (IMPORT_MAX_FILES)"
+            )
+        for member in members:
+            _check_member(archive.name, member)
+        written = 0
+        for member in members:
+            written = _extract_member(bundle, member, target, written, limits, archive.name)
+
+
+def _check_member(archive_name: str, member: zipfile.ZipInfo) -> None:
+    name = member.filename
+    pure = PurePosixPath(name.replace("\\", "/"))
+    if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
+        raise SourceRefused(f"{archive_name}: entry {name!r} has an absolute path")
+    if ".." in pure.parts:
+        raise SourceRefused(f"{archive_name}: entry {name!r} escapes the archive with '..'")
+    mode = member.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        raise SourceRefused(f"{archive_name}: entry {name!r} is a link; links are refused")
+    if member.flag_bits & 0x1:
+        raise SourceRefused(f"{archive_name}: entry {name!r} is encrypted")
+
+
+def _extract_member(bundle, member, target: Path, written: int, limits: Limits, archive_name: str) -> int:
+    destination = target.joinpath(*PurePosixPath(member.filename.replace("\\", "/")).parts)
+    if member.is_dir():
+        destination.mkdir(parents=True, exist_ok=True)
+        return written
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    size = 0
+    with bundle.open(member) as source, open(destination, "wb") as sink:
+        while chunk := source.read(_CHUNK):
+            size += len(chunk)
+            written += len(chunk)
+            if size > limits.max_file_bytes:
+                raise SourceRefused(
+                    f"{archive_name}: entry {member.filename!r} is larger than "
+                    f"{limits.max_file_bytes} bytes (IMPORT_MAX_FILE_BYTES)"
+                )
+            if written > limits.max_archive_bytes:
+                raise SourceRefused(
+                    f"{archive_name}: expands past {limits.max_archive_bytes} bytes "
+                    "(IMPORT_MAX_ARCHIVE_BYTES); refusing a possible zip bomb"
+                )
+            sink.write(chunk)
+    return written
+
+
+def resolve_audio_path(root: Path, manifest_dir: Path, relative: str, limits: Limits) -> Path:
+    """The file a manifest row names, refused if it leaves the corpus folder.
+
+    Raises ValueError with a reason fit for the row's error message.
+    """
+    if not relative:
+        raise ValueError("no audio path given")
+    pure = PurePosixPath(relative.replace("\\", "/"))
+    if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
+        raise ValueError(f"absolute path {relative!r} refused; paths are relative to the manifest")
+    if ".." in pure.parts:
+        raise ValueError(f"path {relative!r} escapes the corpus folder")
+    candidate = manifest_dir.joinpath(*pure.parts)
+    _refuse_links(candidate, root, relative)
+    if not candidate.exists():
+        raise ValueError(f"audio file {relative!r} not found")
+    if not candidate.is_file():
+        raise ValueError(f"{relative!r} is not a file")
+    size = candidate.stat().st_size
+    if size > limits.max_file_bytes:
+        raise ValueError(
+            f"audio file {relative!r} is {size} bytes; the limit is {limits.max_file_bytes} (IMPORT_MAX_FILE_BYTES)"
+        )
+    if size == 0:
+        raise ValueError(f"audio file {relative!r} is empty")
+    return candidate
+
+
+def _refuse_links(candidate: Path, root: Path, relative: str) -> None:
+    # Check every component, so a linked folder cannot smuggle a file in either.
+    current = candidate
+    while current != root and root in current.parents:
+        if current.is_symlink():
+            raise ValueError(f"{relative!r} goes through a link; links are refused")
+        current = current.parent
+    if root not in candidate.resolve().parents:
+        raise ValueError(f"path {relative!r} escapes the corpus folder")

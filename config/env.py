@@ -1,0 +1,185 @@
+"""Read settings from environment variables.
+
+Pure functions over a mapping, so that tests can feed them any environment.
+Every bad or missing value raises ImproperlyConfigured naming the variable.
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+DATABASE_SCHEMES = {"sqlite", "postgres", "postgresql", "pgsql"}
+BROKER_SCHEMES = {"redis", "rediss", "amqp", "amqps", "pyamqp", "filesystem", "memory"}
+STORAGE_BACKENDS = {"local", "s3"}
+
+
+def env_bool(environ: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
+
+
+def env_int(environ: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:
+    raw = environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def env_list(environ: Mapping[str, str], name: str, default: list[str]) -> list[str]:
+    raw = environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def is_embedded(environ: Mapping[str, str]) -> bool:
+    """The embedded default: SQLite and local files, nothing else to run."""
+    url = environ.get("DATABASE_URL", "")
+    on_sqlite = url == "" or url.startswith("sqlite:")
+    return on_sqlite and environ.get("STORAGE_BACKEND", "local") == "local"
+
+
+def secret_key(environ: Mapping[str, str], data_dir: Path) -> str:
+    key = environ.get("SECRET_KEY", "")
+    if key:
+        return key
+    if not is_embedded(environ):
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DATABASE_URL points to a server or STORAGE_BACKEND is s3"
+        )
+    return _local_secret_key(data_dir)
+
+
+def _local_secret_key(data_dir: Path) -> str:
+    # The embedded default keeps one random key per data folder, so sessions
+    # and signed audio URLs survive restarts without anyone setting a secret.
+    from django.core.management.utils import get_random_secret_key
+
+    path = data_dir / "secret_key"
+    if not path.exists():
+        path.write_text(get_random_secret_key())
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def debug(environ: Mapping[str, str]) -> bool:
+    embedded = is_embedded(environ)
+    value = env_bool(environ, "DEBUG", default=embedded)
+    if value and not embedded:
+        raise ImproperlyConfigured(
+            "DEBUG must be False when DATABASE_URL points to a server or STORAGE_BACKEND is s3"
+        )
+    return value
+
+
+def database(environ: Mapping[str, str], data_dir: Path) -> dict:
+    url = environ.get("DATABASE_URL", "")
+    if not url:
+        config = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(data_dir / "db.sqlite3")}
+    else:
+        scheme = urlsplit(url).scheme
+        if scheme not in DATABASE_SCHEMES:
+            raise ImproperlyConfigured(
+                f"DATABASE_URL must be a sqlite:/// or postgres:// URL, not scheme {scheme!r}"
+            )
+        try:
+            config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        except ValueError as error:
+            raise ImproperlyConfigured(f"DATABASE_URL is not a valid URL: {error}") from None
+        if scheme == "sqlite" and not config.get("NAME"):
+            raise ImproperlyConfigured("DATABASE_URL names no SQLite file (use sqlite:////abs/path.db)")
+    if config["ENGINE"].endswith("sqlite3"):
+        config["OPTIONS"] = _sqlite_options()
+    return config
+
+
+def _sqlite_options() -> dict:
+    # WAL lets the web server read while the worker writes; IMMEDIATE takes the
+    # write lock at BEGIN, so concurrent writers wait instead of failing midway.
+    return {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    }
+
+
+def storages(environ: Mapping[str, str], media_root: Path) -> dict:
+    """Return STORAGES for the chosen storage backend."""
+    backend = environ.get("STORAGE_BACKEND", "local")
+    if backend not in STORAGE_BACKENDS:
+        raise ImproperlyConfigured(f"STORAGE_BACKEND must be 'local' or 's3', not {backend!r}")
+    staticfiles = {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"}
+    if backend == "local":
+        default = {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(media_root)},
+        }
+        return {"default": default, "staticfiles": staticfiles}
+    bucket = environ.get("AWS_STORAGE_BUCKET_NAME", "")
+    if not bucket:
+        raise ImproperlyConfigured("AWS_STORAGE_BUCKET_NAME must be set when STORAGE_BACKEND=s3")
+    options = {
+        "bucket_name": bucket,
+        "region_name": environ.get("AWS_S3_REGION_NAME") or None,
+        "endpoint_url": environ.get("AWS_S3_ENDPOINT_URL") or None,
+        "access_key": environ.get("AWS_ACCESS_KEY_ID") or None,
+        "secret_key": environ.get("AWS_SECRET_ACCESS_KEY") or None,
+        # Objects stay private; browsers only get presigned URLs.
+        "default_acl": None,
+        "querystring_auth": True,
+        "file_overwrite": False,
+    }
+    default = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
+    return {"default": default, "staticfiles": staticfiles}
+
+
+def celery(environ: Mapping[str, str], data_dir: Path) -> dict:
+    """Celery settings: a real broker when CELERY_BROKER_URL is set, else an
+    embedded file-system broker that `make run` serves with a worker."""
+    url = environ.get("CELERY_BROKER_URL", "")
+    always_eager = env_bool(environ, "CELERY_TASK_ALWAYS_EAGER", default=False)
+    transport_options: dict = {}
+    if not url:
+        url = "filesystem://"
+        queue_dir = data_dir / "celery" / "queue"
+        processed = data_dir / "celery" / "processed"
+        queue_dir.mkdir(parents=True, exist_ok=True)
+        processed.mkdir(parents=True, exist_ok=True)
+        transport_options = {
+            "data_folder_in": str(queue_dir),
+            "data_folder_out": str(queue_dir),
+            "processed_folder": str(processed),
+            "store_processed": False,
+        }
+    scheme = urlsplit(url).scheme
+    if scheme not in BROKER_SCHEMES:
+        raise ImproperlyConfigured(
+            f"CELERY_BROKER_URL must be a redis://, amqp:// or filesystem:// URL, not scheme {scheme!r}"
+        )
+    return {
+        "CELERY_BROKER_URL": url,
+        "CELERY_BROKER_TRANSPORT_OPTIONS": transport_options,
+        "CELERY_TASK_ALWAYS_EAGER": always_eager,
+        "CELERY_TASK_EAGER_PROPAGATES": True,
+        "CELERY_TASK_IGNORE_RESULT": True,
+        "CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP": True,
+    }

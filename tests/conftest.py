@@ -1,0 +1,64 @@
+import os
+import shutil
+import socket
+from urllib.parse import urlsplit
+
+import pytest
+
+from config.celery import app as celery_app
+from tests.audio_files import CorpusFolder
+
+
+def service_reachable(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname, parts.port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def require_service(name: str, url: str) -> None:
+    """Skip when a service is missing locally; in CI a missing service is a failure."""
+    if service_reachable(url):
+        return
+    message = f"{name} is not reachable at {url}"
+    if os.environ.get("CI"):
+        pytest.fail(message + " (CI must start it)")
+    pytest.skip(message)
+
+
+@pytest.fixture(autouse=True)
+def media_storage(settings, tmp_path):
+    """Every test gets its own empty local media folder."""
+    media = tmp_path / "media"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(media)}},
+    }
+    settings.IMPORT_WORKERS = 2
+    return media
+
+
+@pytest.fixture(autouse=True)
+def eager_celery(request):
+    """Tasks run in-process unless a test asks for a real worker."""
+    if request.node.get_closest_marker("worker"):
+        yield
+        return
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def corpus_folder(tmp_path) -> CorpusFolder:
+    return CorpusFolder(tmp_path / "corpus")
+
+
+@pytest.fixture
+def demo_corpus_copy(tmp_path, settings):
+    target = tmp_path / "demo_corpus"
+    shutil.copytree(settings.BASE_DIR / "annotation" / "demo_corpus", target)
+    return target
