@@ -74,6 +74,7 @@ STORAGE_BACKEND = ENV.get("STORAGE_BACKEND", "local")
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request when it is missing
 STATICFILES_DIRS = [BASE_DIR / "static"]
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -35,17 +35,25 @@ MIN_CLIPS = 60
 EMPHASIS_PITCH_RANGE = (20, 50)  # relative raise
 EMPHASIS_RATE_RANGE = (65, 85)  # absolute speed, below 100 = slower
 EMPHASIS_VOLUME_RANGE = (20, 60)  # relative raise
+# Louder than the emphasis: espeak's pitch raise also adds energy to the emphasized word.
+DISTRACTOR_VOLUME_RANGE = (50, 90)  # relative raise on one other word
 # Whole-sentence variation, so speakers are not all equally fast and high.
 GLOBAL_RATE_RANGE = (90, 112)
 GLOBAL_PITCH_RANGE = (-10, 10)
+# espeak-ng limits its output near full scale, which would flatten a +60 % volume boost;
+# speaking the sentence at half volume keeps the boosted word below that limiter.
+SENTENCE_VOLUME = "-50%"
 
 # Word alignment and trimming.
-MIN_WORD_SECONDS = 0.04  # a shorter "word" means espeak merged it into its neighbour
+MIN_WORD_SECONDS = 0.05  # shorter: espeak merged it into a neighbour (and the importer warns)
 SILENCE_FRAME_SECONDS = 0.01
 SILENCE_BELOW_PEAK_DB = 40.0  # frames this far below the loudest frame count as silence
 FIRST_WORD_LEAD_SECONDS = 0.02  # room before the first audible sample
 LAST_WORD_TAIL_SECONDS = 0.04  # room after the last audible sample (release of the last word)
 AUDIO_TAIL_SECONDS = 0.25  # silence kept after speech so playback does not end abruptly
+# espeak starts speaking on the first sample; a clip that opens mid-sound clicks.
+LEAD_SILENCE_SECONDS = 0.1
+PEAK_DBFS = -3.0  # headroom for lossy encoders, whose output overshoots the input peak
 
 # A mix of containers so that the importer's decoding paths are all exercised.
 FORMAT_COUNTS_FIXED = {"wav": 4, "flac": 5}  # lossless ones are big: only a few
@@ -84,15 +92,23 @@ def random_emphasis_prosody(rng: random.Random) -> Prosody:
     )
 
 
+def random_loudness_distractor(rng: random.Random, word_count: int, emphasis_index: int) -> tuple[int, Prosody]:
+    """Another word made louder by as much as the emphasis, with no pitch or
+    duration change, so that loudness alone does not give the answer away."""
+    index = rng.choice([i for i in range(word_count) if i != emphasis_index])
+    return index, Prosody(pitch="+0%", rate="100%", volume=f"+{rng.randint(*DISTRACTOR_VOLUME_RANGE)}%")
+
+
 def random_global_prosody(rng: random.Random) -> Prosody:
     return Prosody(
         pitch=f"{rng.randint(*GLOBAL_PITCH_RANGE):+d}%",
         rate=f"{rng.randint(*GLOBAL_RATE_RANGE)}%",
+        volume=SENTENCE_VOLUME,
     )
 
 
 def build_ssml(
-    tokens: list[str], emphasis_index: int, emphasis: Prosody, sentence: Prosody
+    tokens: list[str], styled: dict[int, Prosody], sentence: Prosody
 ) -> tuple[str, list[tuple[int, int]]]:
     """SSML for the sentence plus each token's [start, end) character span inside it.
 
@@ -106,8 +122,8 @@ def build_ssml(
         if any(character in token for character in "<>&\""):
             raise ValueError(f"token {token!r} would need XML escaping, which shifts positions")
         separator = " " if index else ""
-        if index == emphasis_index:
-            opening = f"{separator}<prosody {emphasis.ssml_attributes()}>"
+        if index in styled:
+            opening = f"{separator}<prosody {styled[index].ssml_attributes()}>"
             parts.append(opening + token + "</prosody>")
             start = position + len(opening)
         else:
@@ -152,6 +168,23 @@ def audible_range(samples: np.ndarray, sample_rate: int) -> tuple[int, int]:
     rms = np.sqrt(np.mean(frames**2, axis=1))
     audible = np.flatnonzero(rms >= rms.max() * 10 ** (-SILENCE_BELOW_PEAK_DB / 20))
     return int(audible[0] * frame), int((audible[-1] + 1) * frame)
+
+
+def with_leading_silence(
+    samples: np.ndarray, starts: list[int], sample_rate: int
+) -> tuple[np.ndarray, list[int]]:
+    lead = int(LEAD_SILENCE_SECONDS * sample_rate)
+    padded = np.concatenate([np.zeros(lead, dtype=np.int16), samples])
+    return padded, [start + lead for start in starts]
+
+
+def normalized_peak(samples: np.ndarray) -> np.ndarray:
+    """Scale the whole clip so its peak sits at PEAK_DBFS; word-to-word levels are unchanged."""
+    peak = int(np.abs(samples.astype(np.int32)).max())
+    if peak == 0:
+        return samples
+    gain = 32767 * 10 ** (PEAK_DBFS / 20) / peak
+    return np.round(samples.astype(np.float64) * gain).astype(np.int16)
 
 
 def word_boundaries(
@@ -211,17 +244,21 @@ def make_clip(spec: ClipSpec, fmt: str, seed: int, audio_dir: Path, generator: s
     emphasis = random_emphasis_prosody(rng)
     sentence = random_global_prosody(rng)
     tokens = spec.tokens
-    ssml, spans = build_ssml(tokens, spec.emphasis_index, emphasis, sentence)
+    distractor_index, distractor = random_loudness_distractor(rng, len(tokens), spec.emphasis_index)
+    ssml, spans = build_ssml(tokens, {spec.emphasis_index: emphasis, distractor_index: distractor}, sentence)
     synthesis = espeak.synthesize_ssml(ssml, spec.voice)
-    starts = word_start_samples(spans, synthesis.words)
-    boundaries, keep = word_boundaries(starts, synthesis.samples, synthesis.sample_rate)
+    sample_rate = synthesis.sample_rate
+    samples, starts = with_leading_silence(
+        synthesis.samples, word_start_samples(spans, synthesis.words), sample_rate
+    )
+    boundaries, keep = word_boundaries(starts, samples, sample_rate)
     audio_name = f"{spec.clip_id}.{fmt}"
-    encode(synthesis.samples[:keep], synthesis.sample_rate, fmt, audio_dir / audio_name)
+    encode(normalized_peak(samples[:keep]), sample_rate, fmt, audio_dir / audio_name)
     return {
         "id": spec.clip_id,
         "audio": f"audio/{audio_name}",
         "transcript": spec.transcript,
-        "words": timed_words(tokens, boundaries, synthesis.sample_rate),
+        "words": timed_words(tokens, boundaries, sample_rate),
         "language": spec.language,
         "variety": spec.variety,
         "speaker": spec.speaker,
@@ -230,6 +267,7 @@ def make_clip(spec: ClipSpec, fmt: str, seed: int, audio_dir: Path, generator: s
         "intended_emphasis": [spec.emphasis_index],
         "generator": generator,
         "prosody": emphasis.as_manifest(),
+        "loudness_distractor": {"index": distractor_index, **distractor.as_manifest()},
     }
 
 
@@ -277,27 +315,34 @@ spoke these sentences, and the "emphasis" is whatever espeak-ng makes of an SSML
    recorded in the manifest's `prosody`:
    pitch {_percent_range(EMPHASIS_PITCH_RANGE, signed=True)}, rate {_percent_range(EMPHASIS_RATE_RANGE)}, volume {_percent_range(EMPHASIS_VOLUME_RANGE, signed=True)}.
    The whole sentence is wrapped in a small random change of rate
-   ({_percent_range(GLOBAL_RATE_RANGE)}) and pitch ({_percent_range(GLOBAL_PITCH_RANGE, signed=True)}), so speakers differ in tempo and height.
+   ({_percent_range(GLOBAL_RATE_RANGE)}) and pitch ({_percent_range(GLOBAL_PITCH_RANGE, signed=True)}), so speakers differ in tempo and height,
+   and spoken at volume {SENTENCE_VOLUME} so that espeak-ng's output limiter does not flatten the boost.
+   One OTHER word of each clip is made louder still (volume {_percent_range(DISTRACTOR_VOLUME_RANGE, signed=True)},
+   no pitch or rate change; recorded as `loudness_distractor`), so that loudness alone
+   does not give the emphasized word away: pitch and duration do.
 3. libespeak-ng synthesizes the SSML (`annotation/demo/espeak.py`, ctypes, synchronous
    mode). Word start times are the library's WORD events, matched to the transcript
    tokens by character position; a word ends where the next begins, the last one shortly
    after the final audible frame. Clips in which some token gets no WORD event of its
    own (espeak merges pairs like "out of" into one word) are dropped.
-4. Trailing silence is trimmed and the audio encoded with ffmpeg (imageio-ffmpeg).
+4. {LEAD_SILENCE_SECONDS:g} s of silence is added before the speech, trailing silence is trimmed
+   to {AUDIO_TAIL_SECONDS:g} s, each clip is scaled to a peak of {PEAK_DBFS:g} dBFS and encoded with ffmpeg
+   (imageio-ffmpeg).
 
 ## Manifest
 
 `manifest.jsonl` has one JSON object per clip: `id`, `audio` (path relative to this
 folder), `transcript`, `words` (the transcript's whitespace-separated tokens in order,
 punctuation attached, with `start`/`end` in seconds), `language`, `variety`, `speaker`,
-`emotion`, `synthetic` (always true), `intended_emphasis`, `generator`, `prosody`.
+`emotion`, `synthetic` (always true), `intended_emphasis`, `generator`, `prosody`,
+`loudness_distractor`.
 
 `intended_emphasis` lists the 0-based indices into `words` of the word(s) the generator
 *meant* to emphasize (here always exactly one). It is the generator's intent, not a human
 judgement: espeak-ng's rendering of the prosody change can be weak, so treat it as a
-reference for sanity checks and demos, not as gold-standard annotation. Because of the
-volume boost the intended word is usually also the loudest word of its clip, so loudness
-is a strong (not perfect) cue here; real speech is less obliging.
+reference for sanity checks and demos, not as gold-standard annotation. Thanks to the
+loudness distractor, the intended word is the loudest word of its clip in only about
+half of the clips.
 
 ## Regenerate
 

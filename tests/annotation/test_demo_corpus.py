@@ -23,7 +23,7 @@ from annotation.demo.make_demo_corpus import (
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "annotation" / "demo_corpus"
 MANIFEST_KEYS = {
     "id", "audio", "transcript", "words", "language", "variety", "speaker", "emotion",
-    "synthetic", "intended_emphasis", "generator", "prosody",
+    "synthetic", "intended_emphasis", "generator", "prosody", "loudness_distractor",
 }  # fmt: skip
 
 
@@ -98,7 +98,7 @@ def test_last_word_ends_within_the_decoded_audio(rows):
 def test_build_ssml_spans_point_at_the_tokens():
     tokens = "¿Dónde está la pequeña estación?".split()
     emphasis = Prosody(pitch="+30%", rate="70%", volume="+40%")
-    ssml, spans = build_ssml(tokens, 0, emphasis, Prosody(pitch="+0%", rate="100%"))
+    ssml, spans = build_ssml(tokens, {0: emphasis}, Prosody(pitch="+0%", rate="100%"))
     assert [ssml[start:end] for start, end in spans] == tokens
     assert '<prosody pitch="+30%" rate="70%" volume="+40%">¿Dónde</prosody>' in ssml
 
@@ -125,7 +125,7 @@ def test_emphasized_sentence_aligns_one_start_per_token():
     require_espeak()
     tokens = "My sister bought a red bicycle yesterday.".split()
     emphasis = random_emphasis_prosody(random.Random(7))
-    ssml, spans = build_ssml(tokens, 5, emphasis, Prosody(pitch="-5%", rate="105%"))
+    ssml, spans = build_ssml(tokens, {5: emphasis}, Prosody(pitch="-5%", rate="105%"))
     synthesis = espeak.synthesize_ssml(ssml, "en-gb-scotland")
     starts = word_start_samples(spans, synthesis.words)
     assert len(starts) == len(tokens)

@@ -1,0 +1,103 @@
+"""Archives and folders are untrusted: escapes, links and bombs are refused."""
+
+import os
+import stat
+import zipfile
+
+import pytest
+
+from annotation.ingest.errors import SourceRefused
+from annotation.ingest.source import Limits, open_source
+
+LIMITS = Limits(max_archive_bytes=10_000_000, max_file_bytes=5_000_000, max_files=100, max_clip_seconds=60)
+
+
+def make_zip(path, members: dict[str, bytes]):
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for name, data in members.items():
+            bundle.writestr(name, data)
+    return path
+
+
+def refusal(path, limits=LIMITS) -> str:
+    with pytest.raises(SourceRefused) as caught:
+        with open_source(path, limits):
+            pass
+    return str(caught.value)
+
+
+def test_manifest_found_at_the_root_or_in_a_single_folder(tmp_path):
+    for layout in ({"manifest.jsonl": b"{}"}, {"corpus/manifest.csv": b"a"}):
+        archive = make_zip(tmp_path / "c.zip", layout)
+        with open_source(archive, LIMITS) as source:
+            assert source.manifest.name in ("manifest.jsonl", "manifest.csv")
+            assert source.manifest.is_file()
+
+
+def test_temporary_extraction_is_removed(tmp_path):
+    archive = make_zip(tmp_path / "c.zip", {"manifest.jsonl": b"{}"})
+    with open_source(archive, LIMITS) as source:
+        root = source.root
+    assert not root.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [("../evil.wav", "escapes the archive with '..'"), ("a/../../evil.wav", "escapes the archive"),
+     ("/etc/evil.wav", "has an absolute path"), ("C:/evil.wav", "has an absolute path")],
+)
+def test_paths_escaping_the_archive_are_refused(tmp_path, name, reason):
+    archive = make_zip(tmp_path / "c.zip", {"manifest.jsonl": b"{}", name: b"x"})
+    assert reason in refusal(archive)
+
+
+def test_links_in_the_archive_are_refused(tmp_path):
+    archive = tmp_path / "c.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr("manifest.jsonl", "{}")
+        link = zipfile.ZipInfo("audio/a.wav")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        bundle.writestr(link, "/etc/passwd")
+    assert "entry 'audio/a.wav' is a link" in refusal(archive)
+
+
+def test_zip_bomb_is_refused_by_counting_real_bytes(tmp_path):
+    archive = make_zip(tmp_path / "bomb.zip", {"manifest.jsonl": b"{}", **{f"f{i}.wav": b"\0" * 4_000_000 for i in range(4)}})
+    assert archive.stat().st_size < 100_000
+    assert "expands past 10000000 bytes (IMPORT_MAX_ARCHIVE_BYTES)" in refusal(archive)
+
+
+def test_member_over_the_file_limit_is_refused(tmp_path):
+    archive = make_zip(tmp_path / "c.zip", {"manifest.jsonl": b"{}", "big.wav": b"\0" * 6_000_000})
+    assert "entry 'big.wav' is larger than 5000000 bytes (IMPORT_MAX_FILE_BYTES)" in refusal(archive)
+
+
+def test_too_many_members_are_refused(tmp_path):
+    archive = make_zip(tmp_path / "c.zip", {f"{i}.txt": b"" for i in range(101)})
+    assert "holds 101 entries; the limit is 100 (IMPORT_MAX_FILES)" in refusal(archive)
+
+
+def test_missing_manifest_and_non_archives_are_refused(tmp_path):
+    assert "no manifest.jsonl or manifest.csv" in refusal(make_zip(tmp_path / "c.zip", {"x.wav": b""}))
+    (tmp_path / "notes.txt").write_text("hi")
+    assert "not a folder or a .zip archive" in refusal(tmp_path / "notes.txt")
+    assert "no such folder or file" in refusal(tmp_path / "missing")
+
+
+def test_a_folder_with_both_manifests_is_ambiguous(tmp_path):
+    (tmp_path / "manifest.jsonl").write_text("{}")
+    (tmp_path / "manifest.csv").write_text("a")
+    assert "holds both manifest.jsonl and manifest.csv" in refusal(tmp_path)
+
+
+def test_linked_folder_inside_a_corpus_folder_is_refused(tmp_path):
+    from annotation.ingest.source import resolve_audio_path
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.wav").write_bytes(b"RIFF")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    os.symlink(outside, corpus / "audio")
+    with pytest.raises(ValueError, match="goes through a link"):
+        resolve_audio_path(corpus, corpus, "audio/a.wav", LIMITS)
