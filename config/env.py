@@ -146,6 +146,8 @@ def storages(environ: Mapping[str, str], media_root: Path) -> dict:
         # Objects stay private; browsers only get presigned URLs.
         "default_acl": None,
         "querystring_auth": True,
+        # SigV4 presigned URLs: the only kind newer regions and most S3-compatible servers accept.
+        "signature_version": "s3v4",
         "file_overwrite": False,
     }
     default = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}

@@ -1,0 +1,1 @@
+"""Listening forms, aggregation, agreement and reports (later issues)."""

@@ -1,0 +1,1 @@
+"""Emphasis detectors, training and benchmarks on the Celery GPU queue (later issues)."""
