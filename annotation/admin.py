@@ -1,5 +1,3 @@
-from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import Count
 from django.http import HttpResponse
@@ -9,7 +7,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.audio_links import signed_audio_url
-from annotation.ingest.jobs import import_job_create
+from annotation.forms import ImportUploadForm
+from annotation.ingest.jobs import folder_upload_zip, import_job_create
 from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
 
 
@@ -75,7 +74,7 @@ class ClipAdmin(admin.ModelAdmin):
     search_fields = ["external_id", "transcript", "speaker__name"]
     list_select_related = ["corpus", "speaker"]
     readonly_fields = [
-        "player", "corpus", "source_path", "duration", "sample_rate", "channels", "checksum",
+        "player", "external_id", "corpus", "transcript", "source_path", "duration", "sample_rate", "channels", "checksum",
         "original_audio", "model_audio", "browser_audio", "created_at",
     ]  # fmt: skip
     fields = [
@@ -110,22 +109,6 @@ class WordAdmin(admin.ModelAdmin):
     raw_id_fields = ["clip"]
 
 
-class ImportUploadForm(forms.Form):
-    archive = forms.FileField(help_text="A .zip holding manifest.jsonl or manifest.csv and the audio files.")
-    corpus_name = forms.CharField(max_length=200, help_text="A new or existing corpus.")
-    skip_invalid = forms.BooleanField(
-        required=False, help_text="Import the good rows and list the bad ones, instead of refusing the whole file."
-    )
-
-    def clean_archive(self):
-        upload = self.cleaned_data["archive"]
-        if upload.size > settings.IMPORT_MAX_ARCHIVE_BYTES:
-            raise forms.ValidationError(
-                f"The file is {upload.size} bytes; the limit is {settings.IMPORT_MAX_ARCHIVE_BYTES}."
-            )
-        return upload
-
-
 @admin.register(ImportJob)
 class ImportJobAdmin(admin.ModelAdmin):
     list_display = ["archive_name", "corpus_name", "status", "progress_text", "created_by", "created_at"]
@@ -151,15 +134,17 @@ class ImportJobAdmin(admin.ModelAdmin):
             return HttpResponse(status=403)
         form = ImportUploadForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
             try:
-                job = import_job_create(
-                    upload=form.cleaned_data["archive"],
-                    corpus_name=form.cleaned_data["corpus_name"],
-                    skip_invalid=form.cleaned_data["skip_invalid"],
-                    user=request.user,
-                )
+                with folder_upload_zip(files=data["folder"], paths=data["folder_paths"]) as zipped:
+                    job = import_job_create(
+                        upload=data["archive"] or zipped,
+                        corpus_name=data["corpus_name"],
+                        skip_invalid=data["skip_invalid"],
+                        user=request.user,
+                    )
             except ValueError as error:
-                form.add_error("archive", str(error))
+                form.add_error(None, str(error))
             else:
                 messages.info(request, "The archive is queued for import; this page shows its progress.")
                 return redirect(reverse("admin:annotation_importjob_change", args=[job.pk]))

@@ -5,14 +5,18 @@ import tempfile
 import time
 import uuid
 import zipfile
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
 
+from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.ingest.errors import ImportRefused, SourceRefused
 from annotation.ingest.pipeline import corpus_import
+from annotation.ingest.source import relative_path_problem
 from annotation.models import ImportJob
 
 logger = logging.getLogger(__name__)
@@ -36,6 +40,27 @@ def import_job_create(*, upload, corpus_name: str, skip_invalid: bool, user) -> 
     )
     transaction.on_commit(lambda: corpus_import_job_run.delay(job.pk))
     return job
+
+
+@contextmanager
+def folder_upload_zip(*, files: list, paths: list[str]) -> Iterator[File | None]:
+    """Pack a folder uploaded file by file into a .zip, so that it takes the
+    same checked path as an uploaded archive. Yields None when there are no files."""
+    if not files:
+        yield None
+        return
+    with tempfile.NamedTemporaryFile(suffix=".zip") as handle:
+        with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED) as bundle:
+            for upload, path in zip(files, paths, strict=True):
+                problem = relative_path_problem(path)
+                if problem:
+                    raise ValueError(f"{path!r} {problem}")
+                with bundle.open(path, "w") as target:
+                    for chunk in upload.chunks():
+                        target.write(chunk)
+        handle.seek(0)
+        top = PurePosixPath(paths[0]).parts[0] if len(PurePosixPath(paths[0]).parts) > 1 else "folder"
+        yield File(handle, name=f"{top}.zip")
 
 
 def import_job_run(*, job_id: int) -> None:

@@ -88,13 +88,21 @@ def extract_zip(archive: Path, target: Path, limits: Limits) -> None:
             written = _extract_member(bundle, member, target, written, limits, archive.name)
 
 
-def _check_member(archive_name: str, member: zipfile.ZipInfo) -> None:
-    name = member.filename
+def relative_path_problem(name: str) -> str | None:
+    """Why a path taken from an archive, manifest or upload may not be used, or None."""
     pure = PurePosixPath(name.replace("\\", "/"))
     if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
-        raise SourceRefused(f"{archive_name}: entry {name!r} has an absolute path")
+        return "has an absolute path"
     if ".." in pure.parts:
-        raise SourceRefused(f"{archive_name}: entry {name!r} escapes the archive with '..'")
+        return "escapes its folder with '..'"
+    return None
+
+
+def _check_member(archive_name: str, member: zipfile.ZipInfo) -> None:
+    name = member.filename
+    problem = relative_path_problem(name)
+    if problem:
+        raise SourceRefused(f"{archive_name}: entry {name!r} {problem}")
     mode = member.external_attr >> 16
     if stat.S_ISLNK(mode):
         raise SourceRefused(f"{archive_name}: entry {name!r} is a link; links are refused")
@@ -134,12 +142,10 @@ def resolve_audio_path(root: Path, manifest_dir: Path, relative: str, limits: Li
     """
     if not relative:
         raise ValueError("no audio path given")
-    pure = PurePosixPath(relative.replace("\\", "/"))
-    if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
-        raise ValueError(f"absolute path {relative!r} refused; paths are relative to the manifest")
-    if ".." in pure.parts:
-        raise ValueError(f"path {relative!r} escapes the corpus folder")
-    candidate = manifest_dir.joinpath(*pure.parts)
+    problem = relative_path_problem(relative)
+    if problem:
+        raise ValueError(f"path {relative!r} {problem}; paths are relative to the manifest")
+    candidate = manifest_dir.joinpath(*PurePosixPath(relative.replace("\\", "/")).parts)
     _refuse_links(candidate, root, relative)
     if not candidate.exists():
         raise ValueError(f"audio file {relative!r} not found")

@@ -1,4 +1,5 @@
 import io
+import json
 import zipfile
 
 import pytest
@@ -154,3 +155,66 @@ def test_anonymous_users_are_sent_to_login(client):
     response = client.get(reverse("admin:annotation_importjob_add"))
 
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def folder_files(folder):
+    files, paths = [], []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        handle = io.BytesIO(path.read_bytes())
+        handle.name = path.name
+        files.append(handle)
+        paths.append(f"{folder.name}/{path.relative_to(folder)}")
+    return files, paths
+
+
+def test_a_folder_can_be_uploaded_file_by_file(admin_client, corpus_folder, django_capture_on_commit_callbacks):
+    corpus_folder.add("c1")
+    corpus_folder.write_jsonl()
+    files, paths = folder_files(corpus_folder.root)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            reverse("admin:annotation_importjob_add"),
+            {"folder": files, "folder_paths": json.dumps(paths), "corpus_name": "from-folder"},
+        )
+
+    job = ImportJob.objects.get()
+    assert (job.status, job.archive_name) == (ImportJob.Status.SUCCEEDED, "corpus.zip")
+    assert Clip.objects.get().corpus.name == "from-folder"
+
+
+def test_folder_upload_paths_may_not_escape(admin_client, corpus_folder):
+    corpus_folder.add("c1")
+    corpus_folder.write_jsonl()
+    files, paths = folder_files(corpus_folder.root)
+    paths[0] = "../../etc/cron.d/evil"
+
+    response = admin_client.post(
+        reverse("admin:annotation_importjob_add"),
+        {"folder": files, "folder_paths": json.dumps(paths), "corpus_name": "x"},
+    )
+
+    assert "&#x27;../../etc/cron.d/evil&#x27; escapes its folder" in response.content.decode()
+    assert ImportJob.objects.count() == 0
+
+
+def test_folder_upload_without_paths_is_refused(admin_client, corpus_folder):
+    corpus_folder.add("c1")
+    files, _ = folder_files(corpus_folder.root)
+
+    response = admin_client.post(reverse("admin:annotation_importjob_add"), {"folder": files, "corpus_name": "x"})
+
+    assert "did not send the folder&#x27;s file paths" in response.content.decode()
+
+
+def test_archive_and_folder_together_are_refused(admin_client, corpus_folder):
+    corpus_folder.add("c1")
+    corpus_folder.write_jsonl()
+    files, paths = folder_files(corpus_folder.root)
+
+    response = admin_client.post(
+        reverse("admin:annotation_importjob_add"),
+        {"archive": zipped(corpus_folder.root), "folder": files, "folder_paths": json.dumps(paths), "corpus_name": "x"},
+    )
+
+    assert "Choose either a .zip archive or a folder." in response.content.decode()

@@ -172,9 +172,9 @@ BAD_ROWS = {
         "audio: audio/bad.wav: not an audio file (its content is image/png)",
     ),
     "path escaping the folder": (lambda f: f.rows.append({"id": "bad", "audio": "../outside.wav", "transcript": "x y"}),
-                                 "audio: path '../outside.wav' escapes the corpus folder"),
+                                 "audio: path '../outside.wav' escapes its folder with '..'"),
     "absolute path": (lambda f: f.rows.append({"id": "bad", "audio": "/etc/passwd", "transcript": "x y"}),
-                      "audio: absolute path '/etc/passwd' refused"),
+                      "audio: path '/etc/passwd' has an absolute path"),
     "missing required field": (lambda f: f.rows.append({"id": "bad", "audio": "audio/c0.wav"}),
                                "line 2 (clip 'bad'), transcript: missing required field 'transcript'"),
 }

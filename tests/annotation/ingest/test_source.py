@@ -43,7 +43,7 @@ def test_temporary_extraction_is_removed(tmp_path):
 
 @pytest.mark.parametrize(
     ("name", "reason"),
-    [("../evil.wav", "escapes the archive with '..'"), ("a/../../evil.wav", "escapes the archive"),
+    [("../evil.wav", "entry '../evil.wav' escapes its folder with '..'"), ("a/../../evil.wav", "escapes its folder"),
      ("/etc/evil.wav", "has an absolute path"), ("C:/evil.wav", "has an absolute path")],
 )
 def test_paths_escaping_the_archive_are_refused(tmp_path, name, reason):

@@ -1,0 +1,49 @@
+import pytest
+from django.contrib.auth.models import User
+
+from annotation.models import Clip, ImportJob
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def logged_in(page, live_server):
+    User.objects.create_superuser("admin", "", "secret-pw")
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "secret-pw")
+    page.click("input[type=submit]")
+    return page
+
+
+def test_curator_uploads_a_folder_and_watches_it_import(logged_in, live_server, corpus_folder):
+    page = logged_in
+    corpus_folder.add("c1")
+    corpus_folder.add("c2", "a second clip", speaker="s2")
+    corpus_folder.write_jsonl()
+
+    page.goto(f"{live_server.url}/admin/annotation/corpus/")
+    page.click("text=Import a corpus")
+    page.set_input_files("#id_folder", str(corpus_folder.root))
+    page.fill("#id_corpus_name", "browser-upload")
+    page.click("input[type=submit]")
+
+    page.wait_for_selector("text=Import succeeded")
+    assert "2 clip(s) imported into “browser-upload”" in page.inner_text("#import-progress")
+    assert ImportJob.objects.get().status == ImportJob.Status.SUCCEEDED
+    assert sorted(Clip.objects.values_list("external_id", flat=True)) == ["c1", "c2"]
+
+
+def test_clip_page_plays_its_audio_through_a_signed_link(logged_in, live_server, corpus_folder):
+    from django.core.management import call_command
+
+    corpus_folder.add("c1", seconds=1.0)
+    corpus_folder.write_jsonl()
+    call_command("import_corpus", str(corpus_folder.root), "--no-progress")
+    page = logged_in
+
+    page.goto(f"{live_server.url}/admin/annotation/clip/{Clip.objects.get().pk}/change/")
+    page.eval_on_selector("audio", "audio => { audio.muted = true; return audio.play(); }")
+    page.wait_for_function("document.querySelector('audio').ended", timeout=10_000)
+
+    assert page.eval_on_selector("audio", "a => a.duration") == pytest.approx(1.0, abs=0.1)
