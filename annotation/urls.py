@@ -1,9 +1,22 @@
 from django.urls import path
 
-from annotation import views
+from annotation.views import audio, participant, task
 
 app_name = "annotation"
 
 urlpatterns = [
-    path("audio/<str:token>", views.audio, name="audio"),
+    path("a/audio/<str:token>", audio.audio, name="audio"),
+    path("s/<slug:slug>/", participant.study_entry, name="entry"),
+    path("s/<slug:slug>/resume/<str:key>/", participant.study_resume, name="resume"),
+    path("s/<slug:slug>/consent/", participant.consent, name="consent"),
+    path("s/<slug:slug>/screening/", participant.screening, name="screening"),
+    path("s/<slug:slug>/sound-check/", participant.listening_check, name="listening_check"),
+    path("s/<slug:slug>/sound-check/audio.wav", participant.listening_check_audio, name="listening_check_audio"),
+    path("s/<slug:slug>/instructions/", participant.instructions, name="instructions"),
+    path("s/<slug:slug>/task/", task.task_page, name="task"),
+    path("s/<slug:slug>/task/items/<int:item_id>/events", task.task_events, name="task_events"),
+    path("s/<slug:slug>/task/items/<int:item_id>/submit", task.task_submit, name="task_submit"),
+    path("s/<slug:slug>/done/", participant.done, name="done"),
+    path("s/<slug:slug>/thank-you/", participant.screened_out, name="screened_out"),
+    path("s/<slug:slug>/ended/", participant.ended, name="ended"),
 ]

@@ -4,6 +4,6 @@ from django.views.generic import RedirectView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("a/", include("annotation.urls")),
+    path("", include("annotation.urls")),
     path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),
 ]

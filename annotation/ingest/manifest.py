@@ -14,7 +14,7 @@ from annotation.ingest.errors import RowProblem, SourceRefused
 from annotation.ingest.words import WordSpec, parse_word_list, split_transcript
 
 REQUIRED = ("audio", "transcript")
-KNOWN = ("id", "audio", "transcript", "words", "language", "variety", "speaker", "emotion")
+KNOWN = ("id", "audio", "transcript", "words", "language", "variety", "speaker", "emotion", "tags")
 _TEXT_LIMITS = {"id": 200, "language": 35, "variety": 35, "emotion": 64, "speaker": 200}
 
 
@@ -29,6 +29,7 @@ class ManifestRow:
     variety: str = ""
     speaker: str = ""
     emotion: str = ""
+    tags: list[str] = field(default_factory=list)
     metadata: dict = field(default_factory=dict)
 
     def problem(self, field_name: str, reason: str) -> RowProblem:
@@ -149,6 +150,9 @@ def _build_row(line: int, raw: dict) -> tuple[ManifestRow | None, list[RowProble
         if len(value) > limit:
             problem(name, f"longer than {limit} characters")
         texts[name] = value
+    tags = _tags(raw.get("tags"))
+    if tags is None:
+        problem("tags", "must be a list of strings or a comma-separated string")
     if problems:
         return None, problems
     try:
@@ -173,9 +177,20 @@ def _build_row(line: int, raw: dict) -> tuple[ManifestRow | None, list[RowProble
         variety=texts["variety"],
         speaker=texts["speaker"],
         emotion=texts["emotion"],
+        tags=tags,
         metadata=metadata,
     )
     return row, problems
+
+
+def _tags(value) -> list[str] | None:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
+        return None
+    return sorted({tag.strip() for tag in value if tag.strip()})
 
 
 def _duplicate_ids(rows: list[ManifestRow]) -> list[RowProblem]:

@@ -180,6 +180,7 @@ def _differences(clip: Clip, item: LocatedRow) -> list[str]:
         "variety": clip.variety == row.variety,
         "emotion": clip.emotion == row.emotion,
         "speaker": (clip.speaker.name if clip.speaker else "") == row.speaker,
+        "tags": clip.tags == row.tags,
         "metadata": clip.metadata == row.metadata,
     }
     return [name for name, same in checks.items() if not same]
@@ -287,6 +288,7 @@ def _clip(corpus: Corpus, speakers: dict[str, Speaker], item: StagedClip, names:
         sample_rate=audio.sample_rate,
         channels=audio.channels,
         checksum=item.checksum,
+        tags=row.tags,
         metadata=row.metadata,
         **names,
     )

@@ -6,9 +6,19 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from annotation.ingest.pipeline import corpus_import
+from annotation.models import Corpus, Study
+from annotation.services.studies import ClipSelection, study_create
 
 DEMO_CORPUS = "Demo (synthetic, espeak-ng)"
+DEMO_STUDY_SLUG = "demo"
 ADMIN_USERNAME = "admin"
+DEMO_INSTRUCTIONS = """You will hear short English sentences spoken by a speech synthesizer.
+In each, the speaker stresses one or two words more than the others.
+
+1. Play the clip to the end (you may replay it).
+2. Click each word you heard emphasized; click again for *heavily* emphasized.
+3. Submit. Answers are final.
+"""
 
 
 class Command(BaseCommand):
@@ -21,6 +31,24 @@ class Command(BaseCommand):
             f"Demo corpus {DEMO_CORPUS!r}: {report.created} clip(s) added, {report.unchanged} already there."
         )
         self.stdout.write(self._admin_login())
+        self.stdout.write(self._demo_study())
+
+    def _demo_study(self) -> str:
+        study = Study.objects.filter(slug=DEMO_STUDY_SLUG).first()
+        if study is None:
+            study = study_create(
+                name="Demo emphasis study (English)",
+                slug=DEMO_STUDY_SLUG,
+                corpus=Corpus.objects.get(name=DEMO_CORPUS),
+                selection=ClipSelection(languages=["en"]),
+                clips_per_task=5,
+                target_annotations=3,
+                attention_checks_per_task=0,
+                instructions=DEMO_INSTRUCTIONS,
+                consent_text="This is a demonstration. Your answers are stored in this local database only.",
+                status=Study.Status.LIVE,
+            )
+        return f"Demo study {study.name!r} ({study.get_status_display()}): participant link /s/{study.slug}/"
 
     def _admin_login(self) -> str:
         credentials = Path(settings.DATA_DIR) / "admin-credentials.txt"

@@ -54,6 +54,7 @@ class Clip(models.Model):
     sample_rate = models.PositiveIntegerField(help_text="Sample rate of the original file, Hz.")
     channels = models.PositiveSmallIntegerField(default=1)
     checksum = models.CharField(max_length=64, db_index=True, help_text="SHA-256 of the original file.")
+    tags = models.JSONField(default=list, blank=True, help_text="Free labels for selecting clips into studies.")
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,0 +1,3 @@
+"""Django admin, one module per area: corpora and imports, studies, participant review."""
+
+from annotation.admin import corpus  # noqa: F401

@@ -1,0 +1,126 @@
+"""Was the clip really listened to? Decided from playback events, on the server.
+
+Pure: events in, verdict out. The page reports play, pause, seeking/seeked,
+timeupdate, ratechange and ended events, each with the media position, the
+playback rate and the page's own clock. The page's clock is trusted only for
+spacing events *within* the span the server itself saw pass: a page cannot
+claim more listening than the wall time between the server's receipts allows.
+
+A stretch counts as listened when the position advanced while playing by no
+more than the elapsed time times the rate (plus a little slack, once per
+clip); a bigger jump is a seek, and seeking forward never counts.
+"""
+
+from dataclasses import dataclass
+
+# Timers and event delivery jitter; also lets the last timeupdate before
+# "ended" (fired up to 250 ms apart in browsers) count in full.
+SLACK_SECONDS = 0.35
+MAX_RATE = 4.0
+MIN_RATE = 0.25
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    media_time: float
+    rate: float
+    client_seconds: float
+    received_seconds: float  # the server's clock when the event arrived
+
+
+@dataclass(frozen=True)
+class Verdict:
+    coverage: float  # share of [0, duration] actually played
+    wall_seconds: float  # from the server's receipt of the first play to now
+    required_wall_seconds: float
+    required_coverage: float
+
+    @property
+    def coverage_ok(self) -> bool:
+        return self.coverage >= self.required_coverage
+
+    @property
+    def wall_time_ok(self) -> bool:
+        return self.wall_seconds >= self.required_wall_seconds
+
+    @property
+    def ok(self) -> bool:
+        return self.coverage_ok and self.wall_time_ok
+
+
+def verify(
+    events: list[Event], *, duration: float, now_seconds: float, required_coverage: float,
+    tolerance_seconds: float = 0.3,
+) -> Verdict:
+    ordered = sorted(events, key=lambda e: (e.received_seconds, e.client_seconds))
+    intervals, fastest_rate = _played_intervals(_trusted_times(ordered))
+    plays = [event for event in ordered if event.kind == "play"]
+    wall = now_seconds - plays[0].received_seconds if plays else 0.0
+    required_wall = max(0.0, duration / fastest_rate - tolerance_seconds) if duration > 0 else 0.0
+    return Verdict(
+        coverage=_covered(intervals, duration),
+        wall_seconds=wall,
+        required_wall_seconds=required_wall,
+        required_coverage=required_coverage,
+    )
+
+
+def _trusted_times(events: list[Event]) -> list[tuple[Event, float]]:
+    """Pair each event with a time the server can vouch for: the page's clock,
+    shifted to start at the first receipt and never ahead of the receipt."""
+    if not events:
+        return []
+    offset = events[0].received_seconds - events[0].client_seconds
+    trusted = []
+    previous = events[0].received_seconds
+    for event in events:
+        claimed = event.client_seconds + offset
+        time = min(max(claimed, previous), event.received_seconds)
+        trusted.append((event, time))
+        previous = time
+    return trusted
+
+
+def _rate(value: float) -> float:
+    return min(max(value, MIN_RATE), MAX_RATE)
+
+
+def _played_intervals(events: list[tuple[Event, float]]) -> tuple[list[tuple[float, float]], float]:
+    """Stretches played, and the fastest rate used. While playing, the position
+    may advance by the elapsed time times the rate; SLACK_SECONDS is one budget
+    for the whole clip, so repeated small jumps cannot add up. A bigger advance
+    is a seek and earns nothing."""
+    intervals: list[tuple[float, float]] = []
+    playing = False
+    position = since = 0.0
+    rate = fastest = 1.0
+    slack = SLACK_SECONDS
+    for event, time in events:
+        if playing and event.kind in ("timeupdate", "pause", "ended", "ratechange", "seeking"):
+            advance = event.media_time - position
+            earned = (time - since) * rate
+            if 0 < advance <= earned + slack:
+                intervals.append((position, event.media_time))
+                slack -= max(0.0, advance - earned)
+        if event.kind == "play":
+            playing = True
+        elif event.kind in ("pause", "ended"):
+            playing = False
+        if event.kind in ("play", "ratechange"):
+            rate = _rate(event.rate)
+            fastest = max(fastest, rate)
+        position, since = event.media_time, time
+    return intervals, fastest
+
+
+def _covered(intervals: list[tuple[float, float]], duration: float) -> float:
+    if duration <= 0:
+        return 1.0
+    total, reach = 0.0, 0.0
+    for start, end in sorted((max(0.0, s), min(duration, e)) for s, e in intervals):
+        if end <= reach:
+            continue
+        total += end - max(start, reach)
+        reach = end
+    return min(1.0, total / duration)

@@ -1,0 +1,151 @@
+"""Studies: which clips are annotated, by how many people, under which rules."""
+
+import secrets
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from annotation.models.corpus import Clip, Corpus
+
+_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are read and typed
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(8))
+
+
+class Study(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        LIVE = "live"
+        PAUSED = "paused"
+        CLOSED = "closed"
+
+    name = models.CharField(max_length=200, unique=True)
+    slug = models.SlugField(max_length=80, unique=True, help_text="Part of the participant link.")
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="studies")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.DRAFT, db_index=True)
+    selection = models.JSONField(default=dict, blank=True, help_text="The criteria the clips were chosen by.")
+    language = models.CharField(max_length=35, blank=True, help_text="The language participants must speak.")
+
+    clips_per_task = models.PositiveSmallIntegerField(default=20, validators=[MinValueValidator(1)])
+    target_annotations = models.PositiveSmallIntegerField(default=10, validators=[MinValueValidator(1)])
+    min_marked_words = models.PositiveSmallIntegerField(default=1)
+    max_marked_fraction = models.FloatField(
+        default=0.30, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Most words of a clip that may be marked (1 or 2).",
+    )
+    time_limit_minutes = models.PositiveSmallIntegerField(default=60, validators=[MinValueValidator(1)])
+    places = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most tasks handed out (Prolific places); empty for no limit."
+    )
+    allow_repeat_tasks = models.BooleanField(default=False, help_text="May a participant take a second task?")
+    reward = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    reward_currency = models.CharField(max_length=3, default="GBP")
+    estimated_minutes = models.PositiveSmallIntegerField(default=15)
+
+    instructions = models.TextField(blank=True, help_text="Markdown; shown before the task and on demand.")
+    example_clip = models.ForeignKey(
+        Clip, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text="A worked example shown with the instructions.",
+    )
+    example_levels = models.JSONField(default=list, blank=True, help_text="Levels (0, 1, 2) of the example's words.")
+    consent_text = models.TextField(blank=True, help_text="Markdown.")
+
+    attention_checks_per_task = models.PositiveSmallIntegerField(default=1)
+    listening_check = models.BooleanField(default=False, help_text="Count tones in a clip before the task.")
+    listening_check_tries = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
+    required_coverage = models.FloatField(
+        default=0.95, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Share of each clip that must actually be played.",
+    )
+    mismatch_threshold = models.PositiveSmallIntegerField(
+        default=2, validators=[MinValueValidator(1)],
+        help_text="Mismatch reports that take a clip out of assignment for review.",
+    )
+
+    completion_code = models.CharField(max_length=32, default=new_code)
+    screen_out_code = models.CharField(max_length=32, default=new_code)
+
+    review_min_attention = models.FloatField(default=1.0, help_text="Flag below this share of checks passed.")
+    review_min_kappa = models.FloatField(default=0.1, help_text="Flag below this agreement with the others.")
+    review_min_seconds_per_clip = models.FloatField(default=3.0, help_text="Flag a median time per clip below this.")
+
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_live(self) -> bool:
+        return self.status == self.Status.LIVE
+
+
+class PrerequisiteQuestion(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prerequisites")
+    position = models.PositiveSmallIntegerField(default=0)
+    text = models.CharField(max_length=300)
+    choices = models.JSONField(default=list, help_text='The answers offered, e.g. ["Yes", "No"].')
+    accepted = models.JSONField(default=list, help_text="The answers that qualify.")
+
+    class Meta:
+        ordering = ["study", "position", "pk"]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class StudyItem(models.Model):
+    """A clip in a study, with the counts that drive assignment."""
+
+    class Review(models.TextChoices):
+        ACTIVE = "active"
+        NEEDS_REVIEW = "needs_review", "Needs review (mismatch reports)"
+        CLEARED = "cleared", "Cleared after review"
+        EXCLUDED = "excluded"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="study_items")
+    completed_count = models.PositiveIntegerField(default=0)
+    reserved_count = models.PositiveIntegerField(default=0, help_text="In open tasks, not yet submitted.")
+    mismatch_count = models.PositiveIntegerField(default=0)
+    review = models.CharField(max_length=16, choices=Review.choices, default=Review.ACTIVE)
+
+    class Meta:
+        ordering = ["study", "clip"]
+        constraints = [models.UniqueConstraint(fields=["study", "clip"], name="study_item_unique_clip")]
+        indexes = [models.Index(fields=["study", "review"])]
+
+    def __str__(self) -> str:
+        return f"{self.clip} in {self.study}"
+
+    @property
+    def assignable(self) -> bool:
+        return self.review in (self.Review.ACTIVE, self.Review.CLEARED)
+
+
+class AttentionCheck(models.Model):
+    """A clip with an expected answer, slipped into tasks. The answer never leaves the server."""
+
+    class Kind(models.TextChoices):
+        INSTRUCTED = "instructed", "Instructed (the audio says what to mark)"
+        GOLD = "gold", "Gold (unanimous expert labels)"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="attention_checks")
+    clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.INSTRUCTED)
+    expected = models.JSONField(
+        help_text='Required level per word index, e.g. {"3": 2}; words not listed may take any level.'
+    )
+
+    def __str__(self) -> str:
+        return f"check {self.clip}"
+
+    def passed_by(self, levels: list[int]) -> bool:
+        return all(
+            int(index) < len(levels) and levels[int(index)] == level for index, level in self.expected.items()
+        )

@@ -1,0 +1,136 @@
+"""Handing out tasks: the least-annotated clips first, safely under concurrency.
+
+A task reserves its clips (reserved_count) until each is submitted (then
+completed_count) or the task expires (the reservation is released). A clip is
+offered only while completed + reserved is below the study's target, so no clip
+ever gets more annotations than the target, however many people claim at once:
+on PostgreSQL the candidate rows are locked with SELECT ... FOR UPDATE SKIP
+LOCKED, so concurrent claimers take different clips instead of waiting; on
+SQLite the IMMEDIATE transaction serializes claimers.
+"""
+
+import random
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count, F
+from django.db.models.functions import Random
+from django.utils import timezone
+
+from annotation.models import AttentionCheck, Clip, Participant, Study, StudyItem, Task, TaskItem, Word
+
+
+class NoTaskAvailable(Exception):
+    """Why a participant cannot be given a task now; the message is shown to them."""
+
+
+def task_current(*, participant: Participant, now: datetime | None = None) -> Task | None:
+    """The participant's open task, expiring it first if its time is up."""
+    now = now or timezone.now()
+    task = participant.tasks.filter(status=Task.Status.OPEN).first()
+    if task is not None and task.expires_at <= now:
+        task_expire(task_id=task.pk)
+        return None
+    return task
+
+
+def assignment_claim(*, participant: Participant, now: datetime | None = None) -> Task:
+    now = now or timezone.now()
+    study = participant.study
+    tasks_expire(study=study, now=now)
+    with transaction.atomic():
+        # One claim at a time per participant (two tabs, a double click).
+        participant = Participant.objects.select_for_update().get(pk=participant.pk)
+        open_task = task_current(participant=participant, now=now)
+        if open_task is not None:
+            return open_task
+        _check_may_claim(participant, study)
+        items = _reserve_items(participant, study)
+        if not items:
+            raise NoTaskAvailable("There is no clip left for you to annotate in this study.")
+        return _create_task(participant, study, items, now)
+
+
+def _check_may_claim(participant: Participant, study: Study) -> None:
+    if not study.is_live:
+        raise NoTaskAvailable("This study is not open at the moment.")
+    if participant.tasks.exists() and not study.allow_repeat_tasks:
+        raise NoTaskAvailable("You have already taken part in this study.")
+    if study.places is not None:
+        taken = Task.objects.filter(study=study).exclude(status=Task.Status.EXPIRED).count()
+        if taken >= study.places:
+            raise NoTaskAvailable("All places in this study are taken.")
+
+
+def _reserve_items(participant: Participant, study: Study) -> list[StudyItem]:
+    seen = TaskItem.objects.filter(task__participant=participant).values("clip_id")
+    candidates = (
+        StudyItem.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(study=study, review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED])
+        .annotate(load=F("completed_count") + F("reserved_count"))
+        .filter(load__lt=study.target_annotations)
+        .exclude(clip_id__in=seen)
+        .order_by("load", Random())[: study.clips_per_task]
+    )
+    items = list(candidates)
+    StudyItem.objects.filter(pk__in=[item.pk for item in items]).update(reserved_count=F("reserved_count") + 1)
+    return items
+
+
+def _create_task(participant: Participant, study: Study, items: list[StudyItem], now: datetime) -> Task:
+    task = Task.objects.create(
+        participant=participant, study=study, expires_at=now + timedelta(minutes=study.time_limit_minutes)
+    )
+    rng = random.Random()
+    rng.shuffle(items)
+    checks = _attention_checks(study, rng)
+    slots: list[tuple[int, StudyItem | None, AttentionCheck | None]] = [(item.clip_id, item, None) for item in items]
+    for check in checks:
+        slots.insert(rng.randint(0, len(slots)), (check.clip_id, None, check))
+    clips = _clip_facts([clip_id for clip_id, _, _ in slots])
+    TaskItem.objects.bulk_create(
+        TaskItem(
+            task=task,
+            position=position,
+            clip_id=clip_id,
+            study_item=item,
+            attention_check=check,
+            word_count=clips[clip_id][0],
+            duration=clips[clip_id][1],
+        )
+        for position, (clip_id, item, check) in enumerate(slots)
+    )
+    return task
+
+
+def _attention_checks(study: Study, rng: random.Random) -> list[AttentionCheck]:
+    checks = list(study.attention_checks.all())
+    return rng.sample(checks, min(study.attention_checks_per_task, len(checks)))
+
+
+def _clip_facts(clip_ids: list[int]) -> dict[int, tuple[int, float]]:
+    counts = dict(
+        Word.objects.filter(clip_id__in=clip_ids).values("clip_id").annotate(n=Count("id")).values_list("clip_id", "n")
+    )
+    durations = dict(Clip.objects.filter(pk__in=clip_ids).values_list("pk", "duration"))
+    return {clip_id: (counts.get(clip_id, 0), durations[clip_id]) for clip_id in clip_ids}
+
+
+def tasks_expire(*, study: Study | None = None, now: datetime | None = None) -> int:
+    """Expire every overdue open task, returning their unsubmitted clips to the pool."""
+    overdue = Task.objects.filter(status=Task.Status.OPEN, expires_at__lte=now or timezone.now())
+    if study is not None:
+        overdue = overdue.filter(study=study)
+    return sum(task_expire(task_id=task_id) for task_id in overdue.values_list("pk", flat=True))
+
+
+def task_expire(*, task_id: int) -> bool:
+    with transaction.atomic():
+        # The conditional update is the claim: a concurrent expiry finds nothing to do.
+        if not Task.objects.filter(pk=task_id, status=Task.Status.OPEN).update(status=Task.Status.EXPIRED):
+            return False
+        pending = TaskItem.objects.filter(task_id=task_id, status=TaskItem.Status.PENDING)
+        study_item_ids = [pk for pk in pending.values_list("study_item_id", flat=True) if pk is not None]
+        pending.update(status=TaskItem.Status.RELEASED)
+        StudyItem.objects.filter(pk__in=study_item_ids).update(reserved_count=F("reserved_count") - 1)
+    return True

@@ -1,0 +1,106 @@
+"""A participant's way through a study: entry, consent, screening, listening
+check, task, completion. `next_step` is the one place that decides where a
+participant belongs; every page sends them there if they are elsewhere."""
+
+import re
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation import tones
+from annotation.models import Participant, PrerequisiteQuestion, Study, Task
+
+# Prolific's participant, study and session ids are 24 hexadecimal characters.
+PROLIFIC_ID = re.compile(r"^[0-9a-f]{24}$")
+
+
+class EntryRefused(ValueError):
+    """The study link is malformed or the study is not open; shown to the person."""
+
+
+def participant_enter(
+    *, study: Study, prolific_pid: str | None, prolific_study_id: str | None, session_id: str | None
+) -> Participant:
+    """The participant for a Prolific link (the same one on every return), or a
+    new local participant when no Prolific id is given."""
+    if study.status == Study.Status.DRAFT:
+        raise EntryRefused("This study has not started yet.")
+    if prolific_pid is None:
+        if prolific_study_id or session_id:
+            raise EntryRefused("The link has STUDY_ID or SESSION_ID but no PROLIFIC_PID.")
+        return Participant.objects.create(study=study)
+    for name, value in (("PROLIFIC_PID", prolific_pid), ("STUDY_ID", prolific_study_id), ("SESSION_ID", session_id)):
+        if value is not None and not PROLIFIC_ID.match(value):
+            raise EntryRefused(f"The link's {name} ({value[:40]!r}) is not a Prolific id (24 hexadecimal characters).")
+    return _prolific_participant(study, prolific_pid, prolific_study_id or "", session_id or "")
+
+
+def _prolific_participant(study: Study, pid: str, study_id: str, session_id: str) -> Participant:
+    try:
+        with transaction.atomic():
+            participant, created = Participant.objects.get_or_create(
+                study=study, prolific_pid=pid,
+                defaults={"prolific_study_id": study_id, "prolific_session_id": session_id},
+            )  # fmt: skip
+    except IntegrityError:  # the same person opened the link twice at once
+        participant, created = Participant.objects.get(study=study, prolific_pid=pid), False
+    if not created and session_id and participant.prolific_session_id != session_id:
+        Participant.objects.filter(pk=participant.pk).update(prolific_session_id=session_id)
+        participant.prolific_session_id = session_id
+    return participant
+
+
+def next_step(participant: Participant) -> str:
+    study = participant.study
+    if participant.completed_at:
+        return "done"
+    if participant.screened_out:
+        return "screened_out"
+    if participant.consented_at is None:
+        return "consent"
+    if participant.screened_at is None and study.prerequisites.exists():
+        return "screening"
+    if study.listening_check and not participant.listening_check_passed:
+        return "listening_check"
+    if participant.tasks.filter(status=Task.Status.OPEN).exists():
+        return "task"
+    if participant.tasks.exists() and not study.allow_repeat_tasks:
+        return "ended"
+    return "instructions"
+
+
+def participant_consent(*, participant: Participant) -> None:
+    Participant.objects.filter(pk=participant.pk, consented_at__isnull=True).update(consented_at=timezone.now())
+
+
+def participant_screen(*, participant: Participant, answers: dict[int, str]) -> bool:
+    """Record the answers; screen the participant out unless every answer qualifies."""
+    questions = list(PrerequisiteQuestion.objects.filter(study_id=participant.study_id))
+    qualified = all(answers.get(question.pk) in question.accepted for question in questions)
+    Participant.objects.filter(pk=participant.pk).update(
+        screening_answers={question.text: answers.get(question.pk) for question in questions},
+        screened_at=timezone.now(),
+        screened_out=not qualified,
+    )
+    return qualified
+
+
+def listening_check_seed(participant: Participant) -> str:
+    return f"{participant.access_key}:{participant.listening_check_attempts}"
+
+
+def listening_check_answer(*, participant: Participant, count: int) -> str:
+    """'passed', 'retry' or 'failed' (out of tries: screened out)."""
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().get(pk=participant.pk)
+        if participant.listening_check_passed:
+            return "passed"
+        correct = count == tones.tone_count(listening_check_seed(participant))
+        participant.listening_check_attempts += 1
+        tries_left = participant.study.listening_check_tries - participant.listening_check_attempts
+        participant.listening_check_passed = correct
+        participant.screened_out = not correct and tries_left <= 0
+        participant.save(update_fields=["listening_check_attempts", "listening_check_passed", "screened_out"])
+    if correct:
+        return "passed"
+    return "retry" if tries_left > 0 else "failed"

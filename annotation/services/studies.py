@@ -1,0 +1,98 @@
+"""Creating studies from a selection of a corpus, and changing their state."""
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from annotation.models import Clip, Corpus, PrerequisiteQuestion, Study, StudyItem
+
+
+@dataclass(frozen=True)
+class ClipSelection:
+    """Which clips of a corpus a study covers; empty criteria select everything."""
+
+    languages: list[str] = field(default_factory=list)
+    varieties: list[str] = field(default_factory=list)
+    emotions: list[str] = field(default_factory=list)
+    speakers: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    clip_ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if value}
+
+
+def clips_selected(*, corpus: Corpus, selection: ClipSelection):
+    clips = Clip.objects.filter(corpus=corpus)
+    if selection.languages:
+        clips = clips.filter(language__in=selection.languages)
+    if selection.varieties:
+        clips = clips.filter(variety__in=selection.varieties)
+    if selection.emotions:
+        clips = clips.filter(emotion__in=selection.emotions)
+    if selection.speakers:
+        clips = clips.filter(speaker__name__in=selection.speakers)
+    if selection.clip_ids:
+        clips = clips.filter(external_id__in=selection.clip_ids)
+    if selection.tags:
+        # Tags live in a JSON list, which SQLite cannot query by element; the
+        # candidates are few enough (one corpus) to filter here.
+        wanted = set(selection.tags)
+        ids = [pk for pk, tags in clips.values_list("pk", "tags") if wanted & set(tags or [])]
+        clips = Clip.objects.filter(pk__in=ids)
+    return clips.order_by("pk")
+
+
+def default_prerequisites(language: str) -> list[dict]:
+    spoken = language or "the study language"
+    return [
+        {"text": f"Is {spoken} your first language, and do you speak it fluently?",
+         "choices": ["Yes", "No"], "accepted": ["Yes"]},
+        {"text": "Do you have any hearing difficulties?", "choices": ["No", "Yes"], "accepted": ["No"]},
+        {"text": "Are you wearing headphones or earphones now?", "choices": ["Yes", "No"], "accepted": ["Yes"]},
+    ]  # fmt: skip
+
+
+@transaction.atomic
+def study_create(*, name: str, corpus: Corpus, selection: ClipSelection, **settings) -> Study:
+    """A draft study over the selected clips, with the default screening questions."""
+    clip_ids = list(clips_selected(corpus=corpus, selection=selection).values_list("pk", flat=True))
+    if not clip_ids:
+        raise ValueError(f"No clip of corpus {corpus.name!r} matches {selection.as_dict() or 'the selection'}")
+    language = settings.pop("language", None) or _single_language(selection, corpus, clip_ids)
+    study = Study.objects.create(
+        name=name,
+        slug=settings.pop("slug", None) or _free_slug(name),
+        corpus=corpus,
+        selection=selection.as_dict(),
+        language=language,
+        **settings,
+    )
+    StudyItem.objects.bulk_create([StudyItem(study=study, clip_id=pk) for pk in clip_ids], batch_size=1000)
+    PrerequisiteQuestion.objects.bulk_create(
+        PrerequisiteQuestion(study=study, position=position, **question)
+        for position, question in enumerate(default_prerequisites(language))
+    )
+    return study
+
+
+def _single_language(selection: ClipSelection, corpus: Corpus, clip_ids: list[int]) -> str:
+    languages = set(Clip.objects.filter(pk__in=clip_ids).values_list("language", flat=True))
+    return languages.pop() if len(languages) == 1 else ""
+
+
+def _free_slug(name: str) -> str:
+    base = slugify(name)[:60] or "study"
+    slug, suffix = base, 2
+    while Study.objects.filter(slug=slug).exists():
+        slug, suffix = f"{base}-{suffix}", suffix + 1
+    return slug
+
+
+def study_set_status(*, study: Study, status: str) -> Study:
+    if status not in Study.Status.values:
+        raise ValueError(f"unknown study status {status!r}")
+    Study.objects.filter(pk=study.pk).update(status=status)
+    study.status = status
+    return study

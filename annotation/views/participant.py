@@ -1,0 +1,203 @@
+"""The participant's pages before and after the task (the task is in task.py)."""
+
+from functools import wraps
+
+from django import forms
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_safe
+
+from annotation import tones
+from annotation.models import Study
+from annotation.services.assignment import NoTaskAvailable, assignment_claim
+from annotation.services.participants import (
+    EntryRefused,
+    listening_check_answer,
+    listening_check_seed,
+    next_step,
+    participant_consent,
+    participant_enter,
+    participant_screen,
+)
+from annotation.views.participant_access import _get_participant, remember_participant, to_step
+
+PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+def message(request, study, title: str, text: str, *, status: int = 200, code: str = "", link: str = ""):
+    context = {"study": study, "title": title, "text": text, "code": code, "link": link}
+    return render(request, "participant/message.html", context, status=status)
+
+
+def participant_page(step: str):
+    """Load the participant from their cookie and keep them on their current step."""
+
+    def decorate(view):
+        @wraps(view)
+        @never_cache
+        def wrapper(request, slug, *args, **kwargs):
+            participant = _get_participant(request, slug)
+            if participant is None:
+                study = get_object_or_404(Study, slug=slug)
+                return message(request, study, _("Please use your study link"),
+                               _("We could not find your place in this study. Open the link you were given again."),
+                               status=403)  # fmt: skip
+            current = next_step(participant)
+            if current != step:
+                return to_step(participant, current)
+            return view(request, participant, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+@require_safe
+@never_cache
+def study_entry(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    if study.status == Study.Status.CLOSED:
+        return message(request, study, _("This study is closed"), _("Thank you for your interest."), status=410)
+    try:
+        participant = participant_enter(
+            study=study,
+            prolific_pid=request.GET.get("PROLIFIC_PID"),
+            prolific_study_id=request.GET.get("STUDY_ID"),
+            session_id=request.GET.get("SESSION_ID"),
+        )
+    except EntryRefused as refused:
+        return message(request, study, _("This link does not work"), str(refused), status=400)
+    return remember_participant(to_step(participant, next_step(participant)), participant)
+
+
+@require_safe
+def study_resume(request, slug, key):
+    """A local participant's own link back to their place, from any browser."""
+    study = get_object_or_404(Study, slug=slug)
+    participant = get_object_or_404(study.participants, access_key=key)
+    return remember_participant(to_step(participant, next_step(participant)), participant)
+
+
+@require_http_methods(["GET", "POST"])
+@participant_page("consent")
+def consent(request, participant):
+    if request.method == "POST":
+        if request.POST.get("agree") == "yes":
+            participant_consent(participant=participant)
+            participant.refresh_from_db()
+            return to_step(participant, next_step(participant))
+        return _screen_out_page(request, participant, _("You did not give your consent, so you cannot take part."))
+    resume = ""
+    if not participant.prolific_pid:
+        resume = request.build_absolute_uri(reverse("annotation:resume", args=[participant.study.slug, participant.access_key]))
+    return render(request, "participant/consent.html", {"study": participant.study, "resume_link": resume})
+
+
+class ScreeningForm(forms.Form):
+    def __init__(self, questions, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for question in questions:
+            self.fields[f"q{question.pk}"] = forms.ChoiceField(
+                label=question.text, choices=[(choice, choice) for choice in question.choices], widget=forms.RadioSelect
+            )
+
+    def answers(self) -> dict[int, str]:
+        return {int(name[1:]): value for name, value in self.cleaned_data.items()}
+
+
+@require_http_methods(["GET", "POST"])
+@participant_page("screening")
+def screening(request, participant):
+    form = ScreeningForm(participant.study.prerequisites.all(), request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        if participant_screen(participant=participant, answers=form.answers()):
+            participant.refresh_from_db()
+            return to_step(participant, next_step(participant))
+        return _screen_out_page(request, participant, _("Thank you. This study is for a different group of people."))
+    return render(request, "participant/screening.html", {"study": participant.study, "form": form})
+
+
+@require_safe
+@participant_page("screened_out")
+def screened_out(request, participant):
+    return _screen_out_page(request, participant, _("Thank you. This study is for a different group of people."))
+
+
+def _screen_out_page(request, participant, text: str):
+    study = participant.study
+    code = study.screen_out_code if participant.prolific_pid else ""
+    link = PROLIFIC_COMPLETE_URL.format(code=code) if code else ""
+    if not participant.screened_out:
+        type(participant).objects.filter(pk=participant.pk).update(screened_out=True)
+    return message(request, study, _("Thank you for your time"), text, code=code, link=link)
+
+
+@require_http_methods(["GET", "POST"])
+@participant_page("listening_check")
+def listening_check(request, participant):
+    study = participant.study
+    error = ""
+    if request.method == "POST":
+        try:
+            count = int(request.POST.get("count", ""))
+        except ValueError:
+            error = _("Please type the number of tones as a number.")
+        else:
+            outcome = listening_check_answer(participant=participant, count=count)
+            if outcome == "failed":
+                return _screen_out_page(request, participant, _("The sound check did not succeed, so you cannot take part."))
+            participant.refresh_from_db()
+            if outcome == "passed":
+                return to_step(participant, next_step(participant))
+            error = _("That was not right. Listen to the new clip and try again.")
+    tries_left = study.listening_check_tries - participant.listening_check_attempts
+    context = {"study": study, "error": error, "tries_left": tries_left, "attempt": participant.listening_check_attempts}
+    return render(request, "participant/listening_check.html", context)
+
+
+@require_safe
+@participant_page("listening_check")
+def listening_check_audio(request, participant):
+    response = HttpResponse(tones.tone_clip_wav(listening_check_seed(participant)), content_type="audio/wav")
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+@participant_page("instructions")
+def instructions(request, participant):
+    study = participant.study
+    if request.method == "POST":
+        try:
+            assignment_claim(participant=participant)
+        except NoTaskAvailable as unavailable:
+            return message(request, study, _("No task available"), str(unavailable))
+        return to_step(participant, "task")
+    return render(request, "participant/instructions.html", {"study": study, **example_context(study)})
+
+
+def example_context(study) -> dict:
+    if study.example_clip is None:
+        return {}
+    words = list(study.example_clip.words.values_list("text", flat=True))
+    levels = list(study.example_levels) + [0] * (len(words) - len(study.example_levels))
+    return {"example_words": list(zip(words, levels))}
+
+
+@require_safe
+@participant_page("done")
+def done(request, participant):
+    study = participant.study
+    code = study.completion_code
+    link = PROLIFIC_COMPLETE_URL.format(code=code) if participant.prolific_pid else ""
+    return render(request, "participant/done.html", {"study": study, "code": code, "link": link})
+
+
+@require_safe
+@participant_page("ended")
+def ended(request, participant):
+    return message(request, participant.study, _("Your task has ended"),
+                   _("The time limit for your task has passed, or you have already taken part. Thank you."))  # fmt: skip
