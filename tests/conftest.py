@@ -9,10 +9,14 @@ from config.celery import app as celery_app
 from tests.audio_files import CorpusFolder
 
 
+DEFAULT_PORTS = {"redis": 6379, "rediss": 6380, "amqp": 5672, "pyamqp": 5672, "amqps": 5671, "postgres": 5432}
+
+
 def service_reachable(url: str) -> bool:
     parts = urlsplit(url)
+    port = parts.port or DEFAULT_PORTS.get(parts.scheme)
     try:
-        with socket.create_connection((parts.hostname, parts.port), timeout=1):
+        with socket.create_connection((parts.hostname, port), timeout=1):
             return True
     except OSError:
         return False

@@ -77,10 +77,18 @@ def import_job_run(*, job_id: int) -> None:
         logger.exception("import job %s crashed", job_id)
         summary, problems, status = {"error": f"internal error: {error}"}, [], ImportJob.Status.FAILED
     finally:
-        default_storage.delete(job.archive.name)
+        _delete_quietly(job.archive.name)
     ImportJob.objects.filter(pk=job_id).update(
         status=status, summary=summary, problems=problems, finished_at=timezone.now(), phase="finished"
     )
+
+
+def _delete_quietly(name: str) -> None:
+    # A storage hiccup here must not leave the job "running" forever.
+    try:
+        default_storage.delete(name)
+    except Exception:
+        logger.exception("could not delete uploaded archive %s", name)
 
 
 def _run(job: ImportJob):

@@ -10,6 +10,7 @@ SQLite the IMMEDIATE transaction serializes claimers.
 """
 
 import random
+import time
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -18,6 +19,11 @@ from django.db.models.functions import Random
 from django.utils import timezone
 
 from annotation.models import AttentionCheck, Clip, Participant, Study, StudyItem, Task, TaskItem, Word
+
+
+# Waiting for concurrent claims to commit: from 10 ms, doubling, with jitter; about 2.5 s at most.
+_RETRIES = 8
+_RETRY_SECONDS = 0.01
 
 
 class NoTaskAvailable(Exception):
@@ -63,18 +69,35 @@ def _check_may_claim(participant: Participant, study: Study) -> None:
 
 
 def _reserve_items(participant: Participant, study: Study) -> list[StudyItem]:
+    """Lock and reserve up to clips_per_task clips. Rows that concurrent claimers
+    hold are skipped rather than waited for. If that leaves the task short while
+    such rows exist, give back what was locked (so those claimers can finish
+    instead of everyone holding a part and waiting for the rest) and look again
+    shortly; the last look keeps whatever it gets."""
+    wanted = study.clips_per_task
+    eligible = _eligible(participant, study)
+    for attempt in range(_RETRIES):
+        savepoint = transaction.savepoint()
+        items = list(eligible.select_for_update(skip_locked=True, of=("self",)).order_by("load", Random())[:wanted])
+        last_look = attempt == _RETRIES - 1
+        if len(items) >= wanted or last_look or not eligible.exclude(pk__in=[i.pk for i in items]).exists():
+            transaction.savepoint_commit(savepoint)
+            break
+        transaction.savepoint_rollback(savepoint)
+        time.sleep(random.uniform(0.5, 1.5) * _RETRY_SECONDS * 2**attempt)
+    StudyItem.objects.filter(pk__in=[item.pk for item in items]).update(reserved_count=F("reserved_count") + 1)
+    return items
+
+
+def _eligible(participant: Participant, study: Study):
     seen = TaskItem.objects.filter(task__participant=participant).values("clip_id")
-    candidates = (
-        StudyItem.objects.select_for_update(skip_locked=True, of=("self",))
-        .filter(study=study, review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED])
+    return (
+        StudyItem.objects.filter(study=study, review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED])
         .annotate(load=F("completed_count") + F("reserved_count"))
         .filter(load__lt=study.target_annotations)
         .exclude(clip_id__in=seen)
-        .order_by("load", Random())[: study.clips_per_task]
+        .exclude(clip_id__in=study.attention_checks.values("clip_id"))  # never the same clip twice in a task
     )
-    items = list(candidates)
-    StudyItem.objects.filter(pk__in=[item.pk for item in items]).update(reserved_count=F("reserved_count") + 1)
-    return items
 
 
 def _create_task(participant: Participant, study: Study, items: list[StudyItem], now: datetime) -> Task:

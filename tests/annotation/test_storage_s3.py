@@ -17,6 +17,7 @@ import urllib.request
 import uuid
 import zipfile
 from dataclasses import dataclass
+from email.message import Message
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -26,6 +27,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from storages.backends.s3 import S3Storage
 
 from annotation.audio_links import signed_audio_url
 from annotation.models import Clip, Corpus, ImportJob, Word
@@ -42,15 +44,15 @@ S3_BACKEND = "storages.backends.s3.S3Storage"
 _http = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def fetch(url: str, headers: dict | None = None) -> tuple[int, dict, bytes]:
+def fetch(url: str, headers: dict | None = None) -> tuple[int, Message, bytes]:
     """GET url; return (status, headers, body), also for 4xx answers."""
     request = urllib.request.Request(url, headers=headers or {})
     try:
         with _http.open(request, timeout=10) as response:
-            return response.status, dict(response.headers), response.read()
+            return response.status, response.headers, response.read()
     except urllib.error.HTTPError as error:
         with error:
-            return error.code, dict(error.headers), error.read()
+            return error.code, error.headers, error.read()
 
 
 def _free_port() -> int:
@@ -147,8 +149,7 @@ def s3_bucket(moto_endpoint, settings, media_storage, tmp_path):
     }
     settings.STORAGES = env.storages(environ, tmp_path / "unused-media")
     assert settings.STORAGES["default"]["BACKEND"] == S3_BACKEND
-    assert type(default_storage._wrapped if default_storage._wrapped else default_storage._setup() or
-                default_storage._wrapped).__module__ == "storages.backends.s3"
+    assert isinstance(default_storage, S3Storage)
     bucket = Bucket(name, moto_endpoint, client)
     yield bucket
     keys = bucket.keys()
@@ -192,6 +193,17 @@ def test_import_stores_original_model_and_browser_audio_as_bucket_objects(corpus
     assert not media_storage.exists() or not any(media_storage.rglob("*"))
 
 
+def presigned_query(url: str) -> dict:
+    """The query of a SigV4 presigned URL (SigV2 would be refused by newer regions
+    and most S3-compatible servers; config.env.storages() asks for s3v4)."""
+    query = dict(parse_qsl(urlsplit(url).query))
+    assert query["X-Amz-Algorithm"] == "AWS4-HMAC-SHA256"
+    assert query["X-Amz-Credential"].startswith(f"{ACCESS_KEY}/") and f"/{REGION}/s3/" in query["X-Amz-Credential"]
+    assert query["X-Amz-Signature"]
+    assert "Signature" not in query and "AWSAccessKeyId" not in query
+    return query
+
+
 def test_signed_audio_url_is_presigned_serves_ranges_and_needs_its_signature(corpus_folder, s3_bucket, settings):
     corpus_folder.add("c1", seconds=2.0)
     corpus_folder.write_jsonl()
@@ -203,25 +215,22 @@ def test_signed_audio_url_is_presigned_serves_ranges_and_needs_its_signature(cor
     url = signed_audio_url(name)
 
     parts = urlsplit(url)
-    query = dict(parse_qsl(parts.query))
     assert f"{parts.scheme}://{parts.netloc}" == s3_bucket.endpoint
     assert parts.path == f"/{s3_bucket.name}/{name}"
-    assert query["X-Amz-Signature"]
-    assert query["X-Amz-Expires"] == str(settings.AUDIO_URL_TTL_SECONDS)
-    assert query["X-Amz-Credential"].startswith(f"{ACCESS_KEY}/")
-    assert dict(parse_qsl(urlsplit(signed_audio_url(name, ttl_seconds=60)).query))["X-Amz-Expires"] == "60"
+    assert presigned_query(url)["X-Amz-Expires"] == str(settings.AUDIO_URL_TTL_SECONDS)
+    assert presigned_query(signed_audio_url(name, ttl_seconds=60))["X-Amz-Expires"] == "60"
 
     status, headers, body = fetch(url, {"Range": "bytes=0-99"})
     assert status == 206
     assert body == whole[:100]
     assert headers["Content-Range"] == f"bytes 0-99/{len(whole)}"
-
     status, _, body = fetch(url)
     assert (status, body) == (200, whole)
 
-    unsigned = {key: value for key, value in query.items() if key != "X-Amz-Signature"}
-    status, _, _ = fetch(urlunsplit(parts._replace(query=urlencode(unsigned))), {"Range": "bytes=0-99"})
-    assert status == 403
+    # The objects are private: without its signature the same URL is refused.
+    unsigned = [(key, value) for key, value in parse_qsl(parts.query) if key != "X-Amz-Signature"]
+    status, _, body = fetch(urlunsplit(parts._replace(query=urlencode(unsigned))), {"Range": "bytes=0-99"})
+    assert status == 403 and whole[:100] not in body
     status, _, _ = fetch(urlunsplit(parts._replace(query="")))
     assert status == 403
 
@@ -234,7 +243,7 @@ def test_a_refused_import_leaves_the_bucket_empty(corpus_folder, s3_bucket):
     with pytest.raises(CommandError) as refused:
         run_import(corpus_folder.root)
 
-    assert "line 2 (clip 'missing'), audio: audio file 'audio/missing.wav' not found" in str(refused.value)
+    assert "line 2 (clip 'missing'), audio: " in str(refused.value)
     assert s3_bucket.keys() == []
     assert (Corpus.objects.count(), Clip.objects.count()) == (0, 0)
 

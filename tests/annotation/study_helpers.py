@@ -1,0 +1,50 @@
+"""Building live studies and simulating listening in tests."""
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from annotation.models import Corpus, Participant, PlaybackEvent, Study, TaskItem
+from annotation.services.studies import ClipSelection, study_create
+from tests.annotation.factories import ClipFactory
+
+
+def live_study(*, clips: int = 6, words: str = "one two three four five six seven eight nine ten",
+               **settings) -> Study:
+    corpus = Corpus.objects.create(name=f"corpus-{Corpus.objects.count()}")
+    for _ in range(clips):
+        ClipFactory(corpus=corpus, transcript=words, duration=2.0)
+    defaults = {"status": Study.Status.LIVE, "clips_per_task": 3, "target_annotations": 2,
+                "attention_checks_per_task": 0}
+    return study_create(name=f"study-{corpus.pk}", corpus=corpus, selection=ClipSelection(), **{**defaults, **settings})
+
+
+def ready_participant(study: Study, **fields) -> Participant:
+    """A participant past consent and screening."""
+    now = timezone.now()
+    return Participant.objects.create(study=study, consented_at=now, screened_at=now, **fields)
+
+
+def listened(item: TaskItem, *, seconds_ago: float | None = None) -> None:
+    """Record a straight play-through of the item that ended `seconds_ago` (server clock)."""
+    duration = item.duration
+    started = timezone.now() - timedelta(seconds=(seconds_ago or 0) + duration + 0.2)
+    steps = [("play", 0.0, 0.0)]
+    t = 0.0
+    while t < duration:
+        t = min(duration, t + 0.25)
+        steps.append(("timeupdate", t, t))
+    steps.append(("ended", duration, duration))
+    PlaybackEvent.objects.bulk_create(
+        PlaybackEvent(item=item, kind=kind, media_time=media, rate=1.0, client_ms=at * 1000,
+                      received_at=started + timedelta(seconds=at))
+        for kind, media, at in steps
+    )
+
+
+def first_pending(task) -> TaskItem:
+    return task.items.filter(status=TaskItem.Status.PENDING).order_by("position").first()
+
+
+def marks(item: TaskItem, *marked: int, level: int = 1) -> list[int]:
+    return [level if index in marked else 0 for index in range(item.word_count)]
