@@ -27,7 +27,8 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_setup
 	@echo ""
-	@echo "  Admin:  http://$(HOST):$(PORT)/admin/"
+	@echo "  Admin:             http://$(HOST):$(PORT)/admin/"
+	@echo "  Demo participant:  http://$(HOST):$(PORT)/s/demo/"
 	@echo "  (web server and background worker start now; Ctrl-C stops both)"
 	@echo ""
 	@$(PY) -m celery -A config worker --loglevel=WARNING --concurrency=1 & worker=$$!; \

@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "template_partials",
     "rest_framework",
     "annotation",
+    "evaluation",
 ]
 
 MIDDLEWARE = [
@@ -121,3 +122,13 @@ if not DEBUG:
     SESSION_COOKIE_HTTPONLY = True
     CSRF_COOKIE_HTTPONLY = False
     X_FRAME_OPTIONS = "DENY"
+
+# --- Prolific API (participant review; README "Reviewing participants and Prolific") ---
+# An empty token turns the client off: decisions are still recorded and exported.
+PROLIFIC_API_TOKEN = ENV.get("PROLIFIC_API_TOKEN", "").strip()
+PROLIFIC_API_URL = ENV.get("PROLIFIC_API_URL", "").strip() or "https://api.prolific.com/api/v1/"
+if not PROLIFIC_API_URL.startswith(("https://", "http://")):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(f"PROLIFIC_API_URL must be an http(s) URL, not {PROLIFIC_API_URL!r}")
+# --- end Prolific API ---

@@ -147,5 +147,5 @@ class AttentionCheck(models.Model):
 
     def passed_by(self, levels: list[int]) -> bool:
         return all(
-            int(index) < len(levels) and levels[int(index)] == level for index, level in self.expected.items()
+            0 <= int(index) < len(levels) and levels[int(index)] == level for index, level in self.expected.items()
         )

@@ -58,14 +58,22 @@ def assignment_claim(*, participant: Participant, now: datetime | None = None) -
 
 
 def _check_may_claim(participant: Participant, study: Study) -> None:
+    if study.places is not None:
+        # Count and take a place under the study's row lock: two claims at once
+        # must not both take the last place.
+        study = Study.objects.select_for_update().get(pk=study.pk)
     if not study.is_live:
         raise NoTaskAvailable("This study is not open at the moment.")
     if participant.tasks.exists() and not study.allow_repeat_tasks:
         raise NoTaskAvailable("You have already taken part in this study.")
     if study.places is not None:
-        taken = Task.objects.filter(study=study).exclude(status=Task.Status.EXPIRED).count()
-        if taken >= study.places:
+        if places_taken(study=study) >= study.places:
             raise NoTaskAvailable("All places in this study are taken.")
+
+
+def places_taken(*, study: Study) -> int:
+    """Tasks holding a place: every one but the expired (Prolific reopens those too)."""
+    return Task.objects.filter(study=study).exclude(status=Task.Status.EXPIRED).count()
 
 
 def _reserve_items(participant: Participant, study: Study) -> list[StudyItem]:

@@ -60,7 +60,7 @@ def study_create(*, name: str, corpus: Corpus, selection: ClipSelection, **setti
     clip_ids = list(clips_selected(corpus=corpus, selection=selection).values_list("pk", flat=True))
     if not clip_ids:
         raise ValueError(f"No clip of corpus {corpus.name!r} matches {selection.as_dict() or 'the selection'}")
-    language = settings.pop("language", None) or _single_language(selection, corpus, clip_ids)
+    language = settings.pop("language", None) or _single_language(clip_ids)
     study = Study.objects.create(
         name=name,
         slug=settings.pop("slug", None) or _free_slug(name),
@@ -77,7 +77,7 @@ def study_create(*, name: str, corpus: Corpus, selection: ClipSelection, **setti
     return study
 
 
-def _single_language(selection: ClipSelection, corpus: Corpus, clip_ids: list[int]) -> str:
+def _single_language(clip_ids: list[int]) -> str:
     languages = set(Clip.objects.filter(pk__in=clip_ids).values_list("language", flat=True))
     return languages.pop() if len(languages) == 1 else ""
 
@@ -90,9 +90,33 @@ def _free_slug(name: str) -> str:
     return slug
 
 
-def study_set_status(*, study: Study, status: str) -> Study:
+# Which states a study may be set to from which: reopening a closed study is
+# allowed (for a top-up); going back to draft only while nobody has entered.
+REACHABLE_FROM = {
+    Study.Status.LIVE: {Study.Status.DRAFT, Study.Status.PAUSED, Study.Status.CLOSED},
+    Study.Status.PAUSED: {Study.Status.LIVE},
+    Study.Status.CLOSED: {Study.Status.LIVE, Study.Status.PAUSED},
+    Study.Status.DRAFT: {Study.Status.LIVE, Study.Status.PAUSED, Study.Status.CLOSED},
+}
+
+
+def study_status_refusal(*, study: Study, status: str) -> str:
+    """Why the study may not be set to `status`, or "" when it may."""
     if status not in Study.Status.values:
-        raise ValueError(f"unknown study status {status!r}")
+        return f"unknown study status {status!r}"
+    if study.status == status:
+        return f"already {status}"
+    if study.status not in REACHABLE_FROM[status]:
+        return f"a {study.status} study cannot be set {status}"
+    if status == Study.Status.DRAFT and study.participants.exists():
+        return "participants have entered it"
+    return ""
+
+
+def study_set_status(*, study: Study, status: str) -> Study:
+    refusal = study_status_refusal(study=study, status=status)
+    if refusal:
+        raise ValueError(refusal)
     Study.objects.filter(pk=study.pk).update(status=status)
     study.status = status
     return study

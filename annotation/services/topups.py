@@ -34,7 +34,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Study, StudyItem, Task
-from annotation.services.assignment import tasks_expire
+from annotation.services.assignment import places_taken, tasks_expire
 
 ASSIGNABLE = (StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED)
 
@@ -109,11 +109,6 @@ def topup_plan(*, study: Study, now: datetime | None = None) -> TopupPlan:
         places_taken=places_taken(study=study),
         overdue_tasks=open_tasks.filter(expires_at__lte=now or timezone.now()).count(),
     )
-
-
-def places_taken(*, study: Study) -> int:
-    # Must count as assignment._check_may_claim does, or the plan would be off.
-    return Task.objects.filter(study=study).exclude(status=Task.Status.EXPIRED).count()
 
 
 def topup_open(*, study: Study, now: datetime | None = None) -> TopupOpened:

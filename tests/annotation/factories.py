@@ -50,3 +50,89 @@ class ClipWarningFactory(factory.django.DjangoModelFactory):
     clip = factory.SubFactory(ClipFactory)
     code = ClipWarning.Code.CLIPPING
     detail = "3 run(s) of 3+ samples at full scale"
+
+
+# --- Studies, participants, tasks and annotations (participant review) -------
+from datetime import timedelta  # noqa: E402
+
+from django.utils import timezone  # noqa: E402
+
+from annotation.models import Annotation, AttentionCheck, Participant, Study, Task, TaskItem  # noqa: E402
+
+
+class StudyFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Study
+
+    corpus = factory.SubFactory(CorpusFactory)
+    name = factory.Sequence(lambda n: f"study-{n}")
+    slug = factory.Sequence(lambda n: f"study-{n}")
+
+
+class ParticipantFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Participant
+
+    study = factory.SubFactory(StudyFactory)
+    prolific_pid = factory.Sequence(lambda n: f"{n:024x}")  # Prolific ids are 24 hex digits
+    prolific_study_id = factory.LazyAttribute(lambda p: f"{p.study.pk:024x}")
+    prolific_session_id = factory.Sequence(lambda n: f"session{n:017d}")
+
+
+class TaskFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Task
+
+    participant = factory.SubFactory(ParticipantFactory)
+    study = factory.SelfAttribute("participant.study")
+    expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(hours=1))
+
+
+class AttentionCheckFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = AttentionCheck
+
+    study = factory.SubFactory(StudyFactory)
+    clip = factory.SubFactory(ClipFactory, corpus=factory.SelfAttribute("..study.corpus"))
+    expected = {"1": 2}
+
+
+class TaskItemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TaskItem
+
+    task = factory.SubFactory(TaskFactory)
+    position = factory.Sequence(lambda n: n)
+    clip = factory.SubFactory(ClipFactory, corpus=factory.SelfAttribute("..task.study.corpus"))
+    word_count = factory.LazyAttribute(lambda item: len(item.clip.transcript.split()))
+    duration = factory.SelfAttribute("clip.duration")
+    status = TaskItem.Status.SUBMITTED
+
+
+class AnnotationFactory(factory.django.DjangoModelFactory):
+    """A submitted answer; for an attention-check item, attention_passed follows the check."""
+
+    class Meta:
+        model = Annotation
+
+    item = factory.SubFactory(TaskItemFactory)
+    participant = factory.SelfAttribute("item.task.participant")
+    clip = factory.SelfAttribute("item.clip")
+    levels = factory.LazyAttribute(lambda a: [1] + [0] * (a.item.word_count - 1))
+    attention_passed = factory.LazyAttribute(
+        lambda a: a.item.attention_check.passed_by(a.levels) if a.item.attention_check else None
+    )
+    coverage = 1.0
+    seconds_spent = 12.0
+
+
+# --- Study items (study admin, top-ups); StudyFactory is above -------------
+from annotation.models import StudyItem  # noqa: E402
+
+
+class StudyItemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = StudyItem
+
+    study = factory.SubFactory(StudyFactory)
+    clip = factory.SubFactory(ClipFactory, corpus=factory.SelfAttribute("..study.corpus"))

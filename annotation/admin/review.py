@@ -1,0 +1,162 @@
+"""Participants, and the per-study review page: quality, flags, decisions, export, sending to Prolific.
+
+Every review URL needs change_participant; staff without it get 403.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from annotation.models import Participant, Study
+from annotation.prolific import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES, ProlificClient
+from annotation.selectors.review import participant_review_rows
+from annotation.services.review import approved_prolific_ids, participant_decisions_send, participants_decide
+
+RETURN_REASONS = ["Didn't finish the study", "Encountered technical problems", "Withdrew consent"]
+
+
+class ReviewDecisionForm(forms.Form):
+    participants = forms.ModelMultipleChoiceField(queryset=Participant.objects.none())
+    decision = forms.ChoiceField(choices=Participant.Decision.choices)
+    rejection_category = forms.ChoiceField(
+        choices=[("", "---------"), *REJECTION_CATEGORIES.items()], required=False, label="Rejection reason"
+    )
+    rejection_message = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), required=False,
+        help_text=f"Shown to the participant; at least {MIN_REJECTION_MESSAGE} characters.",
+    )  # fmt: skip
+    return_reason = forms.CharField(
+        required=False, max_length=300, widget=forms.TextInput(attrs={"list": "return-reasons", "size": 40})
+    )
+
+    def __init__(self, *args, study: Study, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["participants"].queryset = Participant.objects.filter(study=study)
+        self.fields["participants"].error_messages["required"] = "Tick the participants to decide on."
+
+    def note(self) -> str:
+        decision = self.cleaned_data["decision"]
+        if decision == Participant.Decision.REJECTED:
+            return self.cleaned_data["rejection_message"]
+        if decision == Participant.Decision.RETURN_REQUESTED:
+            return self.cleaned_data["return_reason"]
+        return ""
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "study", "decision", "completed_at", "decision_sent_at", "review_link"]
+    list_filter = ["study", "decision", "screened_out"]
+    search_fields = ["prolific_pid", "prolific_session_id"]
+    list_select_related = ["study"]
+    change_list_template = "admin/annotation/participant/change_list.html"
+
+    def has_add_permission(self, request):
+        return False  # participants arrive through the study link
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in self.model._meta.fields]  # decisions go through the review page
+
+    def get_urls(self):
+        view, prefix = self.admin_site.admin_view, "review/<int:study_id>/"
+        return [
+            path(prefix, view(self.review_view), name="annotation_participant_review"),
+            path(prefix + "approved.txt", view(self.approved_ids_view), name="annotation_participant_approved_ids"),
+            path(prefix + "send/", view(self.send_view), name="annotation_participant_send"),
+            *super().get_urls(),
+        ]
+
+    def changelist_view(self, request, extra_context=None):
+        study_id = request.GET.get("study__id__exact", "")
+        study = Study.objects.filter(pk=study_id).first() if study_id.isdigit() else None
+        extra_context = {**(extra_context or {}), "review_study": study}
+        return super().changelist_view(request, extra_context)
+
+    @admin.display(description="review")
+    def review_link(self, participant):
+        url = reverse("admin:annotation_participant_review", args=[participant.study_id])
+        return format_html('<a href="{}">review study</a>', url)
+
+    def review_view(self, request, study_id: int):
+        study = self._get_study_for_review(request, study_id)
+        if study is None:
+            return HttpResponse("You may not review participants.", status=403)
+        form = ReviewDecisionForm(request.POST or None, study=study)
+        if request.method == "POST" and form.is_valid():
+            decided = list(form.cleaned_data["participants"])
+            try:
+                participants_decide(
+                    participants=decided, decision=form.cleaned_data["decision"], note=form.note(),
+                    category=form.cleaned_data["rejection_category"],
+                )  # fmt: skip
+            except ValueError as error:
+                form.add_error(None, str(error))
+            else:
+                label = Participant.Decision(form.cleaned_data["decision"]).label
+                messages.success(request, f"{label}: {', '.join(map(str, decided))}.")
+                return redirect(request.path)
+        context = self._review_context(request, study, form)
+        return TemplateResponse(request, "admin/annotation/participant/review.html", context)
+
+    def approved_ids_view(self, request, study_id: int):
+        study = self._get_study_for_review(request, study_id)
+        if study is None:
+            return HttpResponse("You may not review participants.", status=403)
+        ids = approved_prolific_ids(study=study)
+        response = HttpResponse("".join(f"{pid}\n" for pid in ids), content_type="text/plain; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{study.slug}-approved-prolific-ids.txt"'
+        return response
+
+    def send_view(self, request, study_id: int):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        study = self._get_study_for_review(request, study_id)
+        if study is None:
+            return HttpResponse("You may not review participants.", status=403)
+        client = ProlificClient.from_settings()
+        if client is None:
+            messages.error(request, "PROLIFIC_API_TOKEN is not set: nothing was sent.")
+        else:
+            _report_sent(request, participant_decisions_send(study=study, client=client))
+        return redirect("admin:annotation_participant_review", study_id=study.pk)
+
+    def _get_study_for_review(self, request, study_id: int) -> Study | None:
+        """The study, or None when the user lacks change_participant (404 when there is no such study)."""
+        if not self.has_change_permission(request):
+            return None
+        return get_object_or_404(Study, pk=study_id)
+
+    def _review_context(self, request, study: Study, form: ReviewDecisionForm) -> dict:
+        rows = participant_review_rows(study=study)
+        return {
+            **self.admin_site.each_context(request),
+            "title": f"Review participants: {study}",
+            "opts": self.model._meta,
+            "study": study,
+            "rows": rows,
+            "form": form,
+            "selected": {str(pk) for pk in form["participants"].value() or []},
+            "return_reasons": RETURN_REASONS,
+            "flagged": sum(1 for row in rows if row.flags),
+            "unsent": sum(1 for row in rows if _unsent(row)),
+            "prolific_enabled": ProlificClient.from_settings() is not None,
+        }
+
+
+def _unsent(row) -> bool:
+    return row.decision != Participant.Decision.PENDING and not row.decision_sent_at
+
+
+def _report_sent(request, report) -> None:
+    if report.sent:
+        messages.success(request, f"Sent to Prolific: {', '.join(report.sent)}.")
+    for participant, error in report.failed:
+        messages.error(request, f"Not sent for {participant}: {error}")
+    for participant, why in report.skipped:
+        messages.warning(request, f"Skipped {participant}: {why}.")
+    if not (report.sent or report.failed or report.skipped):
+        messages.info(request, "There were no decisions left to send.")

@@ -1,0 +1,1 @@
+"""Reads that several views share: ORM rows turned into what pages and the pure core need."""

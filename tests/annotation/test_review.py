@@ -1,0 +1,336 @@
+"""Participant review: the per-participant rows, decisions, export, and the admin page."""
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.models import Participant
+from annotation.selectors.review import FLAG_ATTENTION, FLAG_KAPPA, FLAG_SECONDS, participant_review_rows
+from annotation.services.review import (
+    approved_prolific_ids,
+    participant_decide,
+    participants_decide,
+    rejection_parts,
+)
+from evaluation.annotator_quality import leave_one_out_kappa
+from tests.annotation.factories import (
+    AnnotationFactory,
+    AttentionCheckFactory,
+    ClipFactory,
+    ParticipantFactory,
+    StudyFactory,
+    TaskFactory,
+    TaskItemFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+WORDS = "one two three four five six"
+CONSENSUS = [[2, 0, 0, 1, 0, 0], [0, 1, 0, 0, 0, 0], [0, 0, 2, 0, 0, 1], [1, 0, 0, 0, 1, 0]]
+CLEO = [CONSENSUS[0], CONSENSUS[1], CONSENSUS[2], [1, 0, 0, 0, 0, 0]]  # one word fewer on the last clip
+DAN = [[0, 0, 0, 0, 0, 1]] * 4  # the same word everywhere, whatever the audio
+CHECK_PASSED, CHECK_FAILED = [0, 2, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0]  # the check asks for word 2 at level 2
+MESSAGE = (
+    "Your answers to the attention check clip did not follow its spoken instruction, and the words you marked "
+    "did not match the audio of the other clips."
+)
+
+
+class SmallStudy:
+    """Four clips and an attention check; six participants, one of them careless."""
+
+    def __init__(self):
+        self.study = StudyFactory(review_min_attention=1.0, review_min_kappa=0.1, review_min_seconds_per_clip=3.0)
+        self.clips = [ClipFactory(corpus=self.study.corpus, transcript=WORDS) for _ in CONSENSUS]
+        self.check = AttentionCheckFactory(
+            study=self.study, clip=ClipFactory(corpus=self.study.corpus, transcript=WORDS), expected={"1": 2}
+        )
+        self.ana = self.participant(CONSENSUS, check=CHECK_PASSED, seconds=14)
+        self.ben = self.participant(CONSENSUS, check=CHECK_PASSED, seconds=11)
+        self.cleo = self.participant(CLEO, check=CHECK_PASSED, seconds=9)
+        self.dan = self.participant(DAN, check=CHECK_FAILED, seconds=1.5)
+        self.eve = self.participant(CONSENSUS[:1], seconds=20)  # left after one clip
+        self.fay = ParticipantFactory(study=self.study)  # consented, nothing submitted
+
+    def participant(self, answers, *, check=None, seconds) -> Participant:
+        task = TaskFactory(participant=ParticipantFactory(study=self.study))
+        for clip, levels in zip(self.clips, answers):
+            AnnotationFactory(item=TaskItemFactory(task=task, clip=clip), levels=levels, seconds_spent=seconds)
+        if check:
+            item = TaskItemFactory(task=task, clip=self.check.clip, attention_check=self.check)
+            AnnotationFactory(item=item, levels=check, seconds_spent=seconds)
+        return task.participant
+
+    def levels_by_clip(self) -> list[dict]:
+        everyone = {"ana": CONSENSUS, "ben": CONSENSUS, "cleo": CLEO, "dan": DAN, "eve": CONSENSUS[:1]}
+        return [
+            {name: answers[index] for name, answers in everyone.items() if index < len(answers)}
+            for index in range(len(CONSENSUS))
+        ]
+
+
+@pytest.fixture
+def small():
+    return SmallStudy()
+
+
+def rows_by_pid(study):
+    return {row.prolific_pid: row for row in participant_review_rows(study=study)}
+
+
+def test_rows_summarise_each_participant(small):
+    rows = rows_by_pid(small.study)
+    ana, dan, eve, fay = (rows[p.prolific_pid] for p in (small.ana, small.dan, small.eve, small.fay))
+
+    assert list(rows) == [p.prolific_pid for p in (small.ana, small.ben, small.cleo, small.dan, small.eve, small.fay)]
+    assert (ana.clips, ana.checks_passed, ana.checks_total, ana.median_seconds) == (4, 1, 1, 14)
+    assert ana.marked_share == pytest.approx(7 / 24)  # the attention check's words are not counted
+    assert (dan.checks_passed, dan.checks_total, dan.median_seconds, dan.marked_share) == (0, 1, 1.5, 4 / 24)
+    assert (eve.clips, eve.checks_total, eve.attention_share) == (1, 0, None)
+    assert (fay.clips, fay.median_seconds, fay.marked_share, fay.kappa, fay.flags) == (0, None, None, None, ())
+    assert fay.kappa_reason == "no clips submitted"
+
+
+def test_kappa_is_leave_one_out_over_the_study_clips(small):
+    rows = rows_by_pid(small.study)
+    clips = small.levels_by_clip()
+
+    for name in ("ana", "ben", "cleo", "dan"):
+        expected = leave_one_out_kappa(name, clips).kappa
+        assert rows[getattr(small, name).prolific_pid].kappa == pytest.approx(expected, abs=1e-12), name
+    assert rows[small.ana.prolific_pid].kappa > 0.8
+    assert rows[small.dan.prolific_pid].kappa < 0
+    eve = rows[small.eve.prolific_pid]
+    assert eve.kappa is None
+    assert eve.kappa_reason == "only 6 words on clips shared with at least 2 others (need 20)"
+
+
+def test_thresholds_flag_participants(small):
+    rows = rows_by_pid(small.study)
+
+    assert rows[small.dan.prolific_pid].flags == (FLAG_ATTENTION, FLAG_KAPPA, FLAG_SECONDS)
+    assert [row.flags for row in rows.values()].count(()) == 5
+
+    small.study.review_min_seconds_per_clip = 10
+    slow = {row.prolific_pid: row.flags for row in participant_review_rows(study=small.study)}
+    assert slow[small.cleo.prolific_pid] == (FLAG_SECONDS,)  # 9 s is now too quick
+    assert slow[small.ben.prolific_pid] == ()
+
+
+def test_annotations_from_another_study_are_not_the_others(small):
+    before = rows_by_pid(small.study)[small.ana.prolific_pid].kappa
+    elsewhere = StudyFactory(corpus=small.study.corpus)
+    for _ in range(3):
+        task = TaskFactory(participant=ParticipantFactory(study=elsewhere))
+        AnnotationFactory(item=TaskItemFactory(task=task, clip=small.clips[3]), levels=DAN[0])
+
+    assert rows_by_pid(small.study)[small.ana.prolific_pid].kappa == before
+
+
+def test_two_queries_whatever_the_number_of_participants(small, django_assert_num_queries):
+    with django_assert_num_queries(2):
+        participant_review_rows(study=small.study)
+
+
+# --- decisions ------------------------------------------------------------------
+
+
+def test_approve_and_set_back_to_pending():
+    participant = ParticipantFactory()
+
+    participant_decide(participant=participant, decision="approved", note="good work")
+    participant.refresh_from_db()
+    assert (participant.decision, participant.decision_note) == ("approved", "good work")
+
+    participant_decide(participant=participant, decision="pending", note="ignored")
+    participant.refresh_from_db()
+    assert (participant.decision, participant.decision_note) == ("pending", "")
+
+
+@pytest.mark.parametrize(
+    ("category", "message", "error"),
+    [
+        ("", MESSAGE, "reason categories: TOO_QUICKLY, TOO_SLOWLY"),
+        ("FAILED_ATTENTION", MESSAGE, "reason categories"),
+        ("FAILED_CHECK", "You failed the check.", "at least 100 characters explaining the reason (.*) has 21"),
+        ("FAILED_CHECK", " " * 200, "this one has 0"),
+    ],
+)  # fmt: skip
+def test_a_rejection_needs_a_category_and_a_long_message(category, message, error):
+    participant = ParticipantFactory()
+
+    with pytest.raises(ValueError, match=error):
+        participant_decide(participant=participant, decision="rejected", note=message, category=category)
+
+    participant.refresh_from_db()
+    assert participant.decision == "pending"
+
+
+def test_a_rejection_keeps_category_and_message():
+    participant = ParticipantFactory()
+
+    participant_decide(participant=participant, decision="rejected", note=MESSAGE, category="FAILED_CHECK")
+
+    participant.refresh_from_db()
+    assert participant.decision == "rejected"
+    assert rejection_parts(participant.decision_note) == ("FAILED_CHECK", MESSAGE)
+
+
+def test_asking_to_return_needs_a_reason_and_unknown_decisions_are_refused():
+    participant = ParticipantFactory()
+
+    with pytest.raises(ValueError, match="needs a reason"):
+        participant_decide(participant=participant, decision="return_requested")
+    with pytest.raises(ValueError, match="Unknown decision 'paid'"):
+        participant_decide(participant=participant, decision="paid")
+
+    participant_decide(participant=participant, decision="return_requested", note="Didn't finish the study")
+    participant.refresh_from_db()
+    assert participant.decision_note == "Didn't finish the study"
+
+
+def test_a_sent_decision_is_final_and_a_batch_is_all_or_nothing():
+    sent = ParticipantFactory(decision="approved", decision_sent_at=timezone.now())
+    other = ParticipantFactory(study=sent.study)
+
+    with pytest.raises(ValueError, match="already sent to Prolific"):
+        participants_decide(participants=[other, sent], decision="rejected", note=MESSAGE, category="LOW_EFFORT")
+
+    other.refresh_from_db()
+    sent.refresh_from_db()
+    assert (other.decision, sent.decision) == ("pending", "approved")
+
+
+def test_approved_ids_for_export():
+    study = StudyFactory()
+    first = ParticipantFactory(study=study, decision="approved")
+    ParticipantFactory(study=study, decision="rejected")
+    ParticipantFactory(study=study, decision="approved", prolific_pid="")  # a local test run
+    last = ParticipantFactory(study=study, decision="approved", decision_sent_at=timezone.now())
+    ParticipantFactory(decision="approved")  # another study
+
+    assert approved_prolific_ids(study=study) == [first.prolific_pid, last.prolific_pid]
+
+
+# --- the admin page -----------------------------------------------------------------
+
+
+@pytest.fixture
+def reviewer(client):
+    user = User.objects.create_user("researcher", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="change_participant"))
+    client.force_login(user)
+    return user
+
+
+def review_url(study, name="review"):
+    return reverse(f"admin:annotation_participant_{name}", args=[study.pk])
+
+
+def test_staff_without_change_participant_get_403(client, small):
+    user = User.objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_participant"))
+    client.force_login(user)
+
+    assert client.get(review_url(small.study)).status_code == 403
+    assert client.get(review_url(small.study, "approved_ids")).status_code == 403
+    assert client.post(review_url(small.study, "send")).status_code == 403
+    decide = client.post(review_url(small.study), {"participants": [small.ana.pk], "decision": "approved"})
+    assert decide.status_code == 403
+    small.ana.refresh_from_db()
+    assert small.ana.decision == "pending"
+
+
+def test_review_page_lists_participants_and_highlights_flags(client, reviewer, small):
+    page = client.get(review_url(small.study)).content.decode()
+
+    for participant in (small.ana, small.dan, small.fay):
+        assert participant.prolific_pid in page
+    assert page.count('class="num flagged"') == 3  # dan's attention, time and kappa
+    assert "6 participants, 1 flagged" in page
+    assert 'title="only 6 words on clips shared with at least 2 others (need 20)"' in page
+    assert "Set PROLIFIC_API_TOKEN" in page
+
+
+def test_review_page_records_approvals_and_returns(client, reviewer, small):
+    url = review_url(small.study)
+
+    response = client.post(url, {"participants": [small.ana.pk, small.ben.pk], "decision": "approved"})
+    assert response.status_code == 302
+    client.post(
+        url, {"participants": [small.eve.pk], "decision": "return_requested", "return_reason": "Didn't finish the study"}
+    )
+
+    decisions = dict(Participant.objects.filter(study=small.study).values_list("pk", "decision"))
+    assert decisions[small.ana.pk] == decisions[small.ben.pk] == "approved"
+    assert decisions[small.eve.pk] == "return_requested"
+    assert decisions[small.dan.pk] == "pending"
+
+
+def test_a_short_rejection_message_is_refused_and_kept_for_editing(client, reviewer, small):
+    data = {"participants": [small.dan.pk], "decision": "rejected", "rejection_category": "FAILED_CHECK",
+            "rejection_message": "Failed the attention check."}
+
+    response = client.post(review_url(small.study), data)
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "at least 100 characters" in page
+    assert "Failed the attention check.</textarea>" in page
+    assert f'value="{small.dan.pk}" checked' in page
+    small.dan.refresh_from_db()
+    assert small.dan.decision == "pending"
+
+    client.post(review_url(small.study), {**data, "rejection_message": MESSAGE})
+    small.dan.refresh_from_db()
+    assert (small.dan.decision, rejection_parts(small.dan.decision_note)) == ("rejected", ("FAILED_CHECK", MESSAGE))
+
+
+def test_a_decision_needs_participants_from_this_study(client, reviewer, small):
+    stranger = ParticipantFactory()
+
+    response = client.post(review_url(small.study), {"participants": [stranger.pk], "decision": "approved"})
+
+    assert response.status_code == 200
+    assert "Select a valid choice" in response.content.decode()
+    assert "Tick the participants" in client.post(review_url(small.study), {"decision": "approved"}).content.decode()
+
+
+def test_export_downloads_approved_prolific_ids(client, reviewer, small):
+    participants_decide(participants=[small.ana, small.cleo], decision="approved")
+
+    response = client.get(review_url(small.study, "approved_ids"))
+
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert f'filename="{small.study.slug}-approved-prolific-ids.txt"' in response["Content-Disposition"]
+    assert response.content.decode() == f"{small.ana.prolific_pid}\n{small.cleo.prolific_pid}\n"
+
+
+def test_sending_without_a_token_sends_nothing(client, reviewer, small, settings):
+    settings.PROLIFIC_API_TOKEN = ""
+    participants_decide(participants=[small.ana], decision="approved")
+
+    response = client.post(review_url(small.study, "send"), follow=True)
+
+    assert "PROLIFIC_API_TOKEN is not set" in response.content.decode()
+    small.ana.refresh_from_db()
+    assert small.ana.decision_sent_at is None
+    assert client.get(review_url(small.study, "send")).status_code == 405
+
+
+def test_participant_changelist_links_to_the_review(client, reviewer, small):
+    reviewer.user_permissions.add(Permission.objects.get(codename="view_participant"))
+    changelist = reverse("admin:annotation_participant_changelist")
+
+    page = client.get(f"{changelist}?study__id__exact={small.study.pk}").content.decode()
+
+    assert f'href="{review_url(small.study)}">Review participants of {small.study}' in page
+    detail = client.get(reverse("admin:annotation_participant_change", args=[small.ana.pk]))
+    assert detail.status_code == 200
+    assert 'name="decision"' not in detail.content.decode()  # read-only: decisions go through the review page
+
+
+def test_rejection_parts_refuses_a_note_that_is_not_a_rejection():
+    with pytest.raises(ValueError, match="not a recorded rejection"):
+        rejection_parts("Didn't finish the study")
