@@ -85,7 +85,10 @@ class TaskItem(models.Model):
     study_item = models.ForeignKey(StudyItem, on_delete=models.PROTECT, null=True, blank=True)
     attention_check = models.ForeignKey(AttentionCheck, on_delete=models.PROTECT, null=True, blank=True)
     word_count = models.PositiveSmallIntegerField()
-    duration = models.FloatField()
+    duration = models.FloatField(help_text="Seconds of every clip the item plays, summed.")
+    presentation = models.JSONField(
+        default=dict, blank=True, help_text="How this participant was shown the item: option, clip and pole order."
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
 
     class Meta:
@@ -110,6 +113,7 @@ class PlaybackEvent(models.Model):
 
     item = models.ForeignKey(TaskItem, on_delete=models.CASCADE, related_name="playback_events")
     kind = models.CharField(max_length=12, choices=Kind.choices)
+    track = models.PositiveSmallIntegerField(default=0, help_text="Which clip of the item: 0, or 1 for clip B.")
     media_time = models.FloatField()
     rate = models.FloatField(default=1.0)
     client_ms = models.FloatField(help_text="The page's clock (performance.now), for spacing only.")
@@ -125,7 +129,10 @@ class Annotation(models.Model):
     item = models.OneToOneField(TaskItem, on_delete=models.CASCADE, related_name="annotation")
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="annotations")
     clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="annotations")
-    levels = models.JSONField(help_text="0, 1 or 2 for each word, in word order.")
+    levels = models.JSONField(default=list, blank=True, help_text="0, 1 or 2 for each word, in word order.")
+    response = models.JSONField(
+        default=dict, blank=True, help_text="A form answer, in the item's own terms (not the order shown)."
+    )
     mismatch_reported = models.BooleanField(default=False)
     attention_passed = models.BooleanField(null=True, blank=True, help_text="Only for attention checks.")
     coverage = models.FloatField(help_text="Share of the clip actually played.")

@@ -21,8 +21,13 @@ class Study(models.Model):
         PAUSED = "paused"
         CLOSED = "closed"
 
+    class Kind(models.TextChoices):
+        EMPHASIS = "emphasis", "Three-level word emphasis"
+        FORM = "form", "Listening form"
+
     name = models.CharField(max_length=200, unique=True)
     slug = models.SlugField(max_length=80, unique=True, help_text="Part of the participant link.")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.EMPHASIS)
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="studies")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DRAFT, db_index=True)
     selection = models.JSONField(default=dict, blank=True, help_text="The criteria the clips were chosen by.")
@@ -110,6 +115,9 @@ class StudyItem(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="study_items")
+    form_item = models.OneToOneField(
+        "annotation.FormItem", on_delete=models.CASCADE, null=True, blank=True, related_name="study_item"
+    )
     completed_count = models.PositiveIntegerField(default=0)
     reserved_count = models.PositiveIntegerField(default=0, help_text="In open tasks, not yet submitted.")
     mismatch_count = models.PositiveIntegerField(default=0)
@@ -117,7 +125,12 @@ class StudyItem(models.Model):
 
     class Meta:
         ordering = ["study", "clip"]
-        constraints = [models.UniqueConstraint(fields=["study", "clip"], name="study_item_unique_clip")]
+        constraints = [
+            # An emphasis study annotates each clip once; a form may ask several questions about one clip.
+            models.UniqueConstraint(
+                fields=["study", "clip"], condition=models.Q(form_item__isnull=True), name="study_item_unique_clip"
+            ),
+        ]
         indexes = [models.Index(fields=["study", "review"])]
 
     def __str__(self) -> str:

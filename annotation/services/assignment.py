@@ -18,7 +18,8 @@ from django.db.models import Count, F
 from django.db.models.functions import Random
 from django.utils import timezone
 
-from annotation.models import AttentionCheck, Clip, Participant, Study, StudyItem, Task, TaskItem, Word
+from annotation.forms_participant import presentation_for
+from annotation.models import AttentionCheck, Clip, FormItem, Participant, Study, StudyItem, Task, TaskItem, Word
 
 
 # Waiting for concurrent claims to commit: from 10 ms, doubling, with jitter; about 2.5 s at most.
@@ -112,26 +113,40 @@ def _create_task(participant: Participant, study: Study, items: list[StudyItem],
     task = Task.objects.create(
         participant=participant, study=study, expires_at=now + timedelta(minutes=study.time_limit_minutes)
     )
-    rng = random.Random()
+    # Item order, option order and A/B order come from one recorded seed.
+    seed = random.SystemRandom().randrange(2**31)
+    rng = random.Random(seed)
     rng.shuffle(items)
-    checks = _attention_checks(study, rng)
     slots: list[tuple[int, StudyItem | None, AttentionCheck | None]] = [(item.clip_id, item, None) for item in items]
-    for check in checks:
+    for check in _attention_checks(study, rng):
         slots.insert(rng.randint(0, len(slots)), (check.clip_id, None, check))
-    clips = _clip_facts([clip_id for clip_id, _, _ in slots])
+    form_items = FormItem.objects.in_bulk([item.form_item_id for item in items if item.form_item_id])
+    second_clips = [form_item.second_clip_id for form_item in form_items.values() if form_item.second_clip_id]
+    clips = _clip_facts([clip_id for clip_id, _, _ in slots] + second_clips)
     TaskItem.objects.bulk_create(
-        TaskItem(
-            task=task,
-            position=position,
-            clip_id=clip_id,
-            study_item=item,
-            attention_check=check,
-            word_count=clips[clip_id][0],
-            duration=clips[clip_id][1],
-        )
+        _task_item(task, position, clip_id, item, check, form_items, clips, rng, seed, participant.pk)
         for position, (clip_id, item, check) in enumerate(slots)
     )
     return task
+
+
+def _task_item(task, position, clip_id, item, check, form_items, clips, rng, seed, balance) -> TaskItem:
+    form_item = form_items.get(item.form_item_id) if item and item.form_item_id else None
+    clip_ids = [clip_id] + ([form_item.second_clip_id] if form_item and form_item.second_clip_id else [])
+    durations = [clips[pk][1] for pk in clip_ids]
+    presentation = {"seed": seed, "durations": durations}
+    if form_item is not None:
+        presentation.update(presentation_for(form_item, rng, balance + position))
+    return TaskItem(
+        task=task,
+        position=position,
+        clip_id=clip_id,
+        study_item=item,
+        attention_check=check,
+        word_count=clips[clip_id][0],
+        duration=sum(durations),
+        presentation=presentation,
+    )
 
 
 def _attention_checks(study: Study, rng: random.Random) -> list[AttentionCheck]:

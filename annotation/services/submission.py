@@ -1,11 +1,10 @@
 """Recording playback and accepting submissions: every gate on the server.
 
 A submission is accepted only for the participant's own open task, for the
-next clip in order, with one level per word, at least `min_marked_words` and
-at most `max_marked_fraction` of the words marked, and the clip verified as
-listened to (annotation.listening). Submissions are final: the same answer
-sent again returns the stored one and writes nothing; a different answer for
-a submitted clip is refused.
+next item in order, with an answer the item allows (annotation.services.gates)
+and every clip of the item verified as listened to (annotation.listening).
+Submissions are final: the same answer sent again returns the stored one and
+writes nothing; a different answer for a submitted item is refused.
 """
 
 import math
@@ -16,20 +15,16 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation import listening
 from annotation.models import Annotation, Participant, PlaybackEvent, StudyItem, Task, TaskItem
+from annotation.services.gates import (  # noqa: F401  (max_marks is part of this module's API)
+    SubmissionRefused,
+    answer_problems,
+    listening_problems,
+    listening_verdicts,
+    max_marks,
+)
 
 MAX_EVENTS_PER_REPORT = 200
-LEVELS = (0, 1, 2)
-
-
-class SubmissionRefused(Exception):
-    """Why a submission was not accepted; `reasons` are shown to the participant."""
-
-    def __init__(self, reasons: list[str], *, final: bool = False):
-        super().__init__("; ".join(reasons))
-        self.reasons = reasons
-        self.final = final  # the clip was already submitted with another answer
 
 
 @dataclass(frozen=True)
@@ -39,17 +34,13 @@ class Submitted:
     task_completed: bool
 
 
-def max_marks(*, word_count: int, min_marked: int, max_fraction: float) -> int:
-    # A short clip still allows the minimum: 30 % of 3 words would forbid marking any.
-    return max(min_marked, math.floor(max_fraction * word_count + 1e-9))
-
-
 def playback_record(*, item: TaskItem, events: list, received_at: datetime | None = None) -> int:
-    """Store the page's playback events for a pending clip of an open task."""
+    """Store the page's playback events for a pending item of an open task."""
     if item.status != TaskItem.Status.PENDING:
         return 0
     received_at = received_at or timezone.now()
-    rows = [_event_row(item, raw, received_at) for raw in _event_list(events)]
+    tracks = len(item.presentation.get("durations") or [item.duration])
+    rows = [_event_row(item, raw, received_at, tracks) for raw in _event_list(events)]
     PlaybackEvent.objects.bulk_create(rows)
     return len(rows)
 
@@ -60,15 +51,19 @@ def _event_list(events) -> list:
     return events
 
 
-def _event_row(item: TaskItem, raw, received_at: datetime) -> PlaybackEvent:
+def _event_row(item: TaskItem, raw, received_at: datetime, tracks: int) -> PlaybackEvent:
     if not isinstance(raw, dict) or raw.get("kind") not in PlaybackEvent.Kind.values:
         raise ValueError("each event needs a known kind")
     media_time, rate, client_ms = (_finite(raw.get(name)) for name in ("t", "rate", "at"))
+    track = raw.get("track", 0)
+    if isinstance(track, bool) or track not in range(tracks):
+        raise ValueError("event track out of range")
     if not 0 <= media_time <= item.duration + 1 or not 0 < rate <= 16:
         raise ValueError("event time or rate out of range")
     return PlaybackEvent(
-        item=item, kind=raw["kind"], media_time=media_time, rate=rate, client_ms=client_ms, received_at=received_at
-    )
+        item=item, kind=raw["kind"], track=track, media_time=media_time, rate=rate, client_ms=client_ms,
+        received_at=received_at,
+    )  # fmt: skip
 
 
 def _finite(value) -> float:
@@ -78,37 +73,45 @@ def _finite(value) -> float:
 
 
 def annotation_submit(
-    *, participant_id: int, item_id: int, levels: list[int], mismatch: bool, now: datetime | None = None
-) -> Submitted:
+    *, participant_id: int, item_id: int, levels: list[int], mismatch: bool, response: dict | None = None,
+    now: datetime | None = None,
+) -> Submitted:  # fmt: skip
     now = now or timezone.now()
+    response = response or {}
     try:
         with transaction.atomic():
-            return _submit(participant_id, item_id, levels, mismatch, now)
+            return _submit(participant_id, item_id, levels, response, mismatch, now)
     except IntegrityError:
         # A concurrent duplicate won the race for the one-to-one row.
-        return _repeat(TaskItem.objects.select_related("annotation").get(pk=item_id), levels, mismatch)
+        return _repeat(TaskItem.objects.select_related("annotation").get(pk=item_id), levels, response, mismatch)
 
 
-def _submit(participant_id, item_id, levels, mismatch, now) -> Submitted:
+def _submit(participant_id, item_id, levels, response, mismatch, now) -> Submitted:
     item = (
         TaskItem.objects.select_for_update(of=("self",))
-        .select_related("task__study", "attention_check")
+        .select_related("task__study", "attention_check", "study_item__form_item")
         .get(pk=item_id, task__participant_id=participant_id)
     )
     if item.status == TaskItem.Status.SUBMITTED:
-        return _repeat(item, levels, mismatch)
+        return _repeat(item, levels, response, mismatch)
     study = item.task.study
     _check_open_and_next(item, now)
-    verdict = _check_gates(item, study, levels, now)
+    form_item = item.study_item.form_item if item.study_item_id else None
+    problems = answer_problems(item, study, form_item, levels, response)
+    verdicts = listening_verdicts(item, study, now)
+    problems += listening_problems(verdicts)
+    if problems:
+        raise SubmissionRefused(problems)
     annotation = Annotation.objects.create(
         item=item,
         participant_id=participant_id,
         clip_id=item.clip_id,
         levels=levels,
+        response=response,
         mismatch_reported=mismatch,
         attention_passed=item.attention_check.passed_by(levels) if item.attention_check else None,
-        coverage=round(verdict.coverage, 4),
-        seconds_spent=round(verdict.wall_seconds, 3),
+        coverage=round(min(verdict.coverage for verdict in verdicts), 4),
+        seconds_spent=round(verdicts[0].wall_seconds, 3),
     )
     TaskItem.objects.filter(pk=item.pk).update(status=TaskItem.Status.SUBMITTED)
     if item.study_item_id:
@@ -117,9 +120,9 @@ def _submit(participant_id, item_id, levels, mismatch, now) -> Submitted:
     return Submitted(annotation, duplicate=False, task_completed=completed)
 
 
-def _repeat(item: TaskItem, levels, mismatch) -> Submitted:
+def _repeat(item: TaskItem, levels, response, mismatch) -> Submitted:
     stored = item.annotation
-    if stored.levels != levels or stored.mismatch_reported != bool(mismatch):
+    if stored.levels != levels or stored.response != response or stored.mismatch_reported != bool(mismatch):
         raise SubmissionRefused(["This clip was already submitted, and answers are final."], final=True)
     done = not TaskItem.objects.filter(task_id=item.task_id, status=TaskItem.Status.PENDING).exists()
     return Submitted(stored, duplicate=True, task_completed=done)
@@ -137,39 +140,6 @@ def _check_open_and_next(item: TaskItem, now: datetime) -> None:
     )
     if first_pending != item.position:
         raise SubmissionRefused(["Clips must be annotated in order; this is not the current clip."])
-
-
-def _check_gates(item: TaskItem, study, levels, now) -> listening.Verdict:
-    reasons = []
-    if not isinstance(levels, list) or len(levels) != item.word_count or any(
-        isinstance(level, bool) or level not in LEVELS for level in levels
-    ):
-        raise SubmissionRefused([f"Give one level (0, 1 or 2) for each of the {item.word_count} words."])
-    marked = sum(1 for level in levels if level > 0)
-    most = max_marks(word_count=item.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction)
-    if marked < study.min_marked_words:
-        reasons.append(f"Mark at least {study.min_marked_words} word(s) as emphasized.")
-    if marked > most:
-        reasons.append(f"Mark at most {most} of the {item.word_count} words.")
-    verdict = listening.verify(
-        _events(item), duration=item.duration, now_seconds=now.timestamp(), required_coverage=study.required_coverage
-    )
-    if not verdict.coverage_ok:
-        reasons.append(f"Listen to the whole clip first (played so far: {round(100 * verdict.coverage)} %).")
-    elif not verdict.wall_time_ok:
-        reasons.append("Listen to the whole clip first.")
-    if reasons:
-        raise SubmissionRefused(reasons)
-    return verdict
-
-
-def _events(item: TaskItem) -> list[listening.Event]:
-    return [
-        listening.Event(kind, media_time, rate, client_ms / 1000, received_at.timestamp())
-        for kind, media_time, rate, client_ms, received_at in PlaybackEvent.objects.filter(item=item).values_list(
-            "kind", "media_time", "rate", "client_ms", "received_at"
-        )
-    ]
 
 
 def _count_submission(study_item_id: int, study, mismatch: bool) -> None:

@@ -44,7 +44,7 @@ def _get_item_for_participant(request, slug: str, item_id: int) -> TaskItem:
     study_id = get_object_or_404(Study.objects.values_list("pk", flat=True), slug=slug)
     participant_id = participant_id_from(request, study_id)
     return get_object_or_404(
-        TaskItem.objects.select_related("task"), pk=item_id, task__participant_id=participant_id,
+        TaskItem.objects.select_related("task", "study_item"), pk=item_id, task__participant_id=participant_id,
         task__study_id=study_id,
     )  # fmt: skip
 

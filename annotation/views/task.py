@@ -9,10 +9,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from annotation.audio_links import signed_audio_url
-from annotation.models import Clip, Task, TaskItem, Word
+from annotation.forms_participant import answer_form
+from annotation.models import Clip, FormItem, Study, Task, TaskItem, Word
 from annotation.services.assignment import task_current
 from annotation.services.participants import next_step
 from annotation.services.submission import SubmissionRefused, annotation_submit, max_marks, playback_record
+from annotation.views.form_items import form_item_context
 from annotation.views.participant import participant_page
 from annotation.views.participant_access import _get_item_for_participant, to_step
 
@@ -23,7 +25,17 @@ def task_page(request, participant):
     task = task_current(participant=participant)
     if task is None:
         return to_step(participant, next_step(participant))
-    return render(request, "participant/task.html", item_context(task))
+    return _render_item(request, task)
+
+
+def _render_item(request, task: Task, *, data=None, errors=None, status: int = 200, partial: bool = False):
+    if task.study.kind == Study.Kind.FORM:
+        item = task.items.filter(status=TaskItem.Status.PENDING).order_by("position").first()
+        context = form_item_context(task, item, data=data, errors=errors)
+        template = "participant/form_task.html"
+    else:
+        context, template = item_context(task, errors), "participant/task.html"
+    return render(request, template + ("#item" if partial else ""), context, status=status)
 
 
 def item_context(task: Task, errors: list[str] | None = None) -> dict:
@@ -63,15 +75,18 @@ def task_events(request, slug, item_id):
 def task_submit(request, slug, item_id):
     item = _get_item_for_participant(request, slug, item_id)
     try:
-        levels = [int(level) for level in request.POST.get("levels", "").split(",") if level != ""]
         playback_record(item=item, events=json.loads(request.POST.get("events") or "[]"))
+        levels, response = _answer(item, request.POST)
     except (ValueError, json.JSONDecodeError):
         return _refused(request, item, ["The answer could not be read; reload the page and try again."], 400)
+    except SubmissionRefused as refused:
+        return _refused(request, item, refused.reasons, 422)
     try:
         result = annotation_submit(
             participant_id=item.task.participant_id,
             item_id=item.pk,
             levels=levels,
+            response=response,
             mismatch=request.POST.get("mismatch") == "on",
         )
     except SubmissionRefused as refused:
@@ -80,8 +95,20 @@ def task_submit(request, slug, item_id):
         return _go(request, reverse("annotation:done", args=[slug]))
     if not request.htmx:
         return redirect("annotation:task", slug=slug)
-    task = Task.objects.select_related("study").get(pk=item.task_id)
-    return render(request, "participant/task.html#item", item_context(task))
+    return _render_item(request, Task.objects.select_related("study").get(pk=item.task_id), partial=True)
+
+
+def _answer(item: TaskItem, post) -> tuple[list[int], dict]:
+    """(levels, response) from the posted form: word levels for emphasis
+    studies, the item type's form for listening forms."""
+    if not item.study_item_id or item.study_item.form_item_id is None:
+        return [int(level) for level in post.get("levels", "").split(",") if level != ""], {}
+    form_item = FormItem.objects.get(pk=item.study_item.form_item_id)
+    words = list(Word.objects.filter(clip_id=form_item.clip_id).order_by("index").values_list("text", flat=True))
+    form = answer_form(form_item, item.presentation, words, data=post)
+    if not form.is_valid():
+        raise SubmissionRefused([str(error) for errors in form.errors.values() for error in errors])
+    return form.levels(), form.response()
 
 
 def _refused(request, item: TaskItem, reasons: list[str], status: int):
@@ -93,7 +120,7 @@ def _refused(request, item: TaskItem, reasons: list[str], status: int):
     task = Task.objects.select_related("study").get(pk=item.task_id)
     if task.status != Task.Status.OPEN:
         return redirect("annotation:task", slug=task.study.slug)
-    return render(request, "participant/task.html", item_context(task, reasons), status=status)
+    return _render_item(request, task, data=request.POST, errors=reasons, status=status)
 
 
 def _go(request, url: str):

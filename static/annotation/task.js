@@ -14,18 +14,14 @@
     const section = root.id === "task-item" ? root : root.querySelector && root.querySelector("#task-item");
     if (!section || section.dataset.ready) return;
     section.dataset.ready = "1";
-    const audio = section.querySelector("audio");
     const form = section.querySelector("form");
-    const levelsInput = form.querySelector("input[name=levels]");
-    const words = Array.from(section.querySelectorAll(".word"));
     const submit = form.querySelector("#submit");
     const reason = form.querySelector("#gate-reason");
-    const levelNames = reason.dataset.levels.split("|");
-    const fewest = Number(section.dataset.min);
-    const most = Number(section.dataset.max);
+    const players = Array.from(section.querySelectorAll("audio"));
+    const heard = new Set();
+    const marking = section.querySelector("button.word") ? wordMarking(section, form, reason) : null;
     let pending = [];
     let timer = null;
-    let heard = false;
 
     function flush() {
       clearTimeout(timer);
@@ -39,29 +35,48 @@
       });
     }
 
-    function report(kind) {
-      pending.push({kind, t: audio.currentTime, rate: audio.playbackRate, at: performance.now()});
+    function report(audio, kind) {
+      const track = Number(audio.dataset.track || 0);
+      pending.push({kind, track, t: audio.currentTime, rate: audio.playbackRate, at: performance.now()});
       if (kind !== "timeupdate") flush();
       else if (!timer) timer = setTimeout(flush, 1000);
-      if (kind === "ended") { heard = true; update(); }
+      if (kind === "ended") { heard.add(track); update(); }
     }
 
     function update() {
-      const marked = words.filter((word) => word.dataset.level !== "0").length;
-      let why = "";
-      if (!heard) why = reason.dataset.listen;
-      else if (marked < fewest) why = reason.dataset.tooFew;
-      else if (marked > most) why = reason.dataset.tooMany;
+      let why = heard.size < players.length ? reason.dataset.listen : "";
+      if (!why && marking) why = marking.problem();
       reason.textContent = why;
       submit.disabled = why !== "";
     }
+
+    players.forEach((audio) => REPORTED.forEach((kind) => audio.addEventListener(kind, () => report(audio, kind))));
+    if (marking) marking.onChange(update);
+    // Events not yet sent travel with the submission, so none is lost.
+    form.addEventListener("htmx:configRequest", (event) => {
+      clearTimeout(timer);
+      timer = null;
+      event.detail.parameters.events = JSON.stringify(pending);
+      pending = [];
+    });
+    update();
+  }
+
+  // The emphasis widget: three levels per word, by click, tap or keyboard.
+  function wordMarking(section, form, reason) {
+    const levelsInput = form.querySelector("input[name=levels]");
+    const words = Array.from(section.querySelectorAll("button.word"));
+    const levelNames = reason.dataset.levels.split("|");
+    const fewest = Number(section.dataset.min);
+    const most = Number(section.dataset.max);
+    let changed = () => {};
 
     function setLevel(word, level) {
       word.dataset.level = String(level);
       word.setAttribute("aria-pressed", level > 0 ? "true" : "false");
       word.querySelector(".level-name").textContent = ", " + levelNames[level];
       levelsInput.value = words.map((w) => w.dataset.level).join(",");
-      update();
+      changed();
     }
 
     function move(word, key) {
@@ -72,7 +87,6 @@
       if (next) next.focus();
     }
 
-    REPORTED.forEach((kind) => audio.addEventListener(kind, () => report(kind)));
     words.forEach((word) => {
       word.querySelector(".level-name").textContent = ", " + levelNames[0];
       word.addEventListener("click", () => setLevel(word, (Number(word.dataset.level) + 1) % LEVELS));
@@ -83,14 +97,15 @@
         event.preventDefault();
       });
     });
-    // Events not yet sent travel with the submission, so none is lost.
-    form.addEventListener("htmx:configRequest", (event) => {
-      clearTimeout(timer);
-      timer = null;
-      event.detail.parameters.events = JSON.stringify(pending);
-      pending = [];
-    });
-    update();
+    return {
+      onChange(callback) { changed = callback; },
+      problem() {
+        const marked = words.filter((word) => word.dataset.level !== "0").length;
+        if (marked < fewest) return reason.dataset.tooFew;
+        if (marked > most) return reason.dataset.tooMany;
+        return "";
+      },
+    };
   }
 
   document.addEventListener("htmx:load", (event) => setup(event.detail.elt));

@@ -25,9 +25,9 @@ def ready_participant(study: Study, **fields) -> Participant:
     return Participant.objects.create(study=study, consented_at=now, screened_at=now, **fields)
 
 
-def listened(item: TaskItem, *, seconds_ago: float | None = None) -> None:
-    """Record a straight play-through of the item that ended `seconds_ago` (server clock)."""
-    duration = item.duration
+def listened(item: TaskItem, *, seconds_ago: float | None = None, track: int = 0) -> None:
+    """Record a straight play-through of one clip of the item that ended `seconds_ago` (server clock)."""
+    duration = (item.presentation.get("durations") or [item.duration])[track]
     started = timezone.now() - timedelta(seconds=(seconds_ago or 0) + duration + 0.2)
     steps = [("play", 0.0, 0.0)]
     t = 0.0
@@ -36,7 +36,7 @@ def listened(item: TaskItem, *, seconds_ago: float | None = None) -> None:
         steps.append(("timeupdate", t, t))
     steps.append(("ended", duration, duration))
     PlaybackEvent.objects.bulk_create(
-        PlaybackEvent(item=item, kind=kind, media_time=media, rate=1.0, client_ms=at * 1000,
+        PlaybackEvent(item=item, kind=kind, track=track, media_time=media, rate=1.0, client_ms=at * 1000,
                       received_at=started + timedelta(seconds=at))
         for kind, media, at in steps
     )
@@ -48,3 +48,13 @@ def first_pending(task) -> TaskItem:
 
 def marks(item: TaskItem, *marked: int, level: int = 1) -> list[int]:
     return [level if index in marked else 0 for index in range(item.word_count)]
+
+
+def live_form(*, specs, clips: int = 4, **settings):
+    """A live form study over fresh clips; `specs(clips)` returns FormItemSpec objects."""
+    from annotation.services.form_studies import form_study_create
+
+    corpus = Corpus.objects.create(name=f"form-corpus-{Corpus.objects.count()}")
+    made = [ClipFactory(corpus=corpus, transcript="I did not say she stole it", duration=2.0) for _ in range(clips)]
+    defaults = {"status": Study.Status.LIVE, "clips_per_task": len(specs(made))}
+    return form_study_create(name=f"form-{corpus.pk}", corpus=corpus, items=specs(made), **{**defaults, **settings})

@@ -1,0 +1,114 @@
+"""The checks a submission must pass, all on the server: the answer's shape
+for the item, the emphasis marking rules, and listening to every clip."""
+
+import math
+from datetime import datetime
+
+from annotation import listening
+from annotation.models import FormItem, PlaybackEvent, Study, TaskItem
+
+LEVELS = (0, 1, 2)
+
+
+class SubmissionRefused(Exception):
+    """Why a submission was not accepted; `reasons` are shown to the participant."""
+
+    def __init__(self, reasons: list[str], *, final: bool = False):
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+        self.final = final  # the clip was already submitted with another answer
+
+
+def max_marks(*, word_count: int, min_marked: int, max_fraction: float) -> int:
+    # A short clip still allows the minimum: 30 % of 3 words would forbid marking any.
+    return max(min_marked, math.floor(max_fraction * word_count + 1e-9))
+
+
+def answer_problems(item: TaskItem, study: Study, form_item: FormItem | None, levels, response) -> list[str]:
+    if form_item is None:
+        return _emphasis_problems(item, study, levels)
+    return _form_problems(item, form_item, levels, response)
+
+
+def _emphasis_problems(item: TaskItem, study: Study, levels) -> list[str]:
+    if not _levels_ok(levels, item.word_count, LEVELS):
+        raise SubmissionRefused([f"Give one level (0, 1 or 2) for each of the {item.word_count} words."])
+    marked = sum(1 for level in levels if level > 0)
+    most = max_marks(word_count=item.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction)
+    problems = []
+    if marked < study.min_marked_words:
+        problems.append(f"Mark at least {study.min_marked_words} word(s) as emphasized.")
+    if marked > most:
+        problems.append(f"Mark at most {most} of the {item.word_count} words.")
+    return problems
+
+
+def _levels_ok(levels, count: int, allowed) -> bool:
+    return (
+        isinstance(levels, list)
+        and len(levels) == count
+        and all(not isinstance(level, bool) and level in allowed for level in levels)
+    )
+
+
+def _form_problems(item: TaskItem, form_item: FormItem, levels, response) -> list[str]:
+    """The view's form already checked the answer; this re-checks its meaning,
+    so that no caller can store an answer the item does not allow."""
+    kind = FormItem.Type
+    ok = {
+        kind.SINGLE_CHOICE: lambda: response.get("choice") in range(len(form_item.options)),
+        kind.PAIRWISE: lambda: response.get("prefer") in (["a", "b", "none"] if form_item.settings.get("allow_tie") else ["a", "b"]),
+        kind.RATING: lambda: _rating_ok(form_item, response.get("value")),
+        kind.STANCE: lambda: response.get("pole") in ("P", "N") and _unit(response.get("confidence")),
+        kind.STRESSED_WORDS: lambda: _levels_ok(levels, item.word_count, (0, 1)),
+    }[form_item.item_type]
+    return [] if ok() else ["Please answer the question."]
+
+
+def _rating_ok(form_item: FormItem, value) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if form_item.options:
+        return value in (form_item.settings.get("values") or range(1, len(form_item.options) + 1))
+    return 0 <= value <= 100
+
+
+def _unit(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+
+
+def listening_verdicts(item: TaskItem, study: Study, now: datetime) -> list[listening.Verdict]:
+    """One verdict per clip the item plays (two for an A/B pair)."""
+    durations = item.presentation.get("durations") or [item.duration]
+    events = _events(item)
+    return [
+        listening.verify(
+            [event for track, event in events if track == index],
+            duration=duration,
+            now_seconds=now.timestamp(),
+            required_coverage=study.required_coverage,
+        )
+        for index, duration in enumerate(durations)
+    ]
+
+
+def listening_problems(verdicts: list[listening.Verdict]) -> list[str]:
+    several = len(verdicts) > 1
+    problems = []
+    for index, verdict in enumerate(verdicts):
+        which = ("the first clip", "the second clip")[index] if several else "the whole clip"
+        if not verdict.coverage_ok:
+            problems.append(f"Listen to {which} first (played so far: {round(100 * verdict.coverage)} %).")
+        elif not verdict.wall_time_ok:
+            problems.append(f"Listen to {which} first.")
+    return problems
+
+
+def _events(item: TaskItem) -> list[tuple[int, listening.Event]]:
+    rows = PlaybackEvent.objects.filter(item=item).values_list(
+        "track", "kind", "media_time", "rate", "client_ms", "received_at"
+    )
+    return [
+        (track, listening.Event(kind, media_time, rate, client_ms / 1000, received_at.timestamp()))
+        for track, kind, media_time, rate, client_ms, received_at in rows
+    ]
