@@ -3,3 +3,4 @@
 from annotation.admin import corpus  # noqa: F401
 from annotation.admin import study  # noqa: F401
 from annotation.admin import review  # noqa: F401
+from annotation.admin import form_items  # noqa: F401

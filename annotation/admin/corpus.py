@@ -1,4 +1,5 @@
 from django.contrib import admin, messages
+from django.db import IntegrityError
 from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -10,12 +11,35 @@ from annotation.audio_links import signed_audio_url
 from annotation.forms import ImportUploadForm
 from annotation.ingest.jobs import folder_upload_zip, import_job_create
 from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
+from annotation.services.studies import studies_create_per_language
 
 
 @admin.register(Corpus)
 class CorpusAdmin(admin.ModelAdmin):
     list_display = ["name", "clip_count", "created_at"]
     search_fields = ["name", "description"]
+    actions = ["studies_per_language", "studies_per_variety"]
+
+    @admin.action(description="Create one draft study per language", permissions=["add_study"])
+    def studies_per_language(self, request, queryset):
+        self._studies_per(request, queryset, "language")
+
+    @admin.action(description="Create one draft study per regional variety", permissions=["add_study"])
+    def studies_per_variety(self, request, queryset):
+        self._studies_per(request, queryset, "variety")
+
+    def has_add_study_permission(self, request):
+        return request.user.has_perm("annotation.add_study")
+
+    def _studies_per(self, request, queryset, by: str) -> None:
+        for corpus in queryset:
+            try:
+                studies = studies_create_per_language(corpus=corpus, by=by)
+            except (ValueError, IntegrityError) as error:
+                self.message_user(request, f"{corpus.name}: no studies created ({error}).", messages.ERROR)
+                continue
+            names = ", ".join(study.name for study in studies) or f"none (no clip has a {by})"
+            self.message_user(request, f"{corpus.name}: created {names}.", messages.SUCCESS)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(clip_count=Count("clips"))

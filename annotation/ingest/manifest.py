@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from annotation.ingest.errors import RowProblem, SourceRefused
-from annotation.ingest.words import WordSpec, parse_word_list, split_transcript
+from annotation.ingest.words import WordSpec, parse_word_list, split_transcript, written_without_spaces
 
 REQUIRED = ("audio", "transcript")
 KNOWN = ("id", "audio", "transcript", "words", "language", "variety", "speaker", "emotion", "tags")
@@ -154,6 +154,10 @@ def _build_row(line: int, raw: dict) -> tuple[ManifestRow | None, list[RowProble
     if tags is None:
         problem("tags", "must be a list of strings or a comma-separated string")
     if problems:
+        return None, problems
+    if raw.get("words") is None and written_without_spaces(texts["language"] or texts["variety"]):
+        problem("words", f"language {texts['language'] or texts['variety']!r} is written without spaces between "
+                "words, so the clip needs a word list; it is never split into characters")  # fmt: skip
         return None, problems
     try:
         if raw.get("words") is not None:

@@ -16,6 +16,15 @@ class WordSpec:
     end: float | None = None
 
 
+# Languages whose writing puts no spaces between words (BCP 47 primary subtags):
+# Chinese (and its varieties), Japanese, Thai, Lao, Khmer, Burmese, Tibetan.
+NO_SPACE_LANGUAGES = {"zh", "cmn", "yue", "wuu", "ja", "th", "lo", "km", "my", "bo"}
+
+
+def written_without_spaces(language: str) -> bool:
+    return language.replace("_", "-").split("-")[0].lower() in NO_SPACE_LANGUAGES
+
+
 def is_wordlike(token: str) -> bool:
     return any(unicodedata.category(char)[0] in "LNM" for char in token)
 

@@ -2,6 +2,7 @@
 
 import secrets
 
+from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -32,6 +33,13 @@ class Study(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DRAFT, db_index=True)
     selection = models.JSONField(default=dict, blank=True, help_text="The criteria the clips were chosen by.")
     language = models.CharField(max_length=35, blank=True, help_text="The language participants must speak.")
+    interface_language = models.CharField(
+        max_length=10, choices=settings.LANGUAGES, default="en", help_text="The language of the participant pages."
+    )
+    text_direction = models.CharField(
+        max_length=4, choices=[("auto", "From the text"), ("ltr", "Left to right"), ("rtl", "Right to left")],
+        default="auto", help_text="How transcripts are laid out.",
+    )
 
     clips_per_task = models.PositiveSmallIntegerField(default=20, validators=[MinValueValidator(1)])
     target_annotations = models.PositiveSmallIntegerField(default=10, validators=[MinValueValidator(1)])

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.db.models.functions import Random
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.forms_participant import presentation_for
 from annotation.models import AttentionCheck, Clip, FormItem, Participant, Study, StudyItem, Task, TaskItem, Word
@@ -54,7 +55,7 @@ def assignment_claim(*, participant: Participant, now: datetime | None = None) -
         _check_may_claim(participant, study)
         items = _reserve_items(participant, study)
         if not items:
-            raise NoTaskAvailable("There is no clip left for you to annotate in this study.")
+            raise NoTaskAvailable(_("There is no clip left for you to annotate in this study."))
         return _create_task(participant, study, items, now)
 
 
@@ -64,12 +65,12 @@ def _check_may_claim(participant: Participant, study: Study) -> None:
         # must not both take the last place.
         study = Study.objects.select_for_update().get(pk=study.pk)
     if not study.is_live:
-        raise NoTaskAvailable("This study is not open at the moment.")
+        raise NoTaskAvailable(_("This study is not open at the moment."))
     if participant.tasks.exists() and not study.allow_repeat_tasks:
-        raise NoTaskAvailable("You have already taken part in this study.")
+        raise NoTaskAvailable(_("You have already taken part in this study."))
     if study.places is not None:
         if places_taken(study=study) >= study.places:
-            raise NoTaskAvailable("All places in this study are taken.")
+            raise NoTaskAvailable(_("All places in this study are taken."))
 
 
 def places_taken(*, study: Study) -> int:

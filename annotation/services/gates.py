@@ -2,6 +2,8 @@
 for the item, the emphasis marking rules, and listening to every clip."""
 
 import math
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from datetime import datetime
 
 from annotation import listening
@@ -32,14 +34,14 @@ def answer_problems(item: TaskItem, study: Study, form_item: FormItem | None, le
 
 def _emphasis_problems(item: TaskItem, study: Study, levels) -> list[str]:
     if not _levels_ok(levels, item.word_count, LEVELS):
-        raise SubmissionRefused([f"Give one level (0, 1 or 2) for each of the {item.word_count} words."])
+        raise SubmissionRefused([_("Give one level (0, 1 or 2) for each of the %(count)d words.") % {"count": item.word_count}])
     marked = sum(1 for level in levels if level > 0)
     most = max_marks(word_count=item.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction)
     problems = []
     if marked < study.min_marked_words:
-        problems.append(f"Mark at least {study.min_marked_words} word(s) as emphasized.")
+        problems.append(ngettext("Mark at least %(count)d word as emphasized.", "Mark at least %(count)d words as emphasized.", study.min_marked_words) % {"count": study.min_marked_words})
     if marked > most:
-        problems.append(f"Mark at most {most} of the {item.word_count} words.")
+        problems.append(_("Mark at most %(most)d of the %(count)d words.") % {"most": most, "count": item.word_count})
     return problems
 
 
@@ -62,7 +64,7 @@ def _form_problems(item: TaskItem, form_item: FormItem, levels, response) -> lis
         kind.STANCE: lambda: response.get("pole") in ("P", "N") and _unit(response.get("confidence")),
         kind.STRESSED_WORDS: lambda: _levels_ok(levels, item.word_count, (0, 1)),
     }[form_item.item_type]
-    return [] if ok() else ["Please answer the question."]
+    return [] if ok() else [_("Please answer the question.")]
 
 
 def _rating_ok(form_item: FormItem, value) -> bool:
@@ -96,11 +98,12 @@ def listening_problems(verdicts: list[listening.Verdict]) -> list[str]:
     several = len(verdicts) > 1
     problems = []
     for index, verdict in enumerate(verdicts):
-        which = ("the first clip", "the second clip")[index] if several else "the whole clip"
+        which = (_("the first clip"), _("the second clip"))[index] if several else _("the whole clip")
         if not verdict.coverage_ok:
-            problems.append(f"Listen to {which} first (played so far: {round(100 * verdict.coverage)} %).")
+            played = round(100 * verdict.coverage)
+            problems.append(_("Listen to %(which)s first (played so far: %(played)d %%).") % {"which": which, "played": played})
         elif not verdict.wall_time_ok:
-            problems.append(f"Listen to {which} first.")
+            problems.append(_("Listen to %(which)s first.") % {"which": which})
     return problems
 
 

@@ -6,6 +6,7 @@ import re
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation import tones
 from annotation.models import Participant, PrerequisiteQuestion, Study, Task
@@ -24,14 +25,17 @@ def participant_enter(
     """The participant for a Prolific link (the same one on every return), or a
     new local participant when no Prolific id is given."""
     if study.status == Study.Status.DRAFT:
-        raise EntryRefused("This study has not started yet.")
+        raise EntryRefused(_("This study has not started yet."))
     if prolific_pid is None:
         if prolific_study_id or session_id:
-            raise EntryRefused("The link has STUDY_ID or SESSION_ID but no PROLIFIC_PID.")
+            raise EntryRefused(_("The link has STUDY_ID or SESSION_ID but no PROLIFIC_PID."))
         return Participant.objects.create(study=study)
     for name, value in (("PROLIFIC_PID", prolific_pid), ("STUDY_ID", prolific_study_id), ("SESSION_ID", session_id)):
         if value is not None and not PROLIFIC_ID.match(value):
-            raise EntryRefused(f"The link's {name} ({value[:40]!r}) is not a Prolific id (24 hexadecimal characters).")
+            raise EntryRefused(
+                _("The link's %(name)s (%(value)s) is not a Prolific id (24 hexadecimal characters).")
+                % {"name": name, "value": repr(value[:40])}
+            )
     return _prolific_participant(study, prolific_pid, prolific_study_id or "", session_id or "")
 
 

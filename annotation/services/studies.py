@@ -44,8 +44,33 @@ def clips_selected(*, corpus: Corpus, selection: ClipSelection):
     return clips.order_by("pk")
 
 
+def language_name(code: str) -> str:
+    """'pt-BR' -> 'Portuguese (pt-BR)', for questions researchers and participants read."""
+    from django.utils.translation import get_language_info
+
+    if not code:
+        return "the study language"
+    base = code.replace("_", "-").split("-")[0].lower()
+    try:
+        name = get_language_info(base)["name"]
+    except KeyError:
+        return code
+    return name if code.lower() == base else f"{name} ({code})"
+
+
+def interface_language_for(code: str) -> str:
+    """The shipped interface language closest to a clip language, else English."""
+    from django.conf import settings
+
+    shipped = {language for language, _ in settings.LANGUAGES}
+    base = code.replace("_", "-").split("-")[0].lower()
+    if base in ("zh", "cmn") and "zh-hans" in shipped:
+        return "zh-hans"
+    return base if base in shipped else "en"
+
+
 def default_prerequisites(language: str) -> list[dict]:
-    spoken = language or "the study language"
+    spoken = language_name(language)
     return [
         {"text": f"Is {spoken} your first language, and do you speak it fluently?",
          "choices": ["Yes", "No"], "accepted": ["Yes"]},
@@ -75,6 +100,24 @@ def study_create(*, name: str, corpus: Corpus, selection: ClipSelection, **setti
         for position, question in enumerate(default_prerequisites(language))
     )
     return study
+
+
+def studies_create_per_language(*, corpus: Corpus, by: str = "language", **settings) -> list[Study]:
+    """One draft study per language (or regional variety) of the corpus, each
+    with its own prerequisites, completion code and interface language."""
+    if by not in ("language", "variety"):
+        raise ValueError("studies are split by 'language' or 'variety'")
+    values = sorted(set(Clip.objects.filter(corpus=corpus).exclude(**{by: ""}).values_list(by, flat=True)))
+    studies = []
+    with transaction.atomic():
+        for value in values:
+            selection = ClipSelection(languages=[value]) if by == "language" else ClipSelection(varieties=[value])
+            studies.append(study_create(
+                name=f"{corpus.name} – {value}", corpus=corpus, selection=selection, language=value,
+                interface_language=settings.get("interface_language") or interface_language_for(value),
+                **{key: val for key, val in settings.items() if key != "interface_language"},
+            ))  # fmt: skip
+    return studies
 
 
 def _single_language(clip_ids: list[int]) -> str:

@@ -14,6 +14,7 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.models import Annotation, Participant, PlaybackEvent, StudyItem, Task, TaskItem
 from annotation.services.gates import (  # noqa: F401  (max_marks is part of this module's API)
@@ -123,7 +124,7 @@ def _submit(participant_id, item_id, levels, response, mismatch, now) -> Submitt
 def _repeat(item: TaskItem, levels, response, mismatch) -> Submitted:
     stored = item.annotation
     if stored.levels != levels or stored.response != response or stored.mismatch_reported != bool(mismatch):
-        raise SubmissionRefused(["This clip was already submitted, and answers are final."], final=True)
+        raise SubmissionRefused([_("This clip was already submitted, and answers are final.")], final=True)
     done = not TaskItem.objects.filter(task_id=item.task_id, status=TaskItem.Status.PENDING).exists()
     return Submitted(stored, duplicate=True, task_completed=done)
 
@@ -131,7 +132,7 @@ def _repeat(item: TaskItem, levels, response, mismatch) -> Submitted:
 def _check_open_and_next(item: TaskItem, now: datetime) -> None:
     task = item.task
     if task.status != Task.Status.OPEN or task.expires_at <= now:
-        raise SubmissionRefused(["This task is closed: its time limit has passed."])
+        raise SubmissionRefused([_("This task is closed: its time limit has passed.")])
     first_pending = (
         TaskItem.objects.filter(task_id=task.pk, status=TaskItem.Status.PENDING)
         .order_by("position")
@@ -139,7 +140,7 @@ def _check_open_and_next(item: TaskItem, now: datetime) -> None:
         .first()
     )
     if first_pending != item.position:
-        raise SubmissionRefused(["Clips must be annotated in order; this is not the current clip."])
+        raise SubmissionRefused([_("Clips must be annotated in order; this is not the current clip.")])
 
 
 def _count_submission(study_item_id: int, study, mismatch: bool) -> None:

@@ -6,6 +6,7 @@ from django import forms
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
@@ -40,23 +41,37 @@ def participant_page(step: str):
         @never_cache
         def wrapper(request, slug, *args, **kwargs):
             participant = _get_participant(request, slug)
-            if participant is None:
-                study = get_object_or_404(Study, slug=slug)
-                return message(request, study, _("Please use your study link"),
-                               _("We could not find your place in this study. Open the link you were given again."),
-                               status=403)  # fmt: skip
-            current = next_step(participant)
-            if current != step:
-                return to_step(participant, current)
-            return view(request, participant, *args, **kwargs)
+            study = participant.study if participant else get_object_or_404(Study, slug=slug)
+            with translation.override(study.interface_language):
+                if participant is None:
+                    return message(request, study, _("Please use your study link"),
+                                   _("We could not find your place in this study. Open the link you were given again."),
+                                   status=403)  # fmt: skip
+                current = next_step(participant)
+                if current != step:
+                    return to_step(participant, current)
+                return view(request, participant, *args, **kwargs)
 
         return wrapper
 
     return decorate
 
 
+def in_study_language(view):
+    """Views that find the study themselves still speak its interface language."""
+
+    @wraps(view)
+    def wrapper(request, slug, *args, **kwargs):
+        language = get_object_or_404(Study.objects.values_list("interface_language", flat=True), slug=slug)
+        with translation.override(language):
+            return view(request, slug, *args, **kwargs)
+
+    return wrapper
+
+
 @require_safe
 @never_cache
+@in_study_language
 def study_entry(request, slug):
     study = get_object_or_404(Study, slug=slug)
     if study.status == Study.Status.CLOSED:
@@ -74,6 +89,7 @@ def study_entry(request, slug):
 
 
 @require_safe
+@in_study_language
 def study_resume(request, slug, key):
     """A local participant's own link back to their place, from any browser."""
     study = get_object_or_404(Study, slug=slug)

@@ -33,7 +33,7 @@ def zipped(folder) -> io.BytesIO:
     return buffer
 
 
-@pytest.mark.parametrize("model", ["corpus", "speaker", "clip", "word", "importjob"])
+@pytest.mark.parametrize("model", ["corpus", "speaker", "clip", "word", "importjob", "study", "formitem", "participant"])
 def test_changelists_render(admin_client, model):
     ClipWarningFactory(clip=ClipFactory(speaker=SpeakerFactory()))
 

@@ -305,3 +305,24 @@ def test_speakers_are_shared_within_a_corpus(corpus_folder):
     run_import(corpus_folder.root)
 
     assert Speaker.objects.count() == 1
+
+
+@pytest.mark.parametrize("language", ["zh", "zh-CN", "cmn", "ja", "th"])
+def test_a_language_without_spaces_needs_a_word_list(corpus_folder, media_storage, language):
+    corpus_folder.add("c0")
+    corpus_folder.add("zh", "我喜欢音乐", language=language)
+    corpus_folder.write_jsonl()
+
+    message = refused(corpus_folder.root)
+
+    assert f"line 2 (clip 'zh'), words: language '{language}' is written without spaces between words" in message
+    assert_nothing_written(media_storage)
+
+
+def test_mandarin_with_a_word_list_keeps_its_words(corpus_folder):
+    corpus_folder.add("zh", "我喜欢音乐。", language="zh", words=["我", "喜欢", "音乐"])
+    corpus_folder.write_jsonl()
+
+    run_import(corpus_folder.root)
+
+    assert list(Word.objects.values_list("text", flat=True)) == ["我", "喜欢", "音乐"]

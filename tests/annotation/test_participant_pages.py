@@ -190,7 +190,7 @@ def test_gate_failure_is_shown_in_the_page_and_nothing_is_stored(client):
 
     assert response.status_code == 422 and response["HX-Retarget"] == "#gate-errors"
     text = response.content.decode()
-    assert "Mark at least 1 word(s)" in text and "Listen to the whole clip first" in text
+    assert "Mark at least 1 word as emphasized" in text and "Listen to the whole clip first" in text
 
 
 def test_events_endpoint_records_playback(client):

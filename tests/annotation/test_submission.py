@@ -78,7 +78,7 @@ def test_listening_too_quickly_is_refused(setup):
 @pytest.mark.parametrize(
     ("levels", "reason"),
     [
-        ([0] * 10, "Mark at least 1 word(s) as emphasized."),
+        ([0] * 10, "Mark at least 1 word as emphasized."),
         ([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], "Mark at most 3 of the 10 words."),
         ([1] + [0] * 8, "Give one level (0, 1 or 2) for each of the 10 words."),
         ([1] + [0] * 10, "Give one level (0, 1 or 2) for each of the 10 words."),
