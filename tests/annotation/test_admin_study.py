@@ -93,7 +93,7 @@ class TestCreate:
 
         study = Study.objects.get()
         assert (study.language, study.target_annotations, study.selection) == ("de", 3, {"languages": ["de"]})
-        assert "Is de your first language" in study.prerequisites.first().text
+        assert "Is German your first language" in study.prerequisites.first().text
 
     def test_unknown_clip_ids_and_speakers_are_named(self, admin_client, corpus):
         response = admin_client.post(
