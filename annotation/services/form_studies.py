@@ -4,8 +4,8 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotation.models import Clip, Corpus, FormItem, Study, StudyItem
-from annotation.services.studies import _free_slug
+from annotation.models import Clip, Corpus, FormItem, PrerequisiteQuestion, Study, StudyItem
+from annotation.services.studies import _free_slug, default_prerequisites
 
 FORM_DEFAULTS = {"clips_per_task": 15, "target_annotations": 3, "attention_checks_per_task": 0, "min_marked_words": 0}
 
@@ -25,7 +25,8 @@ class FormItemSpec:
 
 @transaction.atomic
 def form_study_create(*, name: str, corpus: Corpus, items: list[FormItemSpec], **settings) -> Study:
-    """A draft form study (15 items per form, 3 answers per item unless given)."""
+    """A draft form study (15 items per form, 3 answers per item unless given),
+    with the same default screening questions as an emphasis study."""
     if not items:
         raise ValueError("a form needs at least one item")
     languages = {spec.clip.language for spec in items}
@@ -41,4 +42,8 @@ def form_study_create(*, name: str, corpus: Corpus, items: list[FormItemSpec], *
         FormItem(study=study, **spec.__dict__) for spec in items
     )
     StudyItem.objects.bulk_create(StudyItem(study=study, clip_id=item.clip_id, form_item=item) for item in form_items)
+    PrerequisiteQuestion.objects.bulk_create(
+        PrerequisiteQuestion(study=study, position=position, **question)
+        for position, question in enumerate(default_prerequisites(study.language))
+    )
     return study
