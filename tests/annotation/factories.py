@@ -1,6 +1,22 @@
-import factory
+from datetime import timedelta
 
-from annotation.models import Clip, ClipWarning, Corpus, Speaker, Word
+import factory
+from django.utils import timezone
+
+from annotation.models import (
+    Annotation,
+    AttentionCheck,
+    Clip,
+    ClipWarning,
+    Corpus,
+    Participant,
+    Speaker,
+    Study,
+    StudyItem,
+    Task,
+    TaskItem,
+    Word,
+)
 
 
 class CorpusFactory(factory.django.DjangoModelFactory):
@@ -53,11 +69,6 @@ class ClipWarningFactory(factory.django.DjangoModelFactory):
 
 
 # --- Studies, participants, tasks and annotations (participant review) -------
-from datetime import timedelta  # noqa: E402
-
-from django.utils import timezone  # noqa: E402
-
-from annotation.models import Annotation, AttentionCheck, Participant, Study, Task, TaskItem  # noqa: E402
 
 
 class StudyFactory(factory.django.DjangoModelFactory):
@@ -127,7 +138,6 @@ class AnnotationFactory(factory.django.DjangoModelFactory):
 
 
 # --- Study items (study admin, top-ups); StudyFactory is above -------------
-from annotation.models import StudyItem  # noqa: E402
 
 
 class StudyItemFactory(factory.django.DjangoModelFactory):
