@@ -43,6 +43,7 @@ class AudioFile:
 
     audio: str  # the path as items.jsonl gives it, relative to items.jsonl
     transcript: str = ""
+    words: list | None = None
     language: str = ""
     uses: list[tuple[int, str, str]] = field(default_factory=list)  # (line, item id, field)
     given_on: dict[str, int] = field(default_factory=dict)  # the line each fact came from
@@ -55,8 +56,9 @@ class AudioFile:
     def manifest_row(self) -> dict:
         # Without a transcript in any row, the file name stands in ("sample_01.wav" -> "sample 01").
         fallback = re.sub(r"[\s_.\-]+", " ", PurePosixPath(self.audio).stem).strip() or "audio"
-        return {"id": self.clip_id, "audio": self.audio, "transcript": self.transcript or fallback,
-                "language": self.language}  # fmt: skip
+        row = {"id": self.clip_id, "audio": self.audio, "transcript": self.transcript or fallback,
+               "language": self.language}  # fmt: skip
+        return row | ({"words": self.words} if self.words else {})
 
 
 @dataclass
@@ -78,6 +80,7 @@ def form_items_import(
     limits = limits_from_settings()
     with _open_items(Path(path), limits) as (root, items_path, source_name):
         drafts, problems = read_items(items_path, with_ssd=with_ssd, language=language)
+        problems += _duplicate_ids(drafts)
         drafts = _without_bad_lines(drafts, problems)
         files = _audio_files(drafts, problems)
         _locate(root, items_path.parent, files, limits, problems)
@@ -130,17 +133,29 @@ def _keep_good(drafts: list[ItemDraft], problems: list[RowProblem], skip_invalid
     return good
 
 
+def _duplicate_ids(drafts: list[ItemDraft]) -> list[ItemProblem]:
+    first: dict[str, int] = {}
+    problems = []
+    for draft in drafts:
+        if draft.external_id in first:
+            reason = f"duplicate id, first used on line {first[draft.external_id]}"
+            problems.append(ItemProblem(draft.line, draft.external_id, "id", reason))
+        else:
+            first[draft.external_id] = draft.line
+    return problems
+
+
 def _audio_files(drafts: list[ItemDraft], problems: list[RowProblem]) -> dict[str, AudioFile]:
     """The distinct audio files, each with the transcript and language the rows give it; a row
     that gives one file another transcript (or language) than an earlier row is a problem."""
     files: dict[str, AudioFile] = {}
     for draft in drafts:
-        for name, audio, transcript in (("audio", draft.audio, draft.transcript),
-                                        ("audio_b", draft.audio_b, draft.transcript_b)):  # fmt: skip
+        for name, audio, transcript, words in (("audio", draft.audio, draft.transcript, draft.words),
+                                               ("audio_b", draft.audio_b, draft.transcript_b, None)):  # fmt: skip
             if not audio:
                 continue
             file = files.setdefault(audio, AudioFile(audio))
-            for fact, value in (("transcript", transcript), ("language", draft.language)):
+            for fact, value in (("transcript", transcript), ("words", words), ("language", draft.language)):
                 known = getattr(file, fact)
                 if value and known and value != known:
                     reason = f"{audio!r} has the {fact} {known!r} on line {file.given_on[fact]}, here {value!r}"

@@ -9,9 +9,11 @@ Two layouts, told apart row by row:
   row gives a single_choice item and, with `with_ssd`, a stressed_words item "<id>-ssd" on the
   same clip whose gold is the binary vector.
 - the generic layout (a row with "type"): "id", "type", "audio", "audio_b" (pairwise only),
-  "question", "options", "gold", "settings", "transcript", "transcript_b", "language", "metadata".
+  "question", "options", "gold", "settings", "transcript", "transcript_b", "words" (the word list of
+  the clip of "audio", for languages written without spaces), "language", "metadata".
 
-A row that is wrong in any way gives one problem and no item.
+A row that is wrong in any way gives one problem and no item. Problems across rows (duplicate ids,
+one audio file given two transcripts) are found by annotation.ingest.form_items.
 """
 
 import json
@@ -20,12 +22,12 @@ from pathlib import Path, PurePosixPath
 
 from annotation.ingest.errors import RowProblem, SourceRefused
 from annotation.ingest.source import relative_path_problem
-from annotation.ingest.words import split_transcript
+from annotation.ingest.words import split_transcript, written_without_spaces
 from annotation.models import FormItem
 
 TYPES = tuple(FormItem.Type.values)
 GENERIC_FIELDS = {"id", "type", "audio", "audio_b", "question", "options", "gold", "settings", "transcript",
-                  "transcript_b", "language", "metadata"}  # fmt: skip
+                  "transcript_b", "words", "language", "metadata"}  # fmt: skip
 STRESSTEST_FIELDS = {"id", "transcription", "audio", "audio_path", "possible_answers", "label", "stress_pattern",
                      "metadata", "language", "question"}  # fmt: skip
 _MAX_ID = 200  # FormItem.external_id
@@ -34,7 +36,6 @@ _MAX_ID = 200  # FormItem.external_id
 @dataclass(frozen=True)
 class ItemProblem(RowProblem):
     """A RowProblem that names the item, not a clip."""
-
     def __str__(self) -> str:
         where = f"line {self.line}" + (f" (item {self.clip_id!r})" if self.clip_id else "")
         return f"{where}{', ' + self.field if self.field else ''}: {self.reason}"
@@ -47,6 +48,7 @@ class ItemDraft:
     item_type: str
     audio: str
     transcript: str = ""  # of `audio`; empty: from another row, else from the file name
+    words: list | None = None  # of `audio`; None: the transcript split at spaces
     audio_b: str = ""
     transcript_b: str = ""
     language: str = ""
@@ -72,7 +74,7 @@ def read_items(path: Path, *, with_ssd: bool = False, language: str = "") -> tup
     for line, row_text in enumerate(text.splitlines(), start=1):
         if not row_text.strip():
             continue
-        raw, item_id = None, ""
+        item_id = ""
         try:
             raw = json.loads(row_text)
             if not isinstance(raw, dict):
@@ -85,7 +87,6 @@ def read_items(path: Path, *, with_ssd: bool = False, language: str = "") -> tup
             problems.append(ItemProblem(line, item_id, bad.field_name, bad.reason))
     if not drafts and not problems:
         raise SourceRefused(f"{path.name}: no rows")
-    problems += _duplicate_ids(drafts)
     return drafts, problems
 
 
@@ -123,8 +124,8 @@ def _stress_vector(pattern, transcript: str) -> list[int]:
     if not isinstance(pattern, dict) or "binary" not in pattern:
         raise _Bad("stress_pattern", "--with-ssd needs stress_pattern.binary (0 or 1 for each word)")
     binary = _word_vector(pattern["binary"], transcript, "stress_pattern.binary")
-    indices = pattern.get("indices")
-    if indices is not None and sorted(indices) != [i for i, v in enumerate(binary) if v]:
+    indices = pattern.get("indices")  # redundant with binary, so a disagreement means a broken row
+    if indices is not None and indices != [index for index, value in enumerate(binary) if value]:
         raise _Bad("stress_pattern", f"indices {indices} do not match the binary vector {binary}")
     return binary
 
@@ -132,7 +133,8 @@ def _stress_vector(pattern, transcript: str) -> list[int]:
 def _generic(line: int, raw: dict, language: str) -> ItemDraft:
     unknown = sorted(set(raw) - GENERIC_FIELDS)
     if unknown:
-        raise _Bad(unknown[0], f"unknown field {unknown[0]!r}; the generic layout has {', '.join(sorted(GENERIC_FIELDS))}")
+        known = ", ".join(sorted(GENERIC_FIELDS))
+        raise _Bad(unknown[0], f"unknown field {unknown[0]!r}; the generic layout has {known}")
     item_type = raw["type"]
     if item_type not in TYPES:
         raise _Bad("type", f"unknown item type {item_type!r}; expected one of {', '.join(TYPES)}")
@@ -140,7 +142,7 @@ def _generic(line: int, raw: dict, language: str) -> ItemDraft:
         raise _Bad("id", "missing id")
     draft = ItemDraft(
         line, _item_id(raw["id"]), item_type, audio=_audio(raw.get("audio"), "audio"),
-        transcript=_text(raw, "transcript"), transcript_b=_text(raw, "transcript_b"),
+        transcript=_text(raw, "transcript"), transcript_b=_text(raw, "transcript_b"), words=_words(raw),
         language=_text(raw, "language") or language, prompt=_text(raw, "question"),
         options=_options(raw.get("options", []), "options"), settings=_dict(raw, "settings"),
         gold=raw.get("gold"), metadata=_dict(raw, "metadata"),
@@ -170,7 +172,7 @@ def _check_pairwise(draft: ItemDraft) -> None:
 def _check_rating(draft: ItemDraft) -> None:
     values = draft.settings.get("values")
     if values is not None and (
-        not draft.options or len(values) != len(draft.options) or not all(_is_number(v) for v in values)
+        not isinstance(values, list) or len(values) != len(draft.options) or not all(map(_is_number, values))
     ):
         raise _Bad("settings", "settings.values must be one number for each option")
     if draft.gold is not None and not _is_number(draft.gold):
@@ -197,8 +199,10 @@ def _check_stressed_words(draft: ItemDraft) -> None:
     _no_options(draft)
     if not draft.transcript:
         raise _Bad("transcript", "a stressed_words item needs the transcript whose words are marked")
+    if draft.words is None and written_without_spaces(draft.language):
+        raise _Bad("words", f"{draft.language!r} is written without spaces: give the clip's word list in \"words\"")
     if draft.gold is not None:
-        draft.gold = _word_vector(draft.gold, draft.transcript, "gold")
+        draft.gold = _word_vector(draft.gold, draft.transcript, "gold", draft.words)
 
 
 CHECKS = {
@@ -210,8 +214,16 @@ CHECKS = {
 }
 
 
-def _word_vector(value, transcript: str, name: str) -> list[int]:
-    words = len(split_transcript(transcript))
+def _words(raw: dict) -> list | None:
+    """The clip's word list as given; the corpus import checks each word against the transcript."""
+    words = raw.get("words")
+    if words is not None and (not isinstance(words, list) or not words):
+        raise _Bad("words", "must be a non-empty list of words")
+    return words
+
+
+def _word_vector(value, transcript: str, name: str, words: list | None = None) -> list[int]:
+    words = len(words) if words else len(split_transcript(transcript))
     if not isinstance(value, list) or not all(v in (0, 1) and not isinstance(v, float) for v in value):
         raise _Bad(name, "must be a list of 0 and 1, one for each word")
     if len(value) != words:
@@ -248,8 +260,9 @@ def _shown_id(raw: dict) -> str:
     """The id a problem names: the row's, else (StressTest rows) the one its audio file gives."""
     audio = raw.get("audio", raw.get("audio_path"))
     audio = audio.get("path") if isinstance(audio, dict) else audio
-    fallback = PurePosixPath(audio.replace("\\", "/")).stem if "possible_answers" in raw and isinstance(audio, str) else ""
-    return str(raw.get("id", fallback)).strip()
+    if "possible_answers" not in raw or not isinstance(audio, str):
+        return str(raw.get("id", "")).strip()
+    return str(raw.get("id", PurePosixPath(audio.replace("\\", "/")).stem)).strip()
 
 
 def _item_id(value) -> str:
@@ -284,15 +297,3 @@ def _dict(raw: dict, name: str) -> dict:
 
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _duplicate_ids(drafts: list[ItemDraft]) -> list[ItemProblem]:
-    first: dict[str, int] = {}
-    problems = []
-    for draft in drafts:
-        if draft.external_id in first:
-            reason = f"duplicate id, first used on line {first[draft.external_id]}"
-            problems.append(ItemProblem(draft.line, draft.external_id, "id", reason))
-        else:
-            first[draft.external_id] = draft.line
-    return problems

@@ -44,6 +44,6 @@ def form_study_create(*, name: str, corpus: Corpus, items: list[FormItemSpec], *
     StudyItem.objects.bulk_create(StudyItem(study=study, clip_id=item.clip_id, form_item=item) for item in form_items)
     PrerequisiteQuestion.objects.bulk_create(
         PrerequisiteQuestion(study=study, position=position, **question)
-        for position, question in enumerate(default_prerequisites(study.language))
+        for position, question in enumerate(default_prerequisites(study.language, study.interface_language))
     )
     return study

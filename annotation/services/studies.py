@@ -3,7 +3,9 @@
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.utils import translation
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from annotation.models import Clip, Corpus, PrerequisiteQuestion, Study, StudyItem
 
@@ -44,17 +46,21 @@ def clips_selected(*, corpus: Corpus, selection: ClipSelection):
     return clips.order_by("pk")
 
 
-def language_name(code: str) -> str:
-    """'pt-BR' -> 'Portuguese (pt-BR)', for questions researchers and participants read."""
-    from django.utils.translation import get_language_info
+# Languages that write language names in lower case mid-sentence ("el español").
+_LOWERCASE_LANGUAGE_NAMES = {"es", "pt", "fr", "it"}
 
+
+def language_name(code: str) -> str:
+    """'pt-BR' -> 'Portuguese (pt-BR)', in the active language ('portugués (pt-BR)' in Spanish)."""
     if not code:
-        return "the study language"
+        return _("the study language")
     base = code.replace("_", "-").split("-")[0].lower()
     try:
-        name = get_language_info(base)["name"]
+        name = str(translation.get_language_info(base)["name_translated"])
     except KeyError:
         return code
+    if translation.get_language() in _LOWERCASE_LANGUAGE_NAMES:
+        name = name[:1].lower() + name[1:]
     return name if code.lower() == base else f"{name} ({code})"
 
 
@@ -69,14 +75,17 @@ def interface_language_for(code: str) -> str:
     return base if base in shipped else "en"
 
 
-def default_prerequisites(language: str) -> list[dict]:
-    spoken = language_name(language)
-    return [
-        {"text": f"Is {spoken} your first language, and do you speak it fluently?",
-         "choices": ["Yes", "No"], "accepted": ["Yes"]},
-        {"text": "Do you have any hearing difficulties?", "choices": ["No", "Yes"], "accepted": ["No"]},
-        {"text": "Are you wearing headphones or earphones now?", "choices": ["Yes", "No"], "accepted": ["Yes"]},
-    ]  # fmt: skip
+def default_prerequisites(language: str, interface_language: str = "en") -> list[dict]:
+    """The MMEE prerequisites, written in the participants' interface language."""
+    with translation.override(interface_language):
+        yes, no = _("Yes"), _("No")
+        spoken = language_name(language)
+        return [
+            {"text": _("Is %(language)s your first language, and do you speak it fluently?") % {"language": spoken},
+             "choices": [yes, no], "accepted": [yes]},
+            {"text": _("Do you have any hearing difficulties?"), "choices": [no, yes], "accepted": [no]},
+            {"text": _("Are you wearing headphones or earphones now?"), "choices": [yes, no], "accepted": [yes]},
+        ]  # fmt: skip
 
 
 @transaction.atomic
@@ -97,7 +106,7 @@ def study_create(*, name: str, corpus: Corpus, selection: ClipSelection, **setti
     StudyItem.objects.bulk_create([StudyItem(study=study, clip_id=pk) for pk in clip_ids], batch_size=1000)
     PrerequisiteQuestion.objects.bulk_create(
         PrerequisiteQuestion(study=study, position=position, **question)
-        for position, question in enumerate(default_prerequisites(language))
+        for position, question in enumerate(default_prerequisites(language, study.interface_language))
     )
     return study
 

@@ -23,7 +23,9 @@ def test_one_study_per_language_each_with_its_own_prerequisites_and_code(corpus)
         ("en", "en", 4), ("pt", "pt", 4), ("zh", "zh-hans", 2)
     ]
     assert len({s.completion_code for s in studies}) == 3
-    assert "Is Portuguese your first language" in studies[1].prerequisites.first().text
+    # Written in the study's interface language, Portuguese here.
+    assert studies[1].prerequisites.first().text == "O português é a sua língua materna e fala-o fluentemente?"
+    assert studies[0].prerequisites.first().text.startswith("Is English your first language")
     assert all(s.status == Study.Status.DRAFT for s in studies)
 
 
@@ -31,7 +33,7 @@ def test_one_study_per_variety(corpus):
     studies = studies_create_per_language(corpus=corpus, by="variety")
 
     assert [s.language for s in studies] == ["en-IN", "en-US", "pt-BR", "pt-PT", "zh-CN"]
-    assert "Portuguese (pt-BR)" in studies[2].prerequisites.first().text
+    assert "português (pt-BR)" in studies[2].prerequisites.first().text
     assert studies[2].interface_language == "pt"
 
 
