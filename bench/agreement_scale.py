@@ -1,0 +1,175 @@
+"""The agreement report at MMEE scale: time, peak memory, and the gain over calling krippendorff per resample.
+
+    .venv/bin/python bench/agreement_scale.py [--clips 10000] [--per-clip 10] [--words 15]
+        [--resamples 1000] [--seed 0] [--package-resamples 20]
+
+Generates a study shaped like MMEE (evaluation.simulation: 10 varieties in 7 languages, 34
+emotions, tasks of 20 clips, 3 % of clips with one or two extra annotations from reruns, levels
+0/1/2 at about 20 % marked words), then times, in this process:
+
+1. the required core: subsample to 10 per clip; pooled and per-language average pairwise Cohen's
+   kappa, Fleiss' kappa with its interval, Krippendorff's ordinal alpha with a clip bootstrap of
+   --resamples resamples; emphasis rates;
+2. the full report as the report page computes it (also per variety and emotion, three alpha
+   metrics, annotator quality) and its JSON;
+3. the pooled ordinal-alpha bootstrap done the slow way: the krippendorff package called once per
+   resample on that resample's words, timed on --package-resamples resamples and scaled to
+   --resamples, against the same bootstrap from per-clip sums. The first resamples are the same
+   clips both ways, and their alphas are compared.
+
+Peak memory is the process's peak resident set (ru_maxrss), generation included. Targets: the
+core and the full report each within 10 s, peak within 2 GB; the exit status is 1 if one is missed.
+"""
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from evaluation.aggregation import subsample  # noqa: E402
+from evaluation.alpha import alpha_cluster_statistics, alpha_from_sums, alpha_layout  # noqa: E402
+from evaluation.cohen import average_pairwise_kappa, clip_pair_tables  # noqa: E402
+from evaluation.emphasis import emphasis_rates  # noqa: E402
+from evaluation.fleiss import fleiss_kappa  # noqa: E402
+from evaluation.quality import Thresholds  # noqa: E402
+from evaluation.ratings import binary_counts  # noqa: E402
+from evaluation.report import ReportParameters, report_compute  # noqa: E402
+from evaluation.report_format import report_json  # noqa: E402
+from evaluation.resampling import bootstrap_sums, cluster_codes, generator, percentile_interval  # noqa: E402
+from evaluation.simulation import simulated_study  # noqa: E402
+
+TARGET_SECONDS, TARGET_BYTES = 10.0, 2 * 1024**3
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clips", type=int, default=10_000)
+    parser.add_argument("--per-clip", type=int, default=10)
+    parser.add_argument("--words", type=int, default=15)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--package-resamples", type=int, default=20)
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    data = simulated_study(clips=args.clips, per_clip=args.per_clip, words=args.words, seed=args.seed)
+    generated = time.perf_counter() - started
+    print(f"study: {len(data.clip_keys)} clips, {data.n_annotations} annotations "
+          f"({len(data.annotator_keys)} annotators), {args.words} words a clip, "
+          f"{int((data.levels >= 0).sum())} word judgements; generated in {generated:.2f} s")  # fmt: skip
+
+    core_seconds, pooled = core(data, args)
+    print(f"\n1. required core (subsample, pooled + per-language Cohen, Fleiss with CI, ordinal alpha with "
+          f"{args.resamples}-resample clip bootstrap, emphasis rates): {core_seconds:.2f} s")  # fmt: skip
+    for line in pooled:
+        print("   " + line)
+
+    phases = []
+    started = time.perf_counter()
+    parameters = ReportParameters(subsample=args.per_clip, seed=args.seed, resamples=args.resamples,
+                                  thresholds=Thresholds(min_kappa=0.1, min_attention=1.0, min_median_seconds=3.0))
+    report = report_compute(data, parameters, progress=lambda phase, done, total: phases.append(
+        (phase, time.perf_counter())))  # fmt: skip
+    text = report_json(report)
+    full_seconds = time.perf_counter() - started
+    print(f"\n2. full report ({len(report['agreement']['variety'])} varieties, {len(report['agreement']['emotion'])} "
+          f"emotions, 3 alpha metrics, annotator quality) and its JSON ({len(text) / 1e6:.1f} MB): "
+          f"{full_seconds:.2f} s")  # fmt: skip
+    print("   " + _phase_summary(phases, started))
+
+    ours, package, agree = package_comparison(data, args)
+    scaled = package * args.resamples / args.package_resamples
+    print(f"\n3. pooled ordinal-alpha bootstrap, {args.resamples} resamples: per-clip sums {ours:.2f} s; "
+          f"krippendorff package per resample {package:.2f} s for {args.package_resamples} -> "
+          f"{scaled:.1f} s scaled; ratio {scaled / ours:.0f}x; largest difference over the shared resamples "
+          f"{agree:.1e}")  # fmt: skip
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+    print(f"\npeak memory (max RSS, whole process): {peak / 1024**2:.0f} MiB")
+    misses = [name for name, missed in [
+        (f"core {core_seconds:.2f} s > {TARGET_SECONDS} s", core_seconds > TARGET_SECONDS),
+        (f"full report {full_seconds:.2f} s > {TARGET_SECONDS} s", full_seconds > TARGET_SECONDS),
+        (f"peak {peak / 1024**3:.2f} GiB > 2 GiB", peak > TARGET_BYTES),
+    ] if missed]  # fmt: skip
+    print("targets: " + ("met (<= 10 s, <= 2 GB)" if not misses else "MISSED: " + "; ".join(misses)))
+    return 1 if misses else 0
+
+
+def core(data, args):
+    started = time.perf_counter()
+    keys = np.asarray(data.clip_keys, dtype=object)[data.clip]
+    names = np.asarray(data.annotator_keys, dtype=object)[data.annotator]
+    ratings = data.ratings(subsample(keys, names, n=args.per_clip, seed=args.seed).keep)
+    counts, unit_clip = ratings.unit_counts()
+    tables = clip_pair_tables(ratings)
+    languages = np.asarray(data.clip_groups["language"], dtype=object)
+    lines = []
+    for name in ["pooled", *sorted(set(languages.tolist()))]:
+        clips = np.ones(len(data.clip_keys), dtype=bool) if name == "pooled" else languages == name
+        units = clips[unit_clip] & (counts.sum(axis=1) > 0)
+        cohen = average_pairwise_kappa(tables, clips)
+        fleiss = fleiss_kappa(binary_counts(counts[units]), unit_clip[units])
+        codes, n = cluster_codes(unit_clip[units])
+        layout = alpha_layout(counts[units])
+        per_clip = alpha_cluster_statistics(counts[units], codes, n, layout)
+        value = alpha_from_sums(per_clip.sum(axis=0), layout, "ordinal")[0]
+        sums = bootstrap_sums(per_clip, resamples=args.resamples, seed=args.seed, label=f"language:{name}")
+        interval = percentile_interval(alpha_from_sums(sums, layout, "ordinal"))
+        rate = emphasis_rates(counts[units])["label_rate"]
+        lines.append(f"{name:<7} Cohen {cohen.value:.3f}  Fleiss {fleiss.value:.3f} [{fleiss.ci[0]:.3f}, "
+                     f"{fleiss.ci[1]:.3f}]  alpha ordinal {value:.3f} [{interval.low:.3f}, {interval.high:.3f}]  "
+                     f"emphasis rate {rate:.3f}")  # fmt: skip
+    return time.perf_counter() - started, lines
+
+
+def package_comparison(data, args):
+    import krippendorff
+
+    keys = np.asarray(data.clip_keys, dtype=object)[data.clip]
+    names = np.asarray(data.annotator_keys, dtype=object)[data.annotator]
+    counts, unit_clip = data.ratings(subsample(keys, names, n=args.per_clip, seed=args.seed).keep).unit_counts()
+    rated = counts.sum(axis=1) > 0
+    counts, unit_clip = counts[rated], unit_clip[rated]
+    codes, n = cluster_codes(unit_clip)
+
+    started = time.perf_counter()
+    layout = alpha_layout(counts)
+    per_clip = alpha_cluster_statistics(counts, codes, n, layout)
+    fast = alpha_from_sums(bootstrap_sums(per_clip, resamples=args.resamples, seed=args.seed, label="pooled"),
+                           layout, "ordinal")  # fmt: skip
+    ours = time.perf_counter() - started
+
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(n))
+    sizes = np.bincount(codes, minlength=n)
+    drawn = generator(seed=args.seed, label="pooled").integers(0, n, size=(args.package_resamples, n), dtype=np.uint32)
+    started = time.perf_counter()
+    slow = []
+    for clips in drawn:
+        lengths = sizes[clips]
+        shift = np.repeat(starts[clips] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+        units = order[shift + np.arange(int(lengths.sum()))]
+        slow.append(krippendorff.alpha(value_counts=counts[units], level_of_measurement="ordinal",
+                                       value_domain=[0, 1, 2]))  # fmt: skip
+    package = time.perf_counter() - started
+    agree = float(np.max(np.abs(np.array(slow) - fast[: len(slow)]))) if slow else 0.0
+    return ours, package, agree
+
+
+def _phase_summary(phases, started) -> str:
+    if not phases:
+        return ""
+    marks = [t for _, t in phases] + [time.perf_counter()]
+    quality = marks[1] - marks[0]
+    agreement = marks[-1] - marks[2]
+    return (f"annotator quality {quality:.2f} s, subsampling {marks[2] - marks[1]:.2f} s, "
+            f"agreement over {len(phases) - 2} groups and JSON {agreement:.2f} s")  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+from django.contrib import admin
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from annotation.models import Study
+from evaluation import views
+from evaluation.forms import parameters_query
+from evaluation.models import StudyReport
+from evaluation.services import parameters_from_dict
+
+
+@admin.register(StudyReport)
+class StudyReportAdmin(admin.ModelAdmin):
+    """Reports are computed from the report page of a study (linked from this list), never edited."""
+
+    list_display = ["study", "scope", "status", "progress_text", "created_at", "finished_at", "open_link"]
+    list_filter = ["status", "study"]
+    fields = readonly_fields = [
+        "study", "language", "parameters", "fingerprint", "status", "phase", "done", "total", "error",
+        "created_by", "created_at", "started_at", "finished_at",
+    ]  # fmt: skip
+    change_list_template = "evaluation/studyreport_change_list.html"
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("study/<int:study_id>/", wrap(views.report_page), {"admin_site": self.admin_site},
+                 name="evaluation_studyreport_study"),  # fmt: skip
+            path("<int:pk>/progress/", wrap(views.report_progress), name="evaluation_studyreport_progress"),
+            path("<int:pk>/report.json", wrap(views.report_download), {"kind": "json"},
+                 name="evaluation_studyreport_json"),  # fmt: skip
+            path("<int:pk>/report.csv", wrap(views.report_download), {"kind": "csv"},
+                 name="evaluation_studyreport_csv"),  # fmt: skip
+            *super().get_urls(),
+        ]
+
+    def has_add_permission(self, request):
+        return False  # reports are started from a study's report page (needs evaluation.add_studyreport)
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        studies = [(study, reverse("admin:evaluation_studyreport_study", args=[study.pk]))
+                   for study in Study.objects.filter(kind=Study.Kind.EMPHASIS).order_by("name")]  # fmt: skip
+        return super().changelist_view(request, {**(extra_context or {}), "studies": studies})
+
+    @admin.display(description="scope")
+    def scope(self, report):
+        return report.language or "all languages"
+
+    @admin.display(description="progress")
+    def progress_text(self, report):
+        return f"{report.phase} {report.done}/{report.total}" if report.total else report.phase or "-"
+
+    @admin.display(description="report")
+    def open_link(self, report):
+        url = reverse("admin:evaluation_studyreport_study", args=[report.study_id])
+        return format_html('<a href="{}?{}">open</a>', url, parameters_query(parameters_from_dict(report.parameters)))

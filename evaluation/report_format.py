@@ -1,0 +1,133 @@
+"""A report as bytes: canonical JSON and a tidy CSV. Pure.
+
+Canonical JSON: keys sorted, numpy values made Python values, floats rounded to 10 decimals
+(-0.0 written as 0.0), NaN and infinities refused (an undefined value is null with a reason),
+two-space indent, ASCII only. The same report dict always gives the same bytes.
+"""
+
+import csv
+import io
+import json
+import math
+
+import numpy as np
+
+DECIMALS = 10
+CSV_COLUMNS = [
+    "section", "dimension", "group", "measure", "value", "se", "ci_low", "ci_high", "method", "clips", "words", "note",
+]  # fmt: skip
+
+
+def canonical(value):
+    if isinstance(value, dict):
+        return {str(key): canonical(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [canonical(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return [canonical(item) for item in value.tolist()]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"a report cannot hold {number!r}; undefined values are null with a reason")
+        rounded = round(number, DECIMALS)
+        return 0.0 if rounded == 0 else rounded
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"a report cannot hold {type(value).__name__}")
+
+
+def report_json(report: dict) -> str:
+    return json.dumps(canonical(report), sort_keys=True, indent=2, ensure_ascii=True) + "\n"
+
+
+def report_csv(report: dict) -> str:
+    """One row per number: agreement, emphasis, scalar histogram, mismatch and annotator figures."""
+    report = canonical(report)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in _rows(report):
+        writer.writerow({column: _cell(row.get(column)) for column in CSV_COLUMNS})
+    return buffer.getvalue()
+
+
+def agreement_groups(report: dict):
+    """(dimension, group, result) for the pooled result and every group, in report order."""
+    agreement = report["agreement"]
+    if "pooled" in agreement:
+        yield "pooled", "", agreement["pooled"]
+    for dimension in ("language", "variety", "emotion"):
+        for group, result in sorted(agreement.get(dimension, {}).items()):
+            yield dimension, group, result
+
+
+def _rows(report: dict):
+    for dimension, group, result in agreement_groups(report):
+        base = {"section": "agreement", "dimension": dimension, "group": group,
+                "clips": result["clips"], "words": result["words"]}  # fmt: skip
+        cohen = result["cohen"]
+        yield base | {"measure": "cohen_mean_pairwise", "value": cohen["value"], "method": cohen["weighting"],
+                      "note": cohen["undefined"] or f"{cohen['pairs']} pairs, {cohen['pairs_undefined']} undefined"}
+        yield base | {"measure": "cohen_mean_weighted_by_shared_words",
+                      "value": cohen["mean_weighted_by_shared_words"], "note": cohen["undefined"]}
+        fleiss = result["fleiss"]
+        yield base | _interval_row("fleiss", fleiss, "se", "ci95", "t interval, clips as clusters")
+        yield base | _interval_row("fleiss", fleiss, "se_words_independent", "ci95_words_independent",
+                                   "t interval, words independent (irrCAC)")
+        yield base | _bootstrap_row("fleiss", fleiss)
+        for metric, alpha in result["krippendorff"].items():
+            yield base | _bootstrap_row(f"krippendorff_{metric}", alpha)
+    emphasis = report["emphasis"]
+    for dimension, group, rates in _emphasis_groups(emphasis):
+        for measure in ("label_rate", "mark_rate", "heavy_rate", "mean_scalar"):
+            yield {"section": "emphasis", "dimension": dimension, "group": group, "measure": measure,
+                   "value": rates[measure], "words": rates["words"]}  # fmt: skip
+    histograms, edges = emphasis["scalar_histogram"], emphasis["scalar_histogram"]["edges"]
+    for dimension, group, counts in [("pooled", "", histograms.get("pooled", []))] + [
+        ("language", language, counts) for language, counts in sorted(histograms.get("language", {}).items())
+    ]:
+        for index, count in enumerate(counts):
+            closing = "]" if index == len(counts) - 1 else ")"
+            yield {"section": "scalar_histogram", "dimension": dimension, "group": group,
+                   "measure": f"[{edges[index]}, {edges[index + 1]}{closing}", "value": count}  # fmt: skip
+    mismatch = emphasis["mismatch"]
+    for measure in ("clips", "reports", "clips_with_reports", "clips_at_threshold"):
+        yield {"section": "mismatch", "dimension": "pooled", "measure": measure, "value": mismatch[measure],
+               "note": f"threshold {mismatch['threshold']}" if measure == "clips_at_threshold" else None}
+    excluded = set(report["annotators"]["excluded"])
+    for row in report["annotators"]["rows"]:
+        note = ",".join(row["flags"]) + (" (excluded)" if row["annotator"] in excluded else "")
+        for measure in ("kappa", "marked_share", "attention_share", "median_seconds", "clips"):
+            yield {"section": "annotator", "dimension": "annotator", "group": row["annotator"], "measure": measure,
+                   "value": row[measure], "words": row["words"],
+                   "note": row["kappa_reason"] if measure == "kappa" and row["kappa"] is None else note}
+
+
+def _emphasis_groups(emphasis: dict):
+    yield "pooled", "", emphasis["pooled"]
+    for dimension in ("language", "variety", "emotion"):
+        for group, rates in sorted(emphasis.get(dimension, {}).items()):
+            yield dimension, group, rates
+
+
+def _interval_row(name, result, se_key, ci_key, method):
+    ci = result[ci_key] or [None, None]
+    return {"measure": name, "value": result["value"], "se": result[se_key], "ci_low": ci[0], "ci_high": ci[1],
+            "method": method, "note": result["undefined"]}
+
+
+def _bootstrap_row(name, result):
+    boot = result["bootstrap"] or {}
+    ci = boot.get("ci95") or [None, None]
+    return {"measure": name, "value": result["value"], "se": boot.get("se"), "ci_low": ci[0], "ci_high": ci[1],
+            "method": "percentile bootstrap over clips", "note": result["undefined"]}
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)

@@ -1,0 +1,79 @@
+"""Clip (cluster) bootstrap by sums of per-clip statistics. Pure numpy.
+
+The words of a clip share their annotators, so a resample draws whole clips: C clips with
+replacement out of C. Every measure here is a function of sums over units of integer statistics,
+so each clip's statistics are summed once, and a resample is the count-weighted sum
+
+    sums (resamples x statistics) = counts (resamples x clips) @ per-clip statistics (clips x statistics).
+
+The statistics are integers and their sums stay below 2**53, so the products are exact in
+float64 whatever order BLAS adds them in: the same seed gives the same bits on any machine.
+
+Draws: numpy's PCG64 seeded with [seed, crc32(label)], clip indices drawn uniformly
+(Generator.integers, 32-bit) resample by resample; the label (e.g. "language:de") gives every group its
+own stream, so a group's interval does not depend on which other groups a report has.
+"""
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+METHOD = "percentile bootstrap over clips (whole clips resampled with replacement)"
+_BINS_PER_CHUNK = 65_536
+
+
+@dataclass(frozen=True)
+class BootstrapInterval:
+    low: float | None
+    high: float | None
+    se: float | None  # standard deviation of the resampled values
+    resamples: int
+    undefined: int  # resamples where the measure was undefined (left out)
+
+
+def generator(*, seed: int, label: str) -> np.random.Generator:
+    if seed < 0:
+        raise ValueError("seed must be a non-negative integer")
+    return np.random.default_rng([int(seed), zlib.crc32(label.encode())])
+
+
+def bootstrap_sums(per_clip: np.ndarray, *, resamples: int, seed: int, label: str) -> np.ndarray:
+    """(resamples x statistics) sums of per-clip statistics over resampled clips."""
+    per_clip = np.asarray(per_clip, dtype=np.float64)
+    clips = per_clip.shape[0]
+    sums = np.zeros((resamples, per_clip.shape[1]))
+    if clips == 0 or resamples == 0:
+        return sums
+    rng = generator(seed=seed, label=label)
+    chunk = max(1, min(resamples, _BINS_PER_CHUNK // clips))  # the counts of a chunk stay in cache
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        drawn = rng.integers(0, clips, size=(rows, clips), dtype=np.uint32).astype(np.int64)
+        drawn += np.arange(rows)[:, None] * clips
+        counts = np.bincount(drawn.ravel(), minlength=rows * clips).reshape(rows, clips)
+        sums[start : start + rows] = counts.astype(np.float64) @ per_clip
+    return sums
+
+
+def percentile_interval(values: np.ndarray, *, confidence: float = 0.95) -> BootstrapInterval:
+    """Percentile interval (numpy's default linear interpolation) of the defined (non-NaN) values."""
+    values = np.asarray(values, dtype=float)
+    defined = values[~np.isnan(values)]
+    undefined = int(values.size - defined.size)
+    if defined.size < 2:
+        return BootstrapInterval(None, None, None, int(values.size), undefined)
+    tail = 100 * (1 - confidence) / 2
+    low, high = np.percentile(np.sort(defined), [tail, 100 - tail])
+    return BootstrapInterval(float(low), float(high), float(np.std(defined, ddof=1)), int(values.size), undefined)
+
+
+def cluster_codes(clusters: np.ndarray) -> tuple[np.ndarray, int]:
+    """Cluster labels renumbered 0.. in sorted order, and how many there are."""
+    labels, codes = np.unique(np.asarray(clusters), return_inverse=True)
+    return codes.astype(np.int64), int(labels.size)
+
+
+def cluster_sums(values: np.ndarray, codes: np.ndarray, clusters: int) -> np.ndarray:
+    """Sums of a per-unit statistic over the units of each cluster (codes from cluster_codes)."""
+    return np.bincount(codes, weights=np.asarray(values, dtype=np.float64), minlength=clusters)

@@ -1,0 +1,124 @@
+"""Small inline SVG charts for the report page, drawn on the server. Pure; every text is escaped."""
+
+from html import escape
+
+COLOURS = ("#205493", "#c05d00", "#2e8540", "#7a2e8e")
+_FONT = 'font-family="sans-serif" font-size="11"'
+
+
+def interval_chart(rows: list[tuple[str, list]], series: list[str], *, title: str) -> str:
+    """Dots with interval bars: rows of (label, [(value, low, high) or None for each series])."""
+    width, left, right, top, line = 640, 110, 20, 34, 14
+    band = line * max(1, len(series)) + 8
+    height = top + band * len(rows) + 26 + 15 * len(series)
+    points = [p for _, values in rows for p in values if p and p[0] is not None]
+    low = min([0.0] + [min(p[0], p[1] if p[1] is not None else p[0]) for p in points])
+    x = _scale(low, 1.0, left, width - right)
+    parts = [_open(width, height, title), _text(width / 2, 16, title, anchor="middle", bold=True)]
+    parts += _x_axis(x, low, 1.0, top, top + band * len(rows), ticks=_ticks(low, 1.0))
+    for r, (label, values) in enumerate(rows):
+        y0 = top + band * r + 6
+        parts.append(_text(left - 6, y0 + band / 2, label, anchor="end"))
+        for s, point in enumerate(values):
+            y = y0 + line * s + line / 2
+            if not point or point[0] is None:
+                parts.append(_text(x(max(low, 0)) + 4, y + 4, "undefined", colour="#777"))
+                continue
+            value, lo, hi = point
+            if lo is not None and hi is not None:
+                parts.append(f'<line x1="{x(lo):.1f}" y1="{y:.1f}" x2="{x(hi):.1f}" y2="{y:.1f}" '
+                             f'stroke="{COLOURS[s]}" stroke-width="2"/>')  # fmt: skip
+            parts.append(f'<circle cx="{x(value):.1f}" cy="{y:.1f}" r="3.5" fill="{COLOURS[s]}">'
+                         f"<title>{escape(label)} {escape(series[s])}: {value:.3f}"
+                         + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "") + "</title></circle>")  # fmt: skip
+    parts += _legend(series, left, top + band * len(rows) + 36)
+    return "".join(parts) + "</svg>"
+
+
+def histogram_chart(edges: list[float], counts: list[int], *, title: str) -> str:
+    width, height, left, right, top, bottom = 640, 220, 50, 20, 30, 36
+    peak = max(counts) if counts and max(counts) > 0 else 1
+    x = _scale(edges[0], edges[-1], left, width - right)
+    y = _scale(0, peak, height - bottom, top)
+    parts = [_open(width, height, title), _text(width / 2, 16, title, anchor="middle", bold=True)]
+    for i, count in enumerate(counts):
+        x0, x1 = x(edges[i]), x(edges[i + 1])
+        closing = "]" if i == len(counts) - 1 else ")"
+        parts.append(f'<rect x="{x0 + 1:.1f}" y="{y(count):.1f}" width="{max(x1 - x0 - 2, 1):.1f}" '
+                     f'height="{y(0) - y(count):.1f}" fill="{COLOURS[0]}"><title>[{edges[i]:.2f}, '
+                     f"{edges[i + 1]:.2f}{closing}: {count} words</title></rect>")  # fmt: skip
+    parts += _x_axis(x, edges[0], edges[-1], top, height - bottom, ticks=[i / 10 for i in range(11)])
+    parts.append(_text(left - 6, top + 4, f"{peak}", anchor="end"))
+    parts.append(_text(left - 6, height - bottom, "0", anchor="end"))
+    parts.append(_text(width / 2, height - 4, "scalar score (mean of 0 / 0.5 / 1)", anchor="middle"))
+    return "".join(parts) + "</svg>"
+
+
+def scatter_chart(points: list[tuple[float, float, bool, str]], *, title: str, x_label: str, y_label: str) -> str:
+    """Points (x, y, flagged, label); flagged points are drawn as red crosses."""
+    width, height, left, right, top, bottom = 640, 320, 50, 20, 30, 40
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    x = _scale(0.0, max([0.5] + xs), left, width - right)
+    y_low = min([0.0] + ys)
+    y = _scale(y_low, 1.0, height - bottom, top)
+    parts = [_open(width, height, title), _text(width / 2, 16, title, anchor="middle", bold=True)]
+    parts += _x_axis(x, 0.0, max([0.5] + xs), top, height - bottom, ticks=_ticks(0.0, max([0.5] + xs)))
+    for tick in _ticks(y_low, 1.0):
+        parts.append(_text(left - 6, y(tick) + 4, f"{tick:g}", anchor="end"))
+        parts.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{width - right}" y2="{y(tick):.1f}" stroke="#eee"/>')
+    for px, py, flagged, label in points:
+        tip = f"<title>{escape(label)}: {x_label} {px:.3f}, {y_label} {py:.3f}{' (flagged)' if flagged else ''}</title>"
+        if flagged:
+            cx, cy = x(px), y(py)
+            parts.append(f'<path d="M{cx - 4:.1f},{cy - 4:.1f}L{cx + 4:.1f},{cy + 4:.1f}M{cx - 4:.1f},{cy + 4:.1f}'
+                         f'L{cx + 4:.1f},{cy - 4:.1f}" stroke="#b00020" stroke-width="2">{tip}</path>')  # fmt: skip
+        else:
+            parts.append(f'<circle cx="{x(px):.1f}" cy="{y(py):.1f}" r="3" fill="{COLOURS[0]}" '
+                         f'fill-opacity="0.6">{tip}</circle>')  # fmt: skip
+    parts.append(_text(width / 2, height - 6, x_label, anchor="middle"))
+    parts.append(_text(12, height / 2, y_label, anchor="middle", rotate=True))
+    return "".join(parts) + "</svg>"
+
+
+def _open(width: int, height: int, title: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+            f'height="{height}" role="img" aria-label="{escape(title)}">')  # fmt: skip
+
+
+def _scale(low: float, high: float, start: float, end: float):
+    span = (high - low) or 1.0
+    return lambda value: start + (value - low) / span * (end - start)
+
+
+def _ticks(low: float, high: float) -> list[float]:
+    step = 0.1 if high - low <= 1.2 else 0.2
+    first = step * int(low / step - (0 if low >= 0 else 1 - 1e-9))
+    ticks, value = [], first
+    while value <= high + 1e-9:
+        if value >= low - 1e-9:
+            ticks.append(round(value, 10))
+        value += step
+    return ticks
+
+
+def _x_axis(x, low, high, top, bottom, *, ticks) -> list[str]:
+    parts = [f'<line x1="{x(low):.1f}" y1="{bottom}" x2="{x(high):.1f}" y2="{bottom}" stroke="#999"/>']
+    for tick in ticks:
+        parts.append(f'<line x1="{x(tick):.1f}" y1="{top}" x2="{x(tick):.1f}" y2="{bottom}" stroke="#eee"/>')
+        parts.append(_text(x(tick), bottom + 13, f"{tick:g}", anchor="middle"))
+    return parts
+
+
+def _legend(series: list[str], left: float, y: float) -> list[str]:
+    parts = []
+    for s, name in enumerate(series):
+        parts.append(f'<circle cx="{left:.1f}" cy="{y + 15 * s - 4:.1f}" r="4" fill="{COLOURS[s]}"/>')
+        parts.append(_text(left + 8, y + 15 * s, name))
+    return parts
+
+
+def _text(x: float, y: float, text: str, *, anchor: str = "start", bold=False, colour="#333", rotate=False) -> str:
+    weight = ' font-weight="bold"' if bold else ""
+    turn = f' transform="rotate(-90 {x:.1f} {y:.1f})"' if rotate else ""
+    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" fill="{colour}" {_FONT}{weight}{turn}>'
+            f"{escape(str(text))}</text>")  # fmt: skip

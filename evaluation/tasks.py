@@ -1,0 +1,8 @@
+from celery import shared_task
+
+from evaluation.services import study_report_run
+
+
+@shared_task
+def study_report_run_task(report_id: int) -> None:
+    study_report_run(report_id=report_id)
