@@ -19,6 +19,8 @@
     const reason = form.querySelector("#gate-reason");
     const players = Array.from(section.querySelectorAll("audio"));
     const heard = new Set();
+    const serverErrors = form.querySelector("#gate-errors");
+    let sending = Promise.resolve();
     const marking = section.querySelector("button.word") ? wordMarking(section, form, reason) : null;
     let pending = [];
     let timer = null;
@@ -29,10 +31,11 @@
       if (!pending.length) return;
       const body = JSON.stringify(pending);
       pending = [];
-      fetch(section.dataset.eventsUrl, {
+      const sent = fetch(section.dataset.eventsUrl, {
         method: "POST", body, keepalive: true, credentials: "same-origin",
         headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
-      });
+      }).catch(() => {});
+      sending = Promise.all([sending, sent]);
     }
 
     function report(audio, kind) {
@@ -40,7 +43,8 @@
       pending.push({kind, track, t: audio.currentTime, rate: audio.playbackRate, at: performance.now()});
       if (kind !== "timeupdate") flush();
       else if (!timer) timer = setTimeout(flush, 1000);
-      if (kind === "ended") { heard.add(track); update(); }
+      // Submit opens once the server has the report of the end, not before.
+      if (kind === "ended") sending.then(() => { heard.add(track); serverErrors.replaceChildren(); update(); });
     }
 
     function update() {
@@ -51,7 +55,7 @@
     }
 
     players.forEach((audio) => REPORTED.forEach((kind) => audio.addEventListener(kind, () => report(audio, kind))));
-    if (marking) marking.onChange(update);
+    if (marking) marking.onChange(() => { serverErrors.replaceChildren(); update(); });
     // Events not yet sent travel with the submission, so none is lost.
     form.addEventListener("htmx:configRequest", (event) => {
       clearTimeout(timer);

@@ -84,7 +84,7 @@ def run_through(page, base, study):
         pass
 
 
-def test_a_fifteen_item_single_choice_form(page, live_server, corpus_folder):
+def test_a_fifteen_item_single_choice_form(production_page, production_server, corpus_folder):
     made = clips(corpus_folder, 15)
     study = open_form([
         FormItemSpec(f"q{n}", FormItem.Type.SINGLE_CHOICE, clip, prompt="Which meaning did the speaker intend?",
@@ -93,14 +93,14 @@ def test_a_fifteen_item_single_choice_form(page, live_server, corpus_folder):
         for n, clip in enumerate(made)
     ])  # fmt: skip
 
-    run_through(page, live_server.url, study)
+    run_through(production_page, production_server.url, study)
 
     answers = Annotation.objects.filter(participant__study=study)
     assert answers.count() == 15
     assert all(a.response["choice"] == a.item.study_item.form_item.gold for a in answers)
 
 
-def test_a_form_with_one_item_of_every_type(page, live_server, corpus_folder):
+def test_a_form_with_one_item_of_every_type(production_page, production_server, corpus_folder):
     made = clips(corpus_folder, 6)
     study = open_form([
         FormItemSpec("choice", FormItem.Type.SINGLE_CHOICE, made[0], options=["A meaning", "Another"], gold=0),
@@ -113,7 +113,7 @@ def test_a_form_with_one_item_of_every_type(page, live_server, corpus_folder):
         FormItemSpec("ssd", FormItem.Type.STRESSED_WORDS, made[0], gold=[0, 0, 0, 1, 0, 0, 0, 0]),
     ])  # fmt: skip
 
-    run_through(page, live_server.url, study)
+    run_through(production_page, production_server.url, study)
 
     responses = {a.item.study_item.form_item.external_id: (a.levels, a.response) for a in Annotation.objects.all()}
     assert responses["pair"][1] == {"prefer": responses["pair"][1]["prefer"]} and responses["pair"][1]["prefer"] in "ab"

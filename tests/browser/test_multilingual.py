@@ -45,13 +45,14 @@ def study_in(case: dict, corpus_folder) -> Study:
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_a_task_in_the_participants_language(page, live_server, corpus_folder, name):
+def test_a_task_in_the_participants_language(production_page, production_server, corpus_folder, name):
+    page = production_page
     case = CASES[name]
     study = study_in(case, corpus_folder)
     language = case["interface"]
     page.route("https://app.prolific.com/**", lambda route: route.fulfill(body="back on Prolific"))  # no outside network
 
-    page.goto(prolific_link(live_server.url, study))
+    page.goto(prolific_link(production_server.url, study))
     expect(page.locator("html")).to_have_attribute("lang", language)
     expect(page.locator("html")).to_have_attribute("dir", "rtl" if case["rtl"] else "ltr")
     consent = translated(language, "I agree and want to take part")
@@ -85,7 +86,7 @@ def test_a_task_in_the_participants_language(page, live_server, corpus_folder, n
     buttons.nth(target).click()
     expect(buttons.nth(target)).to_have_attribute("data-level", "2")
     page.click("#submit")
-    expect(page).to_have_url(f"{live_server.url}/s/{study.slug}/done/")
+    expect(page).to_have_url(f"{production_server.url}/s/{study.slug}/done/")
 
     levels = Annotation.objects.get().levels
     assert levels.index(2) == target

@@ -37,12 +37,12 @@ def test_annotation_page_transfers_at_most_50_kb_before_the_audio(production_pag
 
     def received(event):
         headers = {name.lower(): value for name, value in event["response"]["headers"].items()}
-        rows[event["requestId"]].update(
+        rows.setdefault(event["requestId"], {"url": event["response"]["url"]}).update(
             type=event["type"], status=event["response"]["status"], encoding=headers.get("content-encoding", "")
         )
 
     def finished(event):
-        rows[event["requestId"]]["wire"] = int(event["encodedDataLength"])
+        rows.setdefault(event["requestId"], {"url": ""})["wire"] = int(event["encodedDataLength"])
 
     cdp.on("Network.requestWillBeSent", sent)
     cdp.on("Network.responseReceived", received)
@@ -51,7 +51,8 @@ def test_annotation_page_transfers_at_most_50_kb_before_the_audio(production_pag
     page.goto(f"/s/{study.slug}/task/")
     expect(page.locator(".progress")).to_contain_text("Clip 1 of 1")
     page.wait_for_load_state("networkidle")
-    timing = page.evaluate("""() => performance.getEntriesByType("navigation").concat(performance.getEntriesByType("resource"))
+    timing = page.evaluate("""() => performance.getEntriesByType("navigation")
+        .concat(performance.getEntriesByType("resource"))
         .map(e => ({url: e.name, transfer: e.transferSize, body: e.encodedBodySize, decoded: e.decodedBodySize}))""")
     cdp.detach()
 
@@ -63,8 +64,9 @@ def test_annotation_page_transfers_at_most_50_kb_before_the_audio(production_pag
     for row in sorted(page_rows, key=lambda row: -row.get("wire", 0)):
         entry = body_by_url.get(row["url"], {})
         lines.append(
-            f"  {row.get('wire', 0):>6} B on the wire  {entry.get('body', '?'):>6} B body  {entry.get('decoded', '?'):>6} B decoded"
-            f"  {row.get('status')} {row.get('encoding') or 'identity':<8} {row['url'].removeprefix(base)}"
+            f"  {row.get('wire', 0):>6} B on the wire  {entry.get('body', '?'):>6} B body"
+            f"  {entry.get('decoded', '?'):>6} B decoded  {row.get('status')} {row.get('encoding') or 'identity':<8}"
+            f"  {row['url'].removeprefix(base)}"
         )
     for row in audio_rows:
         lines.append(f"  (not counted: the audio, {row.get('wire', 0)} B, {row['url'].removeprefix(base)[:40]}...)")

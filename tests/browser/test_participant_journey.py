@@ -47,14 +47,16 @@ def test_participant_walks_from_the_prolific_link_to_the_completion_redirect(pro
 
     # Nothing leaves the machine: other hosts are refused, and Prolific is answered here.
     outside, prolific = [], []
-    page.context.route(lambda url: not url.startswith(base), lambda route: (outside.append(route.request.url), route.abort()))
+    page.context.route(lambda url: not url.startswith(base),
+                       lambda route: (outside.append(route.request.url), route.abort()))  # fmt: skip
     page.route("https://app.prolific.com/**", lambda route: (
         prolific.append(route.request.url),
         route.fulfill(status=200, content_type="text/html", body="<h1>Prolific (stand-in)</h1>"),
     ))  # fmt: skip
 
     walk_to_task(page, base, study)
-    progress, submit, reason, errors = (page.locator(s) for s in (".progress", "#submit", "#gate-reason", "#gate-errors"))
+    progress, submit = page.locator(".progress"), page.locator("#submit")
+    reason, errors = page.locator("#gate-reason"), page.locator("#gate-errors")
     words = page.locator("#task-item .word")
 
     # --- Clip 1: every gate, first in the page, then on the server ---
@@ -151,7 +153,8 @@ def test_participant_walks_from_the_prolific_link_to_the_completion_redirect(pro
     # Nor can the submitted clip be changed by posting to it again, as a form or as htmx.
     old_submit = f"{base}/s/{slug}/task/items/{first_item}/submit"
     token = csrf_token(page)
-    as_form = page.request.post(old_submit, form={"csrfmiddlewaretoken": token, "levels": "0,0,2,0,0,0,1"}, max_redirects=0)
+    as_form = page.request.post(old_submit, form={"csrfmiddlewaretoken": token, "levels": "0,0,2,0,0,0,1"},
+                                max_redirects=0)  # fmt: skip
     assert as_form.status == 409
     assert "answers are final" in as_form.text() and "Clip 2 of 3" in as_form.text()
     as_htmx = page.request.post(old_submit, form={"levels": "0,0,2,0,0,0,1"},
