@@ -102,7 +102,9 @@ def database(environ: Mapping[str, str], data_dir: Path) -> dict:
                 f"DATABASE_URL must be a sqlite:/// or postgres:// URL, not scheme {scheme!r}"
             )
         try:
-            config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+            # Persistent connections without a health check: the check costs a
+            # round trip on every request; a dropped connection fails one request.
+            config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=False)
         except ValueError as error:
             raise ImproperlyConfigured(f"DATABASE_URL is not a valid URL: {error}") from None
         if scheme == "sqlite" and not config.get("NAME"):

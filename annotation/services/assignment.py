@@ -151,6 +151,8 @@ def _task_item(task, position, clip_id, item, check, form_items, clips, rng, see
 
 
 def _attention_checks(study: Study, rng: random.Random) -> list[AttentionCheck]:
+    if study.kind != Study.Kind.EMPHASIS:
+        return []  # an AttentionCheck expects word levels: only emphasis tasks can hold one
     checks = list(study.attention_checks.all())
     return rng.sample(checks, min(study.attention_checks_per_task, len(checks)))
 

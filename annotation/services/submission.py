@@ -75,19 +75,21 @@ def _finite(value) -> float:
 
 def annotation_submit(
     *, participant_id: int, item_id: int, levels: list[int], mismatch: bool, response: dict | None = None,
-    now: datetime | None = None,
+    events: list | None = None, now: datetime | None = None,
 ) -> Submitted:  # fmt: skip
+    """Accept an answer; `events` are the page's last playback reports, stored
+    in the same transaction just before the listening check reads them."""
     now = now or timezone.now()
     response = response or {}
     try:
         with transaction.atomic():
-            return _submit(participant_id, item_id, levels, response, mismatch, now)
+            return _submit(participant_id, item_id, levels, response, mismatch, events or [], now)
     except IntegrityError:
         # A concurrent duplicate won the race for the one-to-one row.
         return _repeat(TaskItem.objects.select_related("annotation").get(pk=item_id), levels, response, mismatch)
 
 
-def _submit(participant_id, item_id, levels, response, mismatch, now) -> Submitted:
+def _submit(participant_id, item_id, levels, response, mismatch, events, now) -> Submitted:
     item = (
         TaskItem.objects.select_for_update(of=("self",))
         .select_related("task__study", "attention_check", "study_item__form_item")
@@ -95,8 +97,11 @@ def _submit(participant_id, item_id, levels, response, mismatch, now) -> Submitt
     )
     if item.status == TaskItem.Status.SUBMITTED:
         return _repeat(item, levels, response, mismatch)
+    if events:
+        playback_record(item=item, events=events, received_at=now)
     study = item.task.study
-    _check_open_and_next(item, now)
+    pending = _pending_positions(item.task_id)
+    _check_open_and_next(item, pending, now)
     form_item = item.study_item.form_item if item.study_item_id else None
     problems = answer_problems(item, study, form_item, levels, response)
     verdicts = listening_verdicts(item, study, now)
@@ -117,7 +122,7 @@ def _submit(participant_id, item_id, levels, response, mismatch, now) -> Submitt
     TaskItem.objects.filter(pk=item.pk).update(status=TaskItem.Status.SUBMITTED)
     if item.study_item_id:
         _count_submission(item.study_item_id, study, mismatch)
-    completed = _complete_task_if_done(item.task, participant_id, now)
+    completed = pending == [item.position] and _complete_task(item.task, participant_id, now)
     return Submitted(annotation, duplicate=False, task_completed=completed)
 
 
@@ -129,17 +134,19 @@ def _repeat(item: TaskItem, levels, response, mismatch) -> Submitted:
     return Submitted(stored, duplicate=True, task_completed=done)
 
 
-def _check_open_and_next(item: TaskItem, now: datetime) -> None:
+def _pending_positions(task_id: int) -> list[int]:
+    return list(
+        TaskItem.objects.filter(task_id=task_id, status=TaskItem.Status.PENDING)
+        .order_by("position")
+        .values_list("position", flat=True)
+    )
+
+
+def _check_open_and_next(item: TaskItem, pending: list[int], now: datetime) -> None:
     task = item.task
     if task.status != Task.Status.OPEN or task.expires_at <= now:
         raise SubmissionRefused([_("This task is closed: its time limit has passed.")])
-    first_pending = (
-        TaskItem.objects.filter(task_id=task.pk, status=TaskItem.Status.PENDING)
-        .order_by("position")
-        .values_list("position", flat=True)
-        .first()
-    )
-    if first_pending != item.position:
+    if not pending or pending[0] != item.position:
         raise SubmissionRefused([_("Clips must be annotated in order; this is not the current clip.")])
 
 
@@ -154,9 +161,8 @@ def _count_submission(study_item_id: int, study, mismatch: bool) -> None:
         ).update(review=StudyItem.Review.NEEDS_REVIEW)
 
 
-def _complete_task_if_done(task: Task, participant_id: int, now: datetime) -> bool:
-    if TaskItem.objects.filter(task_id=task.pk, status=TaskItem.Status.PENDING).exists():
-        return False
+def _complete_task(task: Task, participant_id: int, now: datetime) -> bool:
+    """The last pending item was just submitted (the item row lock makes that certain)."""
     Task.objects.filter(pk=task.pk, status=Task.Status.OPEN).update(status=Task.Status.COMPLETED, completed_at=now)
     Participant.objects.filter(pk=participant_id, completed_at__isnull=True).update(completed_at=now)
     return True

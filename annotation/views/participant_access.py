@@ -8,44 +8,44 @@ from django.core import signing
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 
-from annotation.models import Participant, Study, TaskItem
+from annotation.models import Participant, TaskItem
 
 _SALT = "annotation.participant"
 _MAX_AGE = 60 * 60 * 24 * 30
 
 
-def cookie_name(study_id: int) -> str:
-    return f"p{study_id}"
+def cookie_name(slug: str) -> str:
+    # Named by the study's slug, which the URL carries, so the hot paths
+    # (playback events, submissions) need no query to find the study first.
+    return f"p_{slug}"
 
 
 def remember_participant(response, participant: Participant):
     response.set_signed_cookie(
-        cookie_name(participant.study_id), str(participant.pk), salt=_SALT, max_age=_MAX_AGE,
+        cookie_name(participant.study.slug), str(participant.pk), salt=_SALT, max_age=_MAX_AGE,
         httponly=True, samesite="Lax",
     )  # fmt: skip
     return response
 
 
-def participant_id_from(request, study_id: int) -> int | None:
-    raw = request.get_signed_cookie(cookie_name(study_id), default=None, salt=_SALT, max_age=_MAX_AGE)
+def participant_id_from(request, slug: str) -> int | None:
+    raw = request.get_signed_cookie(cookie_name(slug), default=None, salt=_SALT, max_age=_MAX_AGE)
     return int(raw) if raw and raw.isdigit() else None
 
 
 def _get_participant(request, slug: str) -> Participant | None:
-    study = get_object_or_404(Study, slug=slug)
-    participant_id = participant_id_from(request, study.pk)
+    participant_id = participant_id_from(request, slug)
     if participant_id is None:
         return None
-    return Participant.objects.select_related("study").filter(pk=participant_id, study=study).first()
+    return Participant.objects.select_related("study").filter(pk=participant_id, study__slug=slug).first()
 
 
 def _get_item_for_participant(request, slug: str, item_id: int) -> TaskItem:
-    """The participant's own task item, or 404: another's item reveals nothing."""
-    study_id = get_object_or_404(Study.objects.values_list("pk", flat=True), slug=slug)
-    participant_id = participant_id_from(request, study_id)
+    """The participant's own task item (with its task and study), or 404:
+    another's item reveals nothing."""
     return get_object_or_404(
-        TaskItem.objects.select_related("task", "study_item"), pk=item_id, task__participant_id=participant_id,
-        task__study_id=study_id,
+        TaskItem.objects.select_related("task__study", "study_item"), pk=item_id,
+        task__participant_id=participant_id_from(request, slug), task__study__slug=slug,
     )  # fmt: skip
 
 

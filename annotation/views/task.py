@@ -5,6 +5,7 @@ import json
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
@@ -16,7 +17,7 @@ from annotation.services.assignment import task_current
 from annotation.services.participants import next_step
 from annotation.services.submission import SubmissionRefused, annotation_submit, max_marks, playback_record
 from annotation.views.form_items import form_item_context
-from annotation.views.participant import in_study_language, participant_page
+from annotation.views.participant import participant_page
 from annotation.views.participant_access import _get_item_for_participant, to_step
 
 
@@ -61,7 +62,6 @@ def item_context(task: Task, errors: list[str] | None = None) -> dict:
 
 
 @require_POST
-@in_study_language
 def task_events(request, slug, item_id):
     """Playback events from the page, as they happen."""
     item = _get_item_for_participant(request, slug, item_id)
@@ -74,11 +74,15 @@ def task_events(request, slug, item_id):
 
 @require_POST
 @never_cache
-@in_study_language
 def task_submit(request, slug, item_id):
     item = _get_item_for_participant(request, slug, item_id)
+    with translation.override(item.task.study.interface_language):
+        return _submit(request, slug, item)
+
+
+def _submit(request, slug, item: TaskItem):
     try:
-        playback_record(item=item, events=json.loads(request.POST.get("events") or "[]"))
+        events = json.loads(request.POST.get("events") or "[]")
         levels, response = _answer(item, request.POST)
     except (ValueError, json.JSONDecodeError):
         return _refused(request, item, [_("The answer could not be read; reload the page and try again.")], 400)
@@ -91,14 +95,17 @@ def task_submit(request, slug, item_id):
             levels=levels,
             response=response,
             mismatch=request.POST.get("mismatch") == "on",
+            events=events,
         )
+    except ValueError:
+        return _refused(request, item, [_("The answer could not be read; reload the page and try again.")], 400)
     except SubmissionRefused as refused:
         return _refused(request, item, refused.reasons, 409 if refused.final else 422)
     if result.task_completed:
         return _go(request, reverse("annotation:done", args=[slug]))
     if not request.htmx:
         return redirect("annotation:task", slug=slug)
-    return _render_item(request, Task.objects.select_related("study").get(pk=item.task_id), partial=True)
+    return _render_item(request, item.task, partial=True)
 
 
 def _answer(item: TaskItem, post) -> tuple[list[int], dict]:

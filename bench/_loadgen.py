@@ -1,0 +1,311 @@
+"""Simulated participants for bench/annotate_load.py: a small browser, the
+participant's way through a study, and the measurements around them.
+
+Standard library only. A `Browser` keeps cookies and talks to the app either
+over HTTP (one keep-alive http.client connection per participant, as a
+browser tab would) or in this process through Django's WSGI handler, so the
+same participant script drives gunicorn under load and a single request under
+a query counter or a profiler.
+"""
+
+import contextlib
+import http.client
+import io
+import json
+import os
+import random
+import re
+import statistics
+import time
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from urllib.parse import urlencode, urlsplit
+
+ITEM = re.compile(rb'data-item="(\d+)"')
+LEVELS_INPUT = re.compile(rb'name="levels" value="([0-9,]*)"')
+TIMEUPDATE_SECONDS = 0.25  # browsers fire timeupdate every 15-250 ms; Chromium every 250 ms
+
+
+@dataclass
+class Response:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        return next((value for key, value in self.headers if key.lower() == name), None)
+
+
+class HttpTransport:
+    """One keep-alive connection; http.client reconnects when the server closes it."""
+
+    def __init__(self, host: str, port: int, timeout: float = 30.0):
+        self.connection = http.client.HTTPConnection(host, port, timeout=timeout)
+        self.host = f"{host}:{port}"
+
+    def __call__(self, method: str, target: str, body: bytes | None, headers: dict[str, str]) -> Response:
+        try:
+            self.connection.request(method, target, body=body, headers=headers)
+            reply = self.connection.getresponse()
+            data = reply.read()
+        except (http.client.HTTPException, OSError):
+            self.connection.close()  # a broken keep-alive connection is not reused
+            raise
+        return Response(reply.status, reply.getheaders(), data)
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+class WsgiTransport:
+    """Requests through Django's WSGI handler in this process: every middleware
+    and request signal runs as under gunicorn, minus the HTTP parsing."""
+
+    host = "127.0.0.1"
+
+    def __init__(self):
+        from django.core.handlers.wsgi import WSGIHandler
+
+        self.app = WSGIHandler()
+
+    def __call__(self, method: str, target: str, body: bytes | None, headers: dict[str, str]) -> Response:
+        parts = urlsplit(target)
+        environ = {
+            "REQUEST_METHOD": method, "PATH_INFO": parts.path, "QUERY_STRING": parts.query, "SCRIPT_NAME": "",
+            "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1", "wsgi.input": io.BytesIO(body or b""), "wsgi.errors": io.StringIO(),
+            "wsgi.url_scheme": "http", "wsgi.version": (1, 0), "wsgi.multithread": False,
+            "wsgi.multiprocess": True, "wsgi.run_once": False, "CONTENT_LENGTH": str(len(body or b"")),
+        }  # fmt: skip
+        for name, value in headers.items():
+            key = name.upper().replace("-", "_")
+            environ[key if key == "CONTENT_TYPE" else f"HTTP_{key}"] = value
+        started: list = []
+        result = self.app(environ, lambda status, response_headers, exc_info=None: started.extend([status, response_headers]))
+        try:
+            data = b"".join(result)
+        finally:
+            result.close()  # fires request_finished, as a WSGI server does
+        return Response(int(started[0].split()[0]), started[1], data)
+
+    def close(self) -> None:
+        pass
+
+
+class Browser:
+    """Cookies and the headers a browser sends; no redirects followed unless asked."""
+
+    def __init__(self, transport):
+        self.transport = transport
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, path: str, *, fields: dict | None = None, json_body=None,
+                headers: dict[str, str] | None = None) -> Response:  # fmt: skip
+        sent = {"Host": self.transport.host, "Accept": "text/html", **(headers or {})}
+        body = None
+        if fields is not None:
+            body = urlencode(fields).encode()
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        elif json_body is not None:
+            body = json.dumps(json_body).encode()
+            sent["Content-Type"] = "application/json"
+        if method == "POST":
+            sent["X-CSRFToken"] = self.cookies.get("csrftoken", "")
+        if self.cookies:
+            sent["Cookie"] = "; ".join(f"{name}={value}" for name, value in self.cookies.items())
+        response = self.transport(method, path, body, sent)
+        for name, value in response.headers:
+            if name.lower() == "set-cookie":
+                for morsel in SimpleCookie(value).values():
+                    self.cookies[morsel.key] = morsel.value
+        return response
+
+    def follow(self, response: Response, expect: str) -> Response:
+        """GET the redirect target, which must be the named step's page."""
+        location = response.header("Location") or ""
+        if response.status != 302 or not location.rstrip("/").endswith(expect):
+            raise RuntimeError(f"expected a redirect to {expect!r}, got {response.status} {location!r}")
+        return self.request("GET", location)
+
+
+def prolific_id(rng: random.Random) -> str:
+    return "".join(rng.choice("0123456789abcdef") for _ in range(24))
+
+
+@dataclass
+class ItemPage:
+    item_id: int
+    word_count: int
+
+
+def item_page(body: bytes) -> ItemPage | None:
+    item, levels = ITEM.search(body), LEVELS_INPUT.search(body)
+    if not item or not levels:
+        return None
+    return ItemPage(int(item.group(1)), len(levels.group(1).split(b",")))
+
+
+def enter_and_claim(browser: Browser, slug: str, answers: dict[str, str], rng: random.Random) -> ItemPage:
+    """Study link, consent, screening, instructions (which claims a task), task page."""
+    ids = {"PROLIFIC_PID": prolific_id(rng), "STUDY_ID": prolific_id(rng), "SESSION_ID": prolific_id(rng)}
+    page = browser.follow(browser.request("GET", f"/s/{slug}/?{urlencode(ids)}"), "consent")
+    page = browser.follow(browser.request("POST", f"/s/{slug}/consent/", fields={"agree": "yes"}), "screening")
+    page = browser.follow(browser.request("POST", f"/s/{slug}/screening/", fields=answers), "instructions")
+    page = browser.follow(browser.request("POST", f"/s/{slug}/instructions/", fields={}), "task")
+    first = item_page(page.body)
+    if page.status != 200 or first is None:
+        raise RuntimeError(f"task page without an item: {page.status} {page.body[:200]!r}")
+    return first
+
+
+@dataclass
+class ParticipantLog:
+    """What one participant saw; merged by the bench after the run."""
+
+    submit_seconds: list[float] = field(default_factory=list)
+    event_seconds: list[float] = field(default_factory=list)
+    acknowledged: dict[int, list[int]] = field(default_factory=dict)  # item id -> levels sent
+    errors: list[str] = field(default_factory=list)
+
+
+def playback_events(duration: float, started_ms: float) -> list[dict]:
+    """What a browser reports after "play" for a clip played to the end at rate 1."""
+    events = []
+    position = TIMEUPDATE_SECONDS
+    while position < duration:
+        events.append({"kind": "timeupdate", "t": round(position, 3), "rate": 1, "at": started_ms + 1000 * position})
+        position += TIMEUPDATE_SECONDS
+    end_ms = started_ms + 1000 * duration
+    events += [{"kind": kind, "t": duration, "rate": 1, "at": end_ms + offset}
+               for offset, kind in ((0.0, "timeupdate"), (0.2, "pause"), (0.4, "ended"))]  # fmt: skip
+    return events
+
+
+def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, float], log: ParticipantLog,
+             rng: random.Random, *, reports: str = "submit", wrap=None) -> None:  # fmt: skip
+    """Play each clip to the end, mark one word, submit; until the done page.
+
+    The "play" event is POSTed when playback starts, and the clip ends its
+    duration later whatever that request took, as in a browser. The reports
+    of the end (timeupdate, pause, ended) then travel with the submit
+    (`reports="submit"`), or, as static/annotation/task.js sends them, in two
+    POSTs of their own before the submit (`reports="browser"`: it flushes at
+    every event but timeupdate, and opens submit once they have arrived).
+    Only submit requests are timed into submit_seconds. `wrap(kind)`, a
+    context manager factory, wraps each "events" and "submit" request (to
+    count queries or profile)."""
+    wrap = wrap or (lambda kind: contextlib.nullcontext())
+    clock = time.perf_counter()  # the page's performance.now() starts here
+    page = first
+    while page is not None:
+        item_id, duration = page.item_id, durations[page.item_id]
+        base = f"/s/{slug}/task/items/{item_id}"
+        started = time.perf_counter()
+        started_ms = 1000 * (started - clock)
+        ending = playback_events(duration, started_ms)
+        if not _report(browser, base, [{"kind": "play", "t": 0, "rate": 1, "at": started_ms}], log, wrap):
+            return
+        time.sleep(max(0.0, started + duration - time.perf_counter()))
+        if reports == "browser":
+            if not (_report(browser, base, ending[:-1], log, wrap) and _report(browser, base, ending[-1:], log, wrap)):
+                return
+            ending = []
+        levels = [0] * page.word_count
+        levels[rng.randrange(page.word_count)] = 1
+        fields = {"levels": ",".join(map(str, levels)), "events": json.dumps(ending)}
+        headers = {"HX-Request": "true", "HX-Target": "task-item", "HX-Current-URL": f"/s/{slug}/task/"}
+        sent = time.perf_counter()
+        with wrap("submit"):
+            reply = browser.request("POST", f"{base}/submit", fields=fields, headers=headers)
+        log.submit_seconds.append(time.perf_counter() - sent)
+        page = item_page(reply.body) if reply.status == 200 else None
+        done = reply.status == 200 and (reply.header("HX-Redirect") or "").rstrip("/").endswith("/done")
+        if page is None and not done:
+            log.errors.append(f"submit {reply.status}: {reply.body[:120]!r}")
+            return
+        log.acknowledged[item_id] = levels
+
+
+def _report(browser: Browser, base: str, events: list[dict], log: ParticipantLog, wrap) -> bool:
+    sent = time.perf_counter()
+    with wrap("events"):
+        reply = browser.request("POST", f"{base}/events", json_body=events)
+    log.event_seconds.append(time.perf_counter() - sent)
+    if reply.status != 204:
+        log.errors.append(f"events {reply.status}: {reply.body[:120]!r}")
+    return reply.status == 204
+
+
+def percentiles(seconds: list[float]) -> tuple[float, float, float]:
+    """p50, p95, p99 in milliseconds."""
+    if len(seconds) < 2:
+        value = 1000 * seconds[0] if seconds else float("nan")
+        return value, value, value
+    cuts = statistics.quantiles(seconds, n=100, method="inclusive")
+    return 1000 * cuts[49], 1000 * cuts[94], 1000 * cuts[98]
+
+
+class CpuMeter:
+    """CPU seconds used by this process, the gunicorn processes, the PostgreSQL
+    backends of one database, and the whole machine, between two readings.
+    Counted per process, so that a backend replaced meanwhile (Django closes
+    connections older than CONN_MAX_AGE) loses only its own last stretch."""
+
+    TICK = os.sysconf("SC_CLK_TCK")
+    GROUPS = ("load generator", "gunicorn", "postgres")
+
+    def __init__(self, gunicorn_pid: int | None, database: str):
+        self.gunicorn_pid = gunicorn_pid
+        self.database = database.encode()
+
+    def read(self) -> dict:
+        reading = {"machine": _machine_busy_seconds(), **{group: {} for group in self.GROUPS}}
+        reading["load generator"][os.getpid()] = _process_seconds(os.getpid())
+        for pid in _pids():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    command = handle.read()
+                stat = _stat_fields(pid)
+            except OSError:
+                continue
+            if pid == self.gunicorn_pid or (self.gunicorn_pid and int(stat[1]) == self.gunicorn_pid):
+                reading["gunicorn"][pid] = _seconds(stat)
+            elif command.startswith(b"postgres: ") and (self.database in command or b"walwriter" in command):
+                reading["postgres"][pid] = _seconds(stat)
+        return reading
+
+    @classmethod
+    def cores(cls, before: dict, after: dict, seconds: float) -> dict[str, float]:
+        """Cores used by each group, and by every other process on the machine."""
+        used = {
+            group: sum(spent - before[group].get(pid, 0.0) for pid, spent in after[group].items())
+            for group in cls.GROUPS
+        }  # fmt: skip
+        used["other processes"] = after["machine"] - before["machine"] - sum(used.values())
+        return {group: spent / seconds for group, spent in used.items()}
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _stat_fields(pid: int) -> list[str]:
+    with open(f"/proc/{pid}/stat") as handle:
+        raw = handle.read()
+    return raw[raw.rindex(")") + 2:].split()  # fields from "state" on; [1] is the parent pid
+
+
+def _seconds(fields: list[str]) -> float:
+    return (int(fields[11]) + int(fields[12])) / CpuMeter.TICK  # utime + stime
+
+
+def _process_seconds(pid: int) -> float:
+    return _seconds(_stat_fields(pid))
+
+
+def _machine_busy_seconds() -> float:
+    with open("/proc/stat") as handle:
+        values = [int(value) for value in handle.readline().split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return (sum(values[:8]) - idle) / CpuMeter.TICK

@@ -1,0 +1,696 @@
+"""Simulated participants annotating at once under gunicorn + PostgreSQL: submissions per second, latency, errors.
+
+    .venv/bin/python bench/annotate_load.py [--levels 16,64] [--workers 3 --threads 4] [--profile]
+
+Creates a scratch PostgreSQL database (dropped at the end), migrates it, fills
+it with a corpus of very short clips and a live study, and starts gunicorn on
+127.0.0.1. Participants really wait out each clip (the server checks), so N of
+them can submit at most N / clip length per second: with clips of 0.08-0.12 s,
+64 participants could reach 640/s with an instant server, above the 400/s
+target, and the server, not the waiting, sets the rate.
+At each concurrency level N participants enter with their own Prolific ids and
+claim a task (not timed); then, all starting together, each plays and submits
+its clips: a "play" event when playback starts, the clip's duration later a
+submit carrying the remaining playback events and one marked word. Only submit
+requests are timed; submissions per second is accepted submits over the wall
+time of that phase.
+
+Afterwards it checks the invariants in the database, measures what one
+request costs in this process (PostgreSQL round trips, time, where the time
+goes), and measures the ceiling: a bare psycopg loop at the same concurrency
+writing the same annotation rows and counter updates, one transaction each.
+
+gunicorn runs 3 gthread workers of 4 threads (--workers, --threads,
+--worker-class): a submit spends about a third of its time in PostgreSQL round
+trips, so more requests than cores must be in flight; processes run Python in
+parallel past the GIL, threads overlap the round trips and keep each
+participant's keep-alive connection, as a browser does. On 2 cores, 4 or 6
+sync workers and 2x4 or 4x2 gthread measured the same within the noise: the
+server is CPU-bound, and the figures printed per submission say where.
+
+DJANGO_SETTINGS_MODULE, if set, names the settings for both this process and
+gunicorn (a module that imports config.settings and changes one thing), to
+measure a candidate change without editing the code.
+"""
+
+import argparse
+import collections
+import contextlib
+import os
+import random
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._loadgen import (  # noqa: E402  (after the path is set)
+    Browser,
+    CpuMeter,
+    HttpTransport,
+    ParticipantLog,
+    WsgiTransport,
+    annotate,
+    enter_and_claim,
+    percentiles,
+)
+
+TARGET_RATE, TARGET_P99_MS = 400, 100
+WORDS = "she never said he stole the money yesterday but maybe someone else really did it".split()
+
+
+def main() -> None:
+    args = parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the clean-up below runs
+    with tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch, scratch_database(args.server) as db:
+        setup_django(db.url, Path(scratch))
+        started = time.perf_counter()
+        study = make_study(args)
+        print(f"setup: {args.clips} clips of {args.clip_seconds[0]}-{args.clip_seconds[1]} s, target "
+              f"{args.target} each, {args.clips_per_task} per task, in {time.perf_counter() - started:.1f} s")  # fmt: skip
+        answers = {f"q{q.pk}": q.accepted[0] for q in study.prerequisites.all()}
+        results = []
+        with gunicorn(args, Path(scratch)) as server:
+            print(f"gunicorn: {args.workers} x {args.worker_class} worker(s), {args.threads} thread(s) each, on port {server.port}")
+            meter = CpuMeter(server.pid, db.name)
+            for round_number, level in enumerate(args.levels):
+                tag = f"round {round_number}"
+                results.append(run_level(server.port, study, answers, level, meter, tag, args.reports))
+                report_level(results[-1], server.log)
+        probe = probe_in_process(study, answers, reports=args.reports, profile=args.profile)
+        invariants = check_invariants(study, results)
+        for result in results:
+            result.ceiling, result.ceiling_postgres_cpu = bare_psycopg_rate(db.url, result, CpuMeter(None, db.name))
+        report(results, probe, invariants)
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--levels", type=_ints, default=[16, 64], help="concurrent participants, e.g. 16,64")
+    parser.add_argument("--clips", type=int, default=1500)
+    parser.add_argument("--target", type=int, default=10, help="annotations wanted per clip")
+    parser.add_argument("--clips-per-task", type=int, default=20)
+    parser.add_argument("--clip-seconds", type=_floats, default=(0.08, 0.12), help="shortest,longest clip")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
+    parser.add_argument("--worker-class", default="gthread")
+    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL, no database")
+    parser.add_argument("--reports", choices=["submit", "browser"], default="submit",
+                        help="end-of-clip playback reports: with the submit, or in POSTs of their own as task.js does")
+    parser.add_argument("--profile", action="store_true", help="also print the submit's busiest lines")
+    args = parser.parse_args()
+    if args.clips * args.target < (sum(args.levels) + 3) * args.clips_per_task * 1.2:
+        parser.error("too few clips for the participants: raise --clips or --target")
+    return args
+
+
+def _ints(text: str) -> list[int]:
+    return [int(part) for part in text.split(",")]
+
+
+def _floats(text: str) -> tuple[float, float]:
+    low, high = (float(part) for part in text.split(","))
+    return low, high
+
+
+# --- Setup ----------------------------------------------------------------------
+
+
+@dataclass
+class Database:
+    name: str
+    url: str
+
+
+@contextlib.contextmanager
+def scratch_database(server: str):
+    """A fresh database, dropped afterwards whatever happens (connections included)."""
+    import psycopg
+    from psycopg import sql
+
+    name = f"bench_annotate_{os.getpid()}"
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield Database(name, f"{server}/{name}")
+    finally:
+        if "django" in sys.modules:
+            from django.db import connections
+
+            connections.close_all()
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def setup_django(database_url: str, scratch: Path) -> None:
+    """Production-like settings, shared with the gunicorn started later."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")  # another module can wrap it
+    os.environ.update({
+        "DATABASE_URL": database_url,
+        "SECRET_KEY": secrets.token_urlsafe(50), "DEBUG": "false", "ALLOWED_HOSTS": "127.0.0.1",
+        "DATA_DIR": str(scratch / "data"), "STORAGE_BACKEND": "local", "LOG_LEVEL": "WARNING",
+    })  # fmt: skip
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+def make_study(args):
+    """A corpus written straight through the ORM, and a live study over all of it.
+
+    The clips have no audio files: participants here never fetch audio (a
+    browser fetches it from S3 or the audio view, which is not what this
+    measures), and the task page only signs the file's name."""
+    from annotation.models import Clip, Corpus, Study, Word
+    from annotation.services.studies import ClipSelection, study_create, study_set_status
+
+    rng = random.Random(0)
+    corpus = Corpus.objects.create(name="annotate-load bench")
+    clips = Clip.objects.bulk_create(
+        Clip(
+            corpus=corpus, external_id=f"clip-{index:05d}",
+            transcript=" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 16))), language="en",
+            source_path=f"audio/{index:05d}.wav", original_audio=f"audio/bench/{index:05d}/original.wav",
+            model_audio=f"audio/bench/{index:05d}/model.wav", browser_audio=f"audio/bench/{index:05d}/browser.mp3",
+            duration=round(rng.uniform(*args.clip_seconds), 3), sample_rate=16000, checksum=f"{index:064x}",
+        )
+        for index in range(args.clips)
+    )  # fmt: skip
+    Word.objects.bulk_create(
+        (Word(clip=clip, index=i, text=text) for clip in clips for i, text in enumerate(clip.transcript.split())),
+        batch_size=5000,
+    )
+    study = study_create(
+        name="Annotate load bench", corpus=corpus, selection=ClipSelection(), clips_per_task=args.clips_per_task,
+        target_annotations=args.target, attention_checks_per_task=0, listening_check=False,
+    )  # fmt: skip
+    return study_set_status(study=study, status=Study.Status.LIVE)
+
+
+@dataclass
+class Server:
+    port: int
+    pid: int
+    log: Path
+
+
+@contextlib.contextmanager
+def gunicorn(args, scratch: Path):
+    port = _free_port()
+    log = scratch / "gunicorn.log"
+    command = [
+        str(Path(sys.executable).with_name("gunicorn")), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+        "--workers", str(args.workers), "--worker-class", args.worker_class, "--threads", str(args.threads),
+        "--keep-alive", "10", "--worker-tmp-dir", "/dev/shm", "--log-level", "warning",
+    ]  # fmt: skip
+    with log.open("wb") as output:  # gunicorn's and Django's own logging
+        process = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ), stdout=output, stderr=subprocess.STDOUT,
+                                   preexec_fn=_die_with_parent)  # fmt: skip
+    try:
+        _wait_until_serving(port, process, log)
+        yield Server(port, process.pid, log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when this bench dies, even by SIGKILL (Linux prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+
+
+def _wait_until_serving(port: int, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {process.returncode}:\n{log.read_text()[-2000:]}")
+        try:
+            transport = HttpTransport("127.0.0.1", port, timeout=2)
+            transport("GET", "/s/no-such-study/ended/", None, {})  # a 404, through Django
+            transport.close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("gunicorn did not answer within 30 s")
+
+
+def item_durations(study) -> dict[int, float]:
+    from annotation.models import TaskItem
+
+    return dict(TaskItem.objects.filter(task__study=study).values_list("pk", "duration"))
+
+
+# --- One concurrency level ------------------------------------------------------
+
+
+@dataclass
+class LevelResult:
+    participants: int
+    seconds: float
+    logs: list[ParticipantLog]
+    cores: dict[str, float]
+    mean_clip_seconds: float
+    ceiling: float = 0.0  # bare psycopg submissions per second, filled in later
+    ceiling_postgres_cpu: float = 0.0  # PostgreSQL CPU seconds per submission in that loop
+
+    @property
+    def accepted(self) -> int:
+        return sum(len(log.acknowledged) for log in self.logs)
+
+    @property
+    def errors(self) -> list[str]:
+        return [error for log in self.logs for error in log.errors]
+
+    @property
+    def rate(self) -> float:
+        return self.accepted / self.seconds
+
+    def latencies(self, kind: str = "submit") -> tuple[float, float, float]:
+        return percentiles([s for log in self.logs for s in getattr(log, f"{kind}_seconds")])
+
+
+def run_level(port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str,
+              reports: str) -> LevelResult:  # fmt: skip
+    """Every participant enters and claims a task; then all annotate at once.
+    `tag` seeds the participants' Prolific ids: new people in every round."""
+    logs = [ParticipantLog() for _ in range(participants)]
+    claimed = threading.Barrier(participants + 1, timeout=120)
+    go = threading.Event()
+    durations: dict[int, float] = {}
+
+    def participant(index: int) -> None:
+        rng = random.Random(f"{tag}/{index}")
+        browser = Browser(HttpTransport("127.0.0.1", port))
+        first = None
+        try:
+            first = enter_and_claim(browser, study.slug, answers, rng)
+        except Exception as error:  # reported as an error of this level, not raised
+            logs[index].errors.append(f"entry: {type(error).__name__}: {error}")
+        claimed.wait()
+        go.wait()
+        try:
+            if first is not None:
+                annotate(browser, study.slug, first, durations, logs[index], rng, reports=reports)
+        except Exception as error:
+            logs[index].errors.append(f"{type(error).__name__}: {error}")
+        finally:
+            browser.transport.close()
+
+    threads = [threading.Thread(target=participant, args=(index,), daemon=True) for index in range(participants)]
+    for thread in threads:
+        thread.start()
+    claimed.wait()
+    durations.update(item_durations(study))
+    before, started = meter.read(), time.perf_counter()
+    go.set()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    cores = CpuMeter.cores(before, meter.read(), seconds)
+    played = [durations[item] for log in logs for item in log.acknowledged] or list(durations.values()) or [1.0]
+    return LevelResult(participants, seconds, logs, cores, sum(played) / len(played))
+
+
+def report_level(result: LevelResult, server_log: Path) -> None:
+    p50, p95, p99 = result.latencies()
+    e50, _, e99 = result.latencies("event")
+    bound = result.participants / result.mean_clip_seconds
+    print(f"{result.participants} participants: {result.accepted} submissions in {result.seconds:.2f} s = "
+          f"{result.rate:.1f} submissions/s, {len(result.errors)} errors "
+          f"(pacing bound with an instant server: {bound:.0f}/s)")  # fmt: skip
+    print(f"  submit latency: p50 {p50:.1f} ms, p95 {p95:.1f} ms, p99 {p99:.1f} ms; "
+          f"events POST: p50 {e50:.1f} ms, p99 {e99:.1f} ms")  # fmt: skip
+    print("  CPU, in cores of %d: %s" % (os.cpu_count(), ", ".join(f"{name} {used:.2f}" for name, used in result.cores.items())))
+    if result.accepted:
+        per = {name: 1000 * used / result.rate for name, used in result.cores.items() if name != "other processes"}
+        print("  CPU per accepted submission (with its playback reports): " + ", ".join(
+            f"{name} {ms:.1f} ms" for name, ms in per.items()))  # fmt: skip
+    if result.cores["other processes"] > 0.25:
+        print("  warning: other processes used CPU meanwhile; rates and latencies are understated")
+    for error in result.errors[:5]:
+        print(f"  error: {error}")
+    if result.errors:
+        print("  gunicorn log, last lines:\n    " + "\n    ".join(server_log.read_text(errors="replace").splitlines()[-10:]))
+
+
+# --- One request, in this process -----------------------------------------------
+
+
+@dataclass
+class Probe:
+    round_trips: dict[str, list[list[str]]] = field(default_factory=dict)  # kind -> statements of each request
+    orm_queries: dict[str, list[int]] = field(default_factory=dict)
+    wall: dict[str, list[float]] = field(default_factory=dict)  # kind -> seconds of each request, unprofiled
+    cpu: dict[str, list[float]] = field(default_factory=dict)
+    postgres_cpu: dict[str, list[float]] = field(default_factory=dict)  # of the connection's backend
+    samples: list[tuple[str, str]] = field(default_factory=list)  # (area, innermost frame) of each stack sample
+
+
+def probe_in_process(study, answers: dict[str, str], *, reports: str, profile: bool) -> Probe:
+    """Three participants through Django's WSGI handler in this process, the
+    database otherwise idle: statements and round trips per request; time and
+    CPU per request; where a submit's time goes."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    probe = Probe()
+    connection.close()  # a fresh connection, well inside CONN_MAX_AGE for the whole probe
+
+    @contextlib.contextmanager
+    def count_queries(kind: str):
+        connection.ensure_connection()
+        with CaptureQueriesContext(connection) as queries, _traced(connection) as statements:
+            yield
+        probe.round_trips.setdefault(kind, []).append(statements)
+        probe.orm_queries.setdefault(kind, []).append(len(queries))
+
+    @contextlib.contextmanager
+    def clock(kind: str):
+        connection.ensure_connection()
+        backend = connection.connection.info.backend_pid
+        wall, cpu, postgres = time.perf_counter(), time.thread_time(), _backend_cpu(backend)
+        yield
+        probe.wall.setdefault(kind, []).append(time.perf_counter() - wall)
+        probe.cpu.setdefault(kind, []).append(time.thread_time() - cpu)
+        probe.postgres_cpu.setdefault(kind, []).append(_backend_cpu(backend) - postgres)
+
+    sampler = StackSampler(threading.get_ident())
+
+    @contextlib.contextmanager
+    def sampled(kind: str):
+        sampler.active = kind == "submit"
+        yield
+        sampler.active = False
+
+    for name, wrap in (("queries", count_queries), ("clock", clock), ("sampled", sampled)):
+        browser, rng = Browser(WsgiTransport()), random.Random(name)
+        first = enter_and_claim(browser, study.slug, answers, rng)
+        log = ParticipantLog()
+        with sampler if wrap is sampled else contextlib.nullcontext():
+            annotate(browser, study.slug, first, item_durations(study), log, rng, reports=reports, wrap=wrap)
+        if log.errors:
+            raise RuntimeError(f"in-process participant failed: {log.errors}")
+    probe.samples = sampler.samples
+    if profile:
+        print("the submit's busiest lines (share of stack samples):")
+        for (area, where), count in collections.Counter(probe.samples).most_common(25):
+            print(f"  {100 * count / len(probe.samples):5.1f} %  {where}  [{area}]")
+    return probe
+
+
+def _backend_cpu(pid: int) -> float:
+    """CPU seconds of a PostgreSQL backend, to the nanosecond (the scheduler's own count)."""
+    with open(f"/proc/{pid}/schedstat") as handle:
+        return int(handle.read().split()[0]) / 1e9
+
+
+@contextlib.contextmanager
+def _traced(connection):
+    """The statements sent to PostgreSQL meanwhile, from libpq's own trace:
+    every round trip, including BEGIN/COMMIT and the connection health check
+    that Django's query log does not show."""
+    from psycopg import pq
+
+    pgconn = connection.connection.pgconn
+    with tempfile.TemporaryFile() as trace:
+        pgconn.trace(trace.fileno())
+        pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        statements: list[str] = []
+        try:
+            yield statements
+        finally:
+            pgconn.untrace()  # flushes
+            trace.seek(0)
+            statements.extend(_round_trips(trace.read().decode(errors="replace")))
+
+
+def _round_trips(trace: str) -> list[str]:
+    """One entry per round trip: a simple Query, or the Parse that a Sync completes."""
+    trips, pending = [], ""
+    for line in trace.splitlines():
+        parts = line.split("\t", 3)
+        if len(parts) < 3 or parts[0] != "F":
+            continue
+        text = parts[3].strip() if len(parts) > 3 else ""
+        if parts[2] == "Query":  # "SQL"
+            trips.append(text[1:-1])
+        elif parts[2] == "Parse":  # "" "SQL" nparams types...
+            pending = text.removeprefix('"" "').rsplit('"', 1)[0]
+        elif parts[2] == "Sync":
+            trips.append(pending)
+    return trips
+
+
+# Where a submit's time goes: each stack sample counts for the innermost frame
+# that is in one of these places (generic helpers, the standard library and
+# builtins count for whoever called them).
+AREAS = [
+    ("PostgreSQL round trips", ()),  # the innermost frame is psycopg sending or waiting on its socket
+    ("ORM", ("django/db/models/", "django/db/transaction", "django/db/utils")),
+    ("psycopg and Django's DB backend", ("/psycopg/", "django/db/backends/")),
+    ("templates", ("django/template/", "template_partials/", "django/templatetags/", "django/utils/html",
+                   "django/utils/safestring", "django/utils/formats", "django/utils/translation")),
+    ("request, response, middleware", ("django/core/handlers/", "django/middleware/", "django/http/", "django_htmx/",
+                                       "whitenoise/", "django/contrib/", "django/urls/", "django/utils/cache",
+                                       "django/views/", "django/core/signing")),
+    ("our code", (str(ROOT / "annotation"),)),
+]  # fmt: skip
+
+
+# Where psycopg hands the query to the socket, then waits for the answer. On a
+# busy machine the send itself often gives the CPU away: it wakes the backend.
+_ROUND_TRIP = {"wait", "_execute_send", "_exec_command"}
+
+
+class StackSampler:
+    """Samples one thread's stack from another thread, every half millisecond
+    while `active`: a low-overhead profile of wall time (cProfile would inflate
+    call-heavy code such as templates several times over)."""
+
+    def __init__(self, thread_id: int, interval: float = 0.0005):
+        self.thread_id, self.interval = thread_id, interval
+        self.active = False
+        self.samples: list[tuple[str, str]] = []
+        self._stop = threading.Event()
+
+    def __enter__(self):
+        self._switch = sys.getswitchinterval()
+        sys.setswitchinterval(self.interval / 2)  # let the sampler in while the request holds the GIL
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        sys.setswitchinterval(self._switch)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            frame = sys._current_frames().get(self.thread_id)
+            if self.active and frame is not None:
+                self.samples.append(self._classify(frame))
+
+    @staticmethod
+    def _classify(frame) -> tuple[str, str]:
+        innermost = f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno} {frame.f_code.co_name}"
+        if "/psycopg/" in frame.f_code.co_filename and frame.f_code.co_name in _ROUND_TRIP:
+            return "PostgreSQL round trips", innermost
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            for area, marks in AREAS:
+                if any(mark in filename for mark in marks):
+                    return area, innermost
+            frame = frame.f_back
+        return "other", innermost
+
+
+# --- Checks and ceiling ----------------------------------------------------------
+
+
+def check_invariants(study, results: list[LevelResult]) -> list[tuple[str, bool, str]]:
+    from django.db.models import Count, F, Q
+
+    from annotation.models import Annotation, StudyItem, TaskItem
+
+    items = StudyItem.objects.filter(study=study)
+    over = items.filter(completed_count__gt=study.target_annotations).count()
+    counted = items.annotate(stored=Count("taskitem__annotation", distinct=True)).filter(~Q(completed_count=F("stored")))
+    pending = items.annotate(open=Count("taskitem", filter=Q(taskitem__status=TaskItem.Status.PENDING), distinct=True))
+    reserved = pending.filter(~Q(reserved_count=F("open")))
+    twice_given = (
+        TaskItem.objects.filter(task__study=study).values("task__participant", "clip").annotate(n=Count("pk")).filter(n__gt=1)
+    )
+    twice_done = Annotation.objects.filter(participant__study=study).values("participant", "clip").annotate(n=Count("pk")).filter(n__gt=1)
+    acknowledged = {item: levels for result in results for log in result.logs for item, levels in log.acknowledged.items()}
+    stored = dict(Annotation.objects.filter(item_id__in=acknowledged).values_list("item_id", "levels"))
+    missing = [item for item, levels in acknowledged.items() if stored.get(item) != levels]
+    return [
+        ("no clip over its target", over == 0, f"{over} over"),
+        ("completed_count = stored annotations", not counted.exists(), f"{counted.count()} clips differ"),
+        ("reserved_count = pending task items", not reserved.exists(), f"{reserved.count()} clips differ"),
+        ("no participant given a clip twice", not twice_given.exists() and not twice_done.exists(),
+         f"{twice_given.count()} given, {twice_done.count()} annotated twice"),
+        ("every acknowledged submission stored as sent", not missing, f"{len(missing)} of {len(acknowledged)} missing or different"),
+    ]  # fmt: skip
+
+
+def bare_psycopg_rate(url: str, result: LevelResult, meter: CpuMeter) -> tuple[float, float]:
+    """The same annotation rows and counter updates as the level's accepted
+    submissions, written by a bare psycopg loop at the same concurrency, one
+    transaction per submission, into scratch copies of the tables (with their
+    indexes, checks and foreign keys). No pacing: the database's ceiling.
+    Returns submissions per second and PostgreSQL CPU seconds per submission."""
+    import psycopg
+    from psycopg.types.string import TextLoader
+
+    acknowledged = [item for log in result.logs for item in log.acknowledged]
+    if not acknowledged:
+        return 0.0, 0.0
+    with psycopg.connect(url, autocommit=True) as admin:
+        for json_type in ("json", "jsonb"):  # rows go back as they came: JSON stays text
+            admin.adapters.register_loader(json_type, TextLoader)
+        cursor = admin.execute(
+            "SELECT a.*, i.study_item_id FROM annotation_annotation a JOIN annotation_taskitem i ON i.id = a.item_id"
+            " WHERE a.item_id = ANY(%s)", [acknowledged],
+        )  # fmt: skip
+        names = [column.name for column in cursor.description]
+        keep = [index for index, name in enumerate(names[:-1]) if name != "id"]
+        rows = [([row[index] for index in keep], row[-1]) for row in cursor.fetchall()]
+        admin.execute("DROP TABLE IF EXISTS bench_ceiling_annotation, bench_ceiling_item")
+        admin.execute("CREATE TABLE bench_ceiling_item (LIKE annotation_studyitem INCLUDING ALL)")
+        admin.execute("INSERT INTO bench_ceiling_item SELECT * FROM annotation_studyitem")
+        admin.execute("UPDATE bench_ceiling_item SET completed_count = 0, reserved_count = 1000")
+        admin.execute("CREATE TABLE bench_ceiling_annotation (LIKE annotation_annotation INCLUDING ALL)")
+        foreign_keys = admin.execute(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'annotation_annotation'::regclass AND contype = 'f'"
+        ).fetchall()  # fmt: skip
+        for (definition,) in foreign_keys:
+            admin.execute(f"ALTER TABLE bench_ceiling_annotation ADD {definition}")
+    columns = ", ".join(names[index] for index in keep)
+    insert = f"INSERT INTO bench_ceiling_annotation ({columns}) VALUES ({', '.join(['%s'] * len(keep))})"
+    update = "UPDATE bench_ceiling_item SET completed_count = completed_count + 1, reserved_count = reserved_count - 1 WHERE id = %s"
+    shares = [rows[index :: result.participants] for index in range(result.participants)]
+    start = threading.Barrier(result.participants + 1, timeout=60)
+    done = threading.Barrier(result.participants + 1, timeout=300)
+    release = threading.Event()  # connections stay open until their backends' CPU is read
+    failures: list[str] = []
+
+    def writer(share: list) -> None:
+        try:
+            with psycopg.connect(url) as conn:
+                start.wait()
+                for annotation, study_item_id in share:
+                    conn.execute(insert, annotation)
+                    conn.execute(update, (study_item_id,))
+                    conn.commit()
+                done.wait()
+                release.wait()
+        except Exception as error:
+            failures.append(f"{type(error).__name__}: {error}")
+            start.abort()
+            done.abort()
+
+    threads = [threading.Thread(target=writer, args=(share,), daemon=True) for share in shares]
+    for thread in threads:
+        thread.start()
+    try:
+        start.wait()
+        before, started = meter.read(), time.perf_counter()
+        done.wait()
+        seconds = time.perf_counter() - started
+        postgres = CpuMeter.cores(before, meter.read(), seconds)["postgres"] * seconds
+    except threading.BrokenBarrierError:
+        pass  # a writer failed: reported below
+    release.set()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise RuntimeError(f"bare psycopg loop failed: {failures[0]}")
+    return len(rows) / seconds, postgres / len(rows)
+
+
+# --- Report --------------------------------------------------------------------
+
+
+def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str, bool, str]]) -> None:
+    submits = probe.round_trips["submit"]
+    typical = sorted(submits, key=len)[len(submits) // 2]
+    trips = {kind: _median([len(s) for s in lists]) for kind, lists in probe.round_trips.items()}
+    orm = {kind: _median(counts) for kind, counts in probe.orm_queries.items()}
+    print(f"per request (median, in this process): submit {orm['submit']} queries in Django's log = {trips['submit']} "
+          f"PostgreSQL round trips; events POST {orm['events']} queries = {trips['events']} round trips")  # fmt: skip
+    print("  a submit's round trips: " + "; ".join(_short(statement) for statement in typical))
+    wall, cpu, postgres = (
+        {kind: _median(values) for kind, values in measured.items()} for measured in (probe.wall, probe.cpu, probe.postgres_cpu)
+    )  # fmt: skip
+    posts = len(probe.cpu["events"]) / len(probe.cpu["submit"])  # events POSTs per clip
+    per_clip = cpu["submit"] + postgres["submit"] + posts * (cpu["events"] + postgres["events"])
+    for kind, name in (("submit", "submit"), ("events", "events POST")):
+        print(f"  {name} alone (medians): {1000 * wall[kind]:.1f} ms; CPU: Django {1000 * cpu[kind]:.1f} ms, "
+              f"PostgreSQL {1000 * postgres[kind]:.1f} ms")  # fmt: skip
+    print(f"  so at most {os.cpu_count() / per_clip:.0f} clips/s on {os.cpu_count()} cores for Django and PostgreSQL alone")
+    areas = collections.Counter(area for area, _ in probe.samples)
+    print(f"  where a submit's time goes ({len(probe.samples)} stack samples): " + ", ".join(
+        f"{area} {100 * count / len(probe.samples):.0f} %" for area, count in areas.most_common()))  # fmt: skip
+    for result in results:
+        print(f"bare psycopg at {result.participants}: {result.ceiling:.0f} submissions/s, PostgreSQL "
+              f"{1000 * result.ceiling_postgres_cpu:.1f} ms CPU each; ours {_ratio(result.rate, result.ceiling)} x that")  # fmt: skip
+    passed = all(ok for _, ok, _ in invariants)
+    for name, ok, detail in invariants:
+        print(f"invariant: {name}: {'PASS' if ok else 'FAIL (' + detail + ')'}")
+    last = results[-1]
+    p50, p95, p99 = last.latencies()
+    errors = len(last.errors)
+    checks = {f">= {TARGET_RATE}/s": last.rate >= TARGET_RATE, f"p99 <= {TARGET_P99_MS} ms": p99 <= TARGET_P99_MS,
+              "no errors": errors == 0}  # fmt: skip
+    print(f"target at {last.participants} participants: " + ", ".join(
+        f"{name} {'met' if ok else 'NOT met'}" for name, ok in checks.items()))  # fmt: skip
+    print(f"annotate_load: {last.participants} participants: {last.rate:.1f} submissions/s "
+          f"({_ratio(last.rate, last.ceiling)} x bare psycopg), p50 {p50:.0f} ms p95 {p95:.0f} ms p99 {p99:.0f} ms, "
+          f"{errors} errors; invariants {'PASS' if passed else 'FAIL'}")  # fmt: skip
+
+
+def _ratio(ours: float, ceiling: float) -> str:
+    return f"{ours / ceiling:.2f}" if ceiling else "n/a"
+
+
+def _median(values: list) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def _short(statement: str) -> str:
+    words = statement.replace('"', "").split()
+    if not words:
+        return "?"
+    verb = words[0].upper()
+    table = next((w.split(".")[0].rstrip(",") for w in words if w.startswith("annotation_")), "")
+    if verb == "SELECT" and " FOR UPDATE" in statement.upper():
+        verb = "SELECT FOR UPDATE"
+    return f"{verb} {table}".strip() if table else " ".join(words[:3])
+
+
+if __name__ == "__main__":
+    main()
