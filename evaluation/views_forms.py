@@ -13,6 +13,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_safe
 
 from annotation.models import Study
+from evaluation.form_charts import accuracy_chart
 from evaluation.form_scoring import DISAGREEMENT_DEFINITION, TIE_POLICY
 from evaluation.selectors_forms import form_study_report
 
@@ -46,6 +47,7 @@ def form_report(request, study_id: int):
         **admin.site.each_context(request),
         "title": f"Form scores: {study.name}", "study": study, "report": report, "sections": sections,
         "opts": Study._meta, "tie_policy": TIE_POLICY, "disagreement_definition": DISAGREEMENT_DEFINITION,
+        "accuracy_chart": accuracy_chart(report["single_choice"]) if "single_choice" in report else "",
     }  # fmt: skip
     return TemplateResponse(request, "evaluation/form_report.html", context)
 

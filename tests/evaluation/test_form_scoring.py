@@ -211,3 +211,21 @@ def test_fleiss_kappa_per_type_and_words_as_units():
     assert agreement["stressed_words"]["kappa"] == pytest.approx(statsmodels_fleiss(table, method="fleiss"))
     one_category = form_agreement(pairs=[PairItem("q", ("a", "a"))])["pairwise"]
     assert one_category["kappa"] is None and "one category" in one_category["reason"]
+
+
+def test_accuracy_chart_draws_overall_and_per_category_intervals():
+    from evaluation.form_charts import accuracy_chart
+
+    report = {
+        "accuracy": {"value": 0.75, "ci95": [0.6, 0.86]},
+        "majority_vote_accuracy": {"value": 0.8, "ci95": [0.5, 0.94]},
+        "by": {"stress_category": {
+            "contrastive": {"accuracy": {"value": 0.5, "ci95": [0.3, 0.7]}, "majority_vote_accuracy": {"value": None, "ci95": None}},
+        }},
+    }  # fmt: skip
+
+    svg = accuracy_chart(report)
+
+    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    assert "all items" in svg and "stress_category=contrastive" in svg
+    assert svg.count('r="3.5"') == 3 and "undefined" in svg  # three points; the fourth is undefined
