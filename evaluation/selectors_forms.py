@@ -14,7 +14,8 @@ Kind = FormItem.Type
 
 def form_study_report(*, study: Study) -> dict:
     """Every score of the form, as plain JSON-ready values."""
-    items = list(FormItem.objects.filter(study=study).order_by("pk"))
+    # Attention-check items test the listener, not the stimuli: never scored.
+    items = [item for item in FormItem.objects.filter(study=study).order_by("pk") if not item.is_attention_check]
     answers, left_out = _answers_by_item(study)
     inputs = {kind: [] for kind in Kind.values}
     for item in items:

@@ -147,6 +147,8 @@ def _generic(line: int, raw: dict, language: str) -> ItemDraft:
         options=_options(raw.get("options", []), "options"), settings=_dict(raw, "settings"),
         gold=raw.get("gold"), metadata=_dict(raw, "metadata"),
     )  # fmt: skip
+    if draft.settings.get("attention_check") and draft.gold is None:
+        raise _Bad("gold", "an attention-check item needs a gold answer")
     if item_type == FormItem.Type.PAIRWISE:
         draft.audio_b = _audio(raw.get("audio_b"), "audio_b", missing="a pairwise item needs audio_b (clip B)")
         draft.transcript_b = draft.transcript_b or draft.transcript  # an A/B pair usually says one sentence twice

@@ -44,5 +44,17 @@ class FormItem(models.Model):
         return f"{self.external_id} ({self.get_item_type_display()})"
 
     @property
+    def is_attention_check(self) -> bool:
+        """Set with settings {"attention_check": true}; answered by everyone, never scored."""
+        return bool(self.settings.get("attention_check"))
+
+    def passed_by(self, levels: list[int], response: dict) -> bool:
+        """Did this answer give the gold answer (for attention checks)?"""
+        if self.item_type == self.Type.STRESSED_WORDS:
+            return levels == self.gold
+        key = {"single_choice": "choice", "pairwise": "prefer", "rating": "value", "stance": "pole"}[self.item_type]
+        return response.get(key) == self.gold
+
+    @property
     def clips(self) -> list[Clip]:
         return [self.clip] if self.second_clip_id is None else [self.clip, self.second_clip]

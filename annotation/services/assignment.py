@@ -107,7 +107,12 @@ def _eligible(participant: Participant, study: Study):
         .filter(load__lt=study.target_annotations)
         .exclude(clip_id__in=seen)
         .exclude(clip_id__in=study.attention_checks.values("clip_id"))  # never the same clip twice in a task
+        .exclude(pk__in=_form_checks(study).values("pk"))  # check items come only as checks
     )
+
+
+def _form_checks(study: Study):
+    return StudyItem.objects.filter(study=study, form_item__settings__attention_check=True)
 
 
 def _create_task(participant: Participant, study: Study, items: list[StudyItem], now: datetime) -> Task:
@@ -119,9 +124,9 @@ def _create_task(participant: Participant, study: Study, items: list[StudyItem],
     rng = random.Random(seed)
     rng.shuffle(items)
     slots: list[tuple[int, StudyItem | None, AttentionCheck | None]] = [(item.clip_id, item, None) for item in items]
-    for check in _attention_checks(study, rng):
-        slots.insert(rng.randint(0, len(slots)), (check.clip_id, None, check))
-    form_items = FormItem.objects.in_bulk([item.form_item_id for item in items if item.form_item_id])
+    for slot in _attention_slots(study, rng):
+        slots.insert(rng.randint(0, len(slots)), slot)
+    form_items = FormItem.objects.in_bulk([item.form_item_id for _, item, _ in slots if item and item.form_item_id])
     second_clips = [form_item.second_clip_id for form_item in form_items.values() if form_item.second_clip_id]
     clips = _clip_facts([clip_id for clip_id, _, _ in slots] + second_clips)
     TaskItem.objects.bulk_create(
@@ -150,11 +155,15 @@ def _task_item(task, position, clip_id, item, check, form_items, clips, rng, see
     )
 
 
-def _attention_checks(study: Study, rng: random.Random) -> list[AttentionCheck]:
-    if study.kind != Study.Kind.EMPHASIS:
-        return []  # an AttentionCheck expects word levels: only emphasis tasks can hold one
+def _attention_slots(study: Study, rng: random.Random) -> list[tuple]:
+    """(clip, study item, check) slots for the task's attention checks: word-level
+    AttentionChecks in emphasis tasks, check items (with gold) in forms."""
+    wanted = study.attention_checks_per_task
+    if study.kind == Study.Kind.FORM:
+        checks = list(_form_checks(study))
+        return [(item.clip_id, item, None) for item in rng.sample(checks, min(wanted, len(checks)))]
     checks = list(study.attention_checks.all())
-    return rng.sample(checks, min(study.attention_checks_per_task, len(checks)))
+    return [(check.clip_id, None, check) for check in rng.sample(checks, min(wanted, len(checks)))]
 
 
 def _clip_facts(clip_ids: list[int]) -> dict[int, tuple[int, float]]:

@@ -115,15 +115,23 @@ def _submit(participant_id, item_id, levels, response, mismatch, events, now) ->
         levels=levels,
         response=response,
         mismatch_reported=mismatch,
-        attention_passed=item.attention_check.passed_by(levels) if item.attention_check else None,
+        attention_passed=_attention_result(item, form_item, levels, response),
         coverage=round(min(verdict.coverage for verdict in verdicts), 4),
         seconds_spent=round(verdicts[0].wall_seconds, 3),
     )
     TaskItem.objects.filter(pk=item.pk).update(status=TaskItem.Status.SUBMITTED)
-    if item.study_item_id:
+    if item.study_item_id and not (form_item and form_item.is_attention_check):
         _count_submission(item.study_item_id, study, mismatch)
     completed = pending == [item.position] and _complete_task(item.task, participant_id, now)
     return Submitted(annotation, duplicate=False, task_completed=completed)
+
+
+def _attention_result(item: TaskItem, form_item, levels, response) -> bool | None:
+    if item.attention_check is not None:
+        return item.attention_check.passed_by(levels)
+    if form_item is not None and form_item.is_attention_check:
+        return form_item.passed_by(levels, response)
+    return None
 
 
 def _repeat(item: TaskItem, levels, response, mismatch) -> Submitted:

@@ -109,3 +109,36 @@ def test_option_order_is_randomized_per_participant_and_recorded(client):
         assert [int(x) for x in shown] == recorded["option_order"] and "seed" in recorded
         orders.add(tuple(shown))
     assert len(orders) > 1
+
+
+def test_form_attention_checks_are_slipped_in_recorded_and_never_scored(client):
+    from annotation.models import StudyItem
+    from evaluation.selectors_forms import form_study_report
+
+    def specs(clips):
+        return [
+            FormItemSpec("q1", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0),
+            FormItemSpec("q2", FormItem.Type.SINGLE_CHOICE, clips[1], options=["x", "y"], gold=1),
+            FormItemSpec("check", FormItem.Type.SINGLE_CHOICE, clips[2], options=["pick me", "not me"], gold=0,
+                         settings={"attention_check": True}),
+        ]
+
+    study = live_form(specs=specs, clips_per_task=2, attention_checks_per_task=1)
+    enter(client, study)
+    participant = study.participants.get()
+    task = participant.tasks.get()
+    assert task.items.count() == 3
+    for _ in range(3):
+        page = client.get(f"/s/{study.slug}/task/").content.decode()
+        assert "attention" not in page.lower() and "gold" not in page.lower()
+        item = task.items.get(pk=int(re.search(r'data-item="(\d+)"', page).group(1)))
+        listened(item)
+        client.post(f"/s/{study.slug}/task/items/{item.pk}/submit", {"choice": "0"}, HTTP_HX_REQUEST="true")
+
+    check = Annotation.objects.get(item__study_item__form_item__external_id="check")
+    assert check.attention_passed is True
+    assert set(Annotation.objects.exclude(pk=check.pk).values_list("attention_passed", flat=True)) == {None}
+    check_item = StudyItem.objects.get(form_item__external_id="check")
+    assert (check_item.completed_count, check_item.reserved_count) == (0, 0)
+    scored = [row["item"] for row in form_study_report(study=study)["single_choice"]["per_item"]]
+    assert "check" not in scored and len(scored) == 2
