@@ -142,3 +142,25 @@ def test_form_attention_checks_are_slipped_in_recorded_and_never_scored(client):
     assert (check_item.completed_count, check_item.reserved_count) == (0, 0)
     scored = [row["item"] for row in form_study_report(study=study)["single_choice"]["per_item"]]
     assert "check" not in scored and len(scored) == 2
+
+
+def test_participant_review_works_for_form_studies(client):
+    from annotation.selectors.review import participant_review_rows
+
+    study = live_form(specs=every_type)
+    enter(client, study)
+    participant = study.participants.get()
+    task = participant.tasks.get()
+    for _ in range(2):
+        page = client.get(f"/s/{study.slug}/task/").content.decode()
+        item = task.items.get(pk=int(re.search(r'data-item="(\d+)"', page).group(1)))
+        for track in range(len(item.presentation["durations"])):
+            listened(item, track=track)
+        client.post(f"/s/{study.slug}/task/items/{item.pk}/submit", answer_for(page, item.study_item.form_item),
+                    HTTP_HX_REQUEST="true")
+
+    rows = participant_review_rows(study=study)
+
+    [row] = rows
+    assert (row.prolific_pid, row.clips) == (PID, 2)
+    assert row.kappa is None and row.kappa_reason  # no word agreement to compute from two form answers
