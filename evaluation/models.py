@@ -4,9 +4,10 @@ from django.conf import settings
 from django.db import models
 
 from annotation.models import Study
+from annotation.models.progress import JobProgress
 
 
-class StudyReport(models.Model):
+class StudyReport(JobProgress, models.Model):
     """One computation of a study's agreement report, for one scope and set of parameters.
 
     `fingerprint` describes the annotations it was computed from (evaluation.selectors); a report
@@ -43,11 +44,3 @@ class StudyReport(models.Model):
 
     def __str__(self) -> str:
         return f"Agreement report of {self.study} ({self.language or 'all languages'})"
-
-    @property
-    def percent(self) -> int:
-        return int(100 * self.done / self.total) if self.total else 0
-
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)

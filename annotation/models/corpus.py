@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.db import models
 
+from annotation.models.progress import JobProgress
 
 class Corpus(models.Model):
     name = models.CharField(max_length=200, unique=True)
@@ -111,7 +112,7 @@ class ClipWarning(models.Model):
         return f"{self.get_code_display()}: {self.detail}"
 
 
-class ImportJob(models.Model):
+class ImportJob(JobProgress, models.Model):
     """A corpus archive uploaded in the admin, imported by a background worker."""
 
     class Status(models.TextChoices):
@@ -141,11 +142,3 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"Import of {self.archive_name} into {self.corpus_name}"
-
-    @property
-    def percent(self) -> int:
-        return int(100 * self.done / self.total) if self.total else 0
-
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)
