@@ -5,6 +5,7 @@ from django.db import models
 
 from annotation.models.progress import JobProgress
 
+
 class Corpus(models.Model):
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
