@@ -82,7 +82,7 @@ class WsgiTransport:
             key = name.upper().replace("-", "_")
             environ[key if key == "CONTENT_TYPE" else f"HTTP_{key}"] = value
         started: list = []
-        result = self.app(environ, lambda status, response_headers, exc_info=None: started.extend([status, response_headers]))
+        result = self.app(environ, lambda status, headers, exc_info=None: started.extend([status, headers]))
         try:
             data = b"".join(result)
         finally:
@@ -174,10 +174,11 @@ def playback_events(duration: float, started_ms: float) -> list[dict]:
     events = []
     position = TIMEUPDATE_SECONDS
     while position < duration:
-        events.append({"kind": "timeupdate", "t": round(position, 3), "rate": 1, "at": started_ms + 1000 * position})
+        events.append({"kind": "timeupdate", "track": 0, "t": round(position, 3), "rate": 1,
+                       "at": started_ms + 1000 * position})  # fmt: skip
         position += TIMEUPDATE_SECONDS
     end_ms = started_ms + 1000 * duration
-    events += [{"kind": kind, "t": duration, "rate": 1, "at": end_ms + offset}
+    events += [{"kind": kind, "track": 0, "t": duration, "rate": 1, "at": end_ms + offset}
                for offset, kind in ((0.0, "timeupdate"), (0.2, "pause"), (0.4, "ended"))]  # fmt: skip
     return events
 
@@ -204,7 +205,7 @@ def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, 
         started = time.perf_counter()
         started_ms = 1000 * (started - clock)
         ending = playback_events(duration, started_ms)
-        if not _report(browser, base, [{"kind": "play", "t": 0, "rate": 1, "at": started_ms}], log, wrap):
+        if not _report(browser, base, [{"kind": "play", "track": 0, "t": 0, "rate": 1, "at": started_ms}], log, wrap):
             return
         time.sleep(max(0.0, started + duration - time.perf_counter()))
         if reports == "browser":

@@ -79,7 +79,8 @@ def main() -> None:
         answers = {f"q{q.pk}": q.accepted[0] for q in study.prerequisites.all()}
         results = []
         with gunicorn(args, Path(scratch)) as server:
-            print(f"gunicorn: {args.workers} x {args.worker_class} worker(s), {args.threads} thread(s) each, on port {server.port}")
+            print(f"gunicorn: {args.workers} x {args.worker_class} worker(s), {args.threads} thread(s) each, "
+                  f"on port {server.port}")  # fmt: skip
             meter = CpuMeter(server.pid, db.name)
             for round_number, level in enumerate(args.levels):
                 tag = f"round {round_number}"
@@ -90,6 +91,8 @@ def main() -> None:
         for result in results:
             result.ceiling, result.ceiling_postgres_cpu = bare_psycopg_rate(db.url, result, CpuMeter(None, db.name))
         report(results, probe, invariants)
+    if not all(ok for _, ok, _ in invariants):
+        sys.exit(1)
 
 
 def parse_args():
@@ -342,7 +345,8 @@ def report_level(result: LevelResult, server_log: Path) -> None:
           f"(pacing bound with an instant server: {bound:.0f}/s)")  # fmt: skip
     print(f"  submit latency: p50 {p50:.1f} ms, p95 {p95:.1f} ms, p99 {p99:.1f} ms; "
           f"events POST: p50 {e50:.1f} ms, p99 {e99:.1f} ms")  # fmt: skip
-    print("  CPU, in cores of %d: %s" % (os.cpu_count(), ", ".join(f"{name} {used:.2f}" for name, used in result.cores.items())))
+    cores = ", ".join(f"{name} {used:.2f}" for name, used in result.cores.items())
+    print(f"  CPU, in cores of {os.cpu_count()}: {cores}")
     if result.accepted:
         per = {name: 1000 * used / result.rate for name, used in result.cores.items() if name != "other processes"}
         print("  CPU per accepted submission (with its playback reports): " + ", ".join(
@@ -540,10 +544,10 @@ def check_invariants(study, results: list[LevelResult]) -> list[tuple[str, bool,
     counted = items.annotate(stored=Count("taskitem__annotation", distinct=True)).filter(~Q(completed_count=F("stored")))
     pending = items.annotate(open=Count("taskitem", filter=Q(taskitem__status=TaskItem.Status.PENDING), distinct=True))
     reserved = pending.filter(~Q(reserved_count=F("open")))
-    twice_given = (
-        TaskItem.objects.filter(task__study=study).values("task__participant", "clip").annotate(n=Count("pk")).filter(n__gt=1)
-    )
-    twice_done = Annotation.objects.filter(participant__study=study).values("participant", "clip").annotate(n=Count("pk")).filter(n__gt=1)
+    given = TaskItem.objects.filter(task__study=study).values("task__participant", "clip")
+    twice_given = given.annotate(n=Count("pk")).filter(n__gt=1)
+    done = Annotation.objects.filter(participant__study=study).values("participant", "clip")
+    twice_done = done.annotate(n=Count("pk")).filter(n__gt=1)
     acknowledged = {item: levels for result in results for log in result.logs for item, levels in log.acknowledged.items()}
     stored = dict(Annotation.objects.filter(item_id__in=acknowledged).values_list("item_id", "levels"))
     missing = [item for item, levels in acknowledged.items() if stored.get(item) != levels]
@@ -553,7 +557,8 @@ def check_invariants(study, results: list[LevelResult]) -> list[tuple[str, bool,
         ("reserved_count = pending task items", not reserved.exists(), f"{reserved.count()} clips differ"),
         ("no participant given a clip twice", not twice_given.exists() and not twice_done.exists(),
          f"{twice_given.count()} given, {twice_done.count()} annotated twice"),
-        ("every acknowledged submission stored as sent", not missing, f"{len(missing)} of {len(acknowledged)} missing or different"),
+        ("every acknowledged submission stored as sent", not missing,
+         f"{len(missing)} of {len(acknowledged)} missing or different"),
     ]  # fmt: skip
 
 
@@ -585,13 +590,17 @@ def bare_psycopg_rate(url: str, result: LevelResult, meter: CpuMeter) -> tuple[f
         admin.execute("UPDATE bench_ceiling_item SET completed_count = 0, reserved_count = 1000")
         admin.execute("CREATE TABLE bench_ceiling_annotation (LIKE annotation_annotation INCLUDING ALL)")
         foreign_keys = admin.execute(
-            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'annotation_annotation'::regclass AND contype = 'f'"
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint"
+            " WHERE conrelid = 'annotation_annotation'::regclass AND contype = 'f'"
         ).fetchall()  # fmt: skip
         for (definition,) in foreign_keys:
             admin.execute(f"ALTER TABLE bench_ceiling_annotation ADD {definition}")
     columns = ", ".join(names[index] for index in keep)
     insert = f"INSERT INTO bench_ceiling_annotation ({columns}) VALUES ({', '.join(['%s'] * len(keep))})"
-    update = "UPDATE bench_ceiling_item SET completed_count = completed_count + 1, reserved_count = reserved_count - 1 WHERE id = %s"
+    update = (
+        "UPDATE bench_ceiling_item SET completed_count = completed_count + 1, reserved_count = reserved_count - 1"
+        " WHERE id = %s"
+    )
     shares = [rows[index :: result.participants] for index in range(result.participants)]
     start = threading.Barrier(result.participants + 1, timeout=60)
     done = threading.Barrier(result.participants + 1, timeout=300)
@@ -644,8 +653,9 @@ def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str,
           f"PostgreSQL round trips; events POST {orm['events']} queries = {trips['events']} round trips")  # fmt: skip
     print("  a submit's round trips: " + "; ".join(_short(statement) for statement in typical))
     wall, cpu, postgres = (
-        {kind: _median(values) for kind, values in measured.items()} for measured in (probe.wall, probe.cpu, probe.postgres_cpu)
-    )  # fmt: skip
+        {kind: _median(values) for kind, values in measured.items()}
+        for measured in (probe.wall, probe.cpu, probe.postgres_cpu)
+    )
     posts = len(probe.cpu["events"]) / len(probe.cpu["submit"])  # events POSTs per clip
     per_clip = cpu["submit"] + postgres["submit"] + posts * (cpu["events"] + postgres["events"])
     for kind, name in (("submit", "submit"), ("events", "events POST")):
@@ -657,7 +667,8 @@ def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str,
         f"{area} {100 * count / len(probe.samples):.0f} %" for area, count in areas.most_common()))  # fmt: skip
     for result in results:
         print(f"bare psycopg at {result.participants}: {result.ceiling:.0f} submissions/s, PostgreSQL "
-              f"{1000 * result.ceiling_postgres_cpu:.1f} ms CPU each; ours {_ratio(result.rate, result.ceiling)} x that")  # fmt: skip
+              f"{1000 * result.ceiling_postgres_cpu:.1f} ms CPU each; "
+              f"ours {_ratio(result.rate, result.ceiling)} x that")  # fmt: skip
     passed = all(ok for _, ok, _ in invariants)
     for name, ok, detail in invariants:
         print(f"invariant: {name}: {'PASS' if ok else 'FAIL (' + detail + ')'}")
