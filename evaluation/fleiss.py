@@ -90,7 +90,7 @@ def fleiss_cluster_statistics(counts: np.ndarray, codes: np.ndarray, clusters: i
 def fleiss_from_sums(sums: np.ndarray, layout: FleissLayout):
     """kappa, p_a, p_e for each row of summed statistics; kappa NaN where undefined."""
     sums = np.atleast_2d(np.asarray(sums, dtype=np.float64))
-    units, paired = sums[:, 0], sums[:, 1]
+    paired = sums[:, 1]  # column 0 counts units; the shares below need only the paired ones
     agreement = np.zeros(sums.shape[0])
     for j, r in enumerate(layout.paired):
         agreement = agreement + sums[:, 2 + j] / (r * (r - 1))

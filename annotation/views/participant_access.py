@@ -4,7 +4,6 @@ Signed cookies keep the hot path (playback events, submissions) free of a
 session lookup; the signature stops anyone from posing as another participant.
 """
 
-from django.core import signing
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 

@@ -6,8 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation.models import AttentionCheck, Clip, Participant, PrerequisiteQuestion, Study, Task
-from tests.annotation.study_helpers import first_pending, listened, live_study, marks
+from annotation.models import AttentionCheck, Clip, Participant, PrerequisiteQuestion, Task
+from tests.annotation.study_helpers import listened, live_study, marks
 
 pytestmark = pytest.mark.django_db
 
