@@ -51,6 +51,13 @@ def env_list(environ: Mapping[str, str], name: str, default: list[str]) -> list[
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def http_url(environ: Mapping[str, str], name: str, default: str) -> str:
+    value = environ.get(name, "").strip() or default
+    if urlsplit(value).scheme not in ("http", "https") or not urlsplit(value).netloc:
+        raise ImproperlyConfigured(f"{name} must be an http(s) URL, not {value!r}")
+    return value
+
+
 def is_embedded(environ: Mapping[str, str]) -> bool:
     """The embedded default: SQLite and local files, nothing else to run."""
     url = environ.get("DATABASE_URL", "")

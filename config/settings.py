@@ -134,17 +134,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": ENV.get("LOG_LEVEL", "INFO")},
 }
 
-if not DEBUG:
-    SESSION_COOKIE_HTTPONLY = True
-    CSRF_COOKIE_HTTPONLY = False
-    X_FRAME_OPTIONS = "DENY"
-
 # --- Prolific API (participant review; README "Reviewing participants and Prolific") ---
 # An empty token turns the client off: decisions are still recorded and exported.
 PROLIFIC_API_TOKEN = ENV.get("PROLIFIC_API_TOKEN", "").strip()
-PROLIFIC_API_URL = ENV.get("PROLIFIC_API_URL", "").strip() or "https://api.prolific.com/api/v1/"
-if not PROLIFIC_API_URL.startswith(("https://", "http://")):
-    from django.core.exceptions import ImproperlyConfigured
-
-    raise ImproperlyConfigured(f"PROLIFIC_API_URL must be an http(s) URL, not {PROLIFIC_API_URL!r}")
-# --- end Prolific API ---
+PROLIFIC_API_URL = env.http_url(ENV, "PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")

@@ -19,8 +19,6 @@ import os
 import re
 import shutil
 import tempfile
-import zipfile
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -30,7 +28,7 @@ from django.db import transaction
 from annotation.ingest.errors import ImportRefused, RowProblem, SourceRefused
 from annotation.ingest.form_rows import ItemDraft, ItemProblem, read_items
 from annotation.ingest.pipeline import corpus_import, limits_from_settings
-from annotation.ingest.source import _candidate_folders, extract_zip, resolve_audio_path
+from annotation.ingest.source import open_source, resolve_audio_path
 from annotation.models import Clip, Corpus, Study
 from annotation.services.form_studies import FormItemSpec, form_study_create
 
@@ -78,7 +76,8 @@ def form_items_import(
     if Study.objects.filter(name=study_name).exists():
         raise SourceRefused(f"a study named {study_name!r} already exists; choose another name")
     limits = limits_from_settings()
-    with _open_items(Path(path), limits) as (root, items_path, source_name):
+    with open_source(Path(path), limits, names=(ITEMS_NAME,)) as source:
+        root, items_path, source_name = source.root, source.manifest, source.display_name
         drafts, problems = read_items(items_path, with_ssd=with_ssd, language=language)
         problems += _duplicate_ids(drafts)
         drafts = _without_bad_lines(drafts, problems)
@@ -90,34 +89,6 @@ def form_items_import(
         with tempfile.TemporaryDirectory(prefix="form-items-") as staging:
             _stage(Path(staging), used)
             return _import(Path(staging), corpus, study_name, drafts, used, problems, skip_invalid, study_settings)
-
-
-@contextmanager
-def _open_items(path: Path, limits):
-    """(root folder, items.jsonl, source name), extracting a .zip to a temporary folder first."""
-    if path.is_dir():
-        yield path.resolve(), _find_items(path.resolve()), path.name
-        return
-    if not path.is_file():
-        raise SourceRefused(f"{path}: no such folder or file")
-    if not zipfile.is_zipfile(path):
-        raise SourceRefused(f"{path}: not a folder or a .zip archive")
-    workdir = Path(tempfile.mkdtemp(prefix="form-items-zip-")).resolve()
-    try:
-        extract_zip(path, workdir, limits)
-        yield workdir, _find_items(workdir), path.name
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-def _find_items(root: Path) -> Path:
-    for folder in _candidate_folders(root):
-        candidate = folder / ITEMS_NAME
-        if candidate.is_file():
-            if candidate.is_symlink():
-                raise SourceRefused(f"{ITEMS_NAME} is a link; links are not followed")
-            return candidate
-    raise SourceRefused(f"{root.name}: no {ITEMS_NAME} found")
 
 
 def _without_bad_lines(drafts: list[ItemDraft], problems: list[RowProblem]) -> list[ItemDraft]:

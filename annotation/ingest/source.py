@@ -36,11 +36,12 @@ class CorpusSource:
 
 
 @contextmanager
-def open_source(path: Path, limits: Limits) -> Iterator[CorpusSource]:
-    """Yield the corpus folder (extracting a .zip to a temporary folder first)."""
+def open_source(path: Path, limits: Limits, names: tuple[str, ...] = MANIFEST_NAMES) -> Iterator[CorpusSource]:
+    """Yield the folder and its manifest, one of `names` (extracting a .zip to a
+    temporary folder first)."""
     path = Path(path)
     if path.is_dir():
-        yield CorpusSource(path.resolve(), find_manifest(path.resolve()), path.name)
+        yield CorpusSource(path.resolve(), find_manifest(path.resolve(), names), path.name)
         return
     if not path.is_file():
         raise SourceRefused(f"{path}: no such folder or file")
@@ -49,25 +50,26 @@ def open_source(path: Path, limits: Limits) -> Iterator[CorpusSource]:
     workdir = Path(tempfile.mkdtemp(prefix="corpus-import-")).resolve()
     try:
         extract_zip(path, workdir, limits)
-        yield CorpusSource(workdir, find_manifest(workdir), path.name)
+        yield CorpusSource(workdir, find_manifest(workdir, names), path.name)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def find_manifest(root: Path) -> Path:
+def find_manifest(root: Path, names: tuple[str, ...] = MANIFEST_NAMES) -> Path:
     """The manifest at the root, or inside a single top-level folder (a zipped folder)."""
-    for folder in _candidate_folders(root):
-        found = [folder / name for name in MANIFEST_NAMES if (folder / name).is_file()]
+    wanted = " or ".join(names)
+    for folder in candidate_folders(root):
+        found = [folder / name for name in names if (folder / name).is_file()]
         if len(found) > 1:
-            raise SourceRefused(f"{folder.name or root}: holds both manifest.jsonl and manifest.csv; keep one")
+            raise SourceRefused(f"{folder.name or root}: holds both {' and '.join(names)}; keep one")
         if found:
             if found[0].is_symlink():
                 raise SourceRefused(f"{found[0].name}: the manifest is a link; links are not followed")
             return found[0]
-    raise SourceRefused(f"{root.name}: no manifest.jsonl or manifest.csv found")
+    raise SourceRefused(f"{root.name}: no {wanted} found")
 
 
-def _candidate_folders(root: Path) -> list[Path]:
+def candidate_folders(root: Path) -> list[Path]:
     entries = [entry for entry in root.iterdir() if not entry.name.startswith((".", "__MACOSX"))]
     if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
         return [root, entries[0]]

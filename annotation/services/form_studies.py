@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.models import Clip, Corpus, FormItem, PrerequisiteQuestion, Study, StudyItem
-from annotation.services.studies import _free_slug, default_prerequisites
+from annotation.services.studies import free_slug, default_prerequisites
 
 FORM_DEFAULTS = {"clips_per_task": 15, "target_annotations": 3, "attention_checks_per_task": 0, "min_marked_words": 0}
 
@@ -32,7 +32,7 @@ def form_study_create(*, name: str, corpus: Corpus, items: list[FormItemSpec], *
     languages = {spec.clip.language for spec in items}
     study = Study.objects.create(
         name=name,
-        slug=settings.pop("slug", None) or _free_slug(name),
+        slug=settings.pop("slug", None) or free_slug(name),
         kind=Study.Kind.FORM,
         corpus=corpus,
         language=settings.pop("language", None) or (languages.pop() if len(languages) == 1 else ""),

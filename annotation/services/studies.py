@@ -97,7 +97,7 @@ def study_create(*, name: str, corpus: Corpus, selection: ClipSelection, **setti
     language = settings.pop("language", None) or _single_language(clip_ids)
     study = Study.objects.create(
         name=name,
-        slug=settings.pop("slug", None) or _free_slug(name),
+        slug=settings.pop("slug", None) or free_slug(name),
         corpus=corpus,
         selection=selection.as_dict(),
         language=language,
@@ -134,7 +134,7 @@ def _single_language(clip_ids: list[int]) -> str:
     return languages.pop() if len(languages) == 1 else ""
 
 
-def _free_slug(name: str) -> str:
+def free_slug(name: str) -> str:
     base = slugify(name)[:60] or "study"
     slug, suffix = base, 2
     while Study.objects.filter(slug=slug).exists():

@@ -33,6 +33,16 @@ def zipped(folder) -> io.BytesIO:
     return buffer
 
 
+def upload_and_follow(admin_client, corpus_folder, capture_on_commit):
+    """Upload the folder as a .zip (the import runs at commit) and open the job page."""
+    with capture_on_commit(execute=True):
+        response = admin_client.post(
+            reverse("admin:annotation_importjob_add"),
+            {"archive": zipped(corpus_folder.root), "corpus_name": "uploaded"},
+        )
+    return admin_client.get(response["Location"])
+
+
 @pytest.mark.parametrize("model", ["corpus", "speaker", "clip", "word", "importjob", "study", "formitem", "participant"])
 def test_changelists_render(admin_client, model):
     ClipWarningFactory(clip=ClipFactory(speaker=SpeakerFactory()))
@@ -79,12 +89,7 @@ def test_upload_imports_in_the_background_and_shows_progress(admin_client, corpu
     corpus_folder.add("c2", "a second clip")
     corpus_folder.write_jsonl()
 
-    with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(
-            reverse("admin:annotation_importjob_add"),
-            {"archive": zipped(corpus_folder.root), "corpus_name": "uploaded"},
-        )
-    response = admin_client.get(response["Location"])
+    response = upload_and_follow(admin_client, corpus_folder, django_capture_on_commit_callbacks)
 
     job = ImportJob.objects.get()
     assert job.status == ImportJob.Status.SUCCEEDED
@@ -100,12 +105,7 @@ def test_refused_upload_lists_rows_and_writes_nothing(admin_client, corpus_folde
     corpus_folder.add("gone", write=False)
     corpus_folder.write_jsonl()
 
-    with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(
-            reverse("admin:annotation_importjob_add"),
-            {"archive": zipped(corpus_folder.root), "corpus_name": "uploaded"},
-        )
-    response = admin_client.get(response["Location"])
+    response = upload_and_follow(admin_client, corpus_folder, django_capture_on_commit_callbacks)
 
     job = ImportJob.objects.get()
     assert job.status == ImportJob.Status.FAILED

@@ -142,3 +142,10 @@ def test_settings_module_refuses_to_start_without_secret_key_on_postgres(tmp_pat
 
     assert result.returncode != 0
     assert "ImproperlyConfigured: SECRET_KEY must be set" in result.stderr
+
+
+def test_http_url_setting():
+    assert env.http_url({}, "PROLIFIC_API_URL", "https://api.prolific.com/api/v1/") == "https://api.prolific.com/api/v1/"
+    assert env.http_url({"PROLIFIC_API_URL": "http://127.0.0.1:9/api/"}, "PROLIFIC_API_URL", "x") == "http://127.0.0.1:9/api/"
+    with pytest.raises(ImproperlyConfigured, match="PROLIFIC_API_URL must be an http\\(s\\) URL, not 'ftp://x'"):
+        env.http_url({"PROLIFIC_API_URL": "ftp://x"}, "PROLIFIC_API_URL", "https://a/")
