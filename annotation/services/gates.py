@@ -7,7 +7,7 @@ from django.utils.translation import ngettext
 from datetime import datetime
 
 from annotation import listening
-from annotation.models import FormItem, PlaybackEvent, Study, TaskItem
+from annotation.models import FormItem, Study, TaskItem
 
 LEVELS = (0, 1, 2)
 
@@ -79,10 +79,10 @@ def _unit(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
-def listening_verdicts(item: TaskItem, study: Study, now: datetime) -> list[listening.Verdict]:
-    """One verdict per clip the item plays (two for an A/B pair)."""
+def listening_verdicts(item, study, now: datetime, events: list[tuple[int, listening.Event]]) -> list[listening.Verdict]:
+    """One verdict per clip the item plays (two for an A/B pair), from its
+    (track, event) playback reports."""
     durations = item.presentation.get("durations") or [item.duration]
-    events = _events(item)
     return [
         listening.verify(
             [event for track, event in events if track == index],
@@ -105,13 +105,3 @@ def listening_problems(verdicts: list[listening.Verdict]) -> list[str]:
         elif not verdict.wall_time_ok:
             problems.append(_("Listen to %(which)s first.") % {"which": which})
     return problems
-
-
-def _events(item: TaskItem) -> list[tuple[int, listening.Event]]:
-    rows = PlaybackEvent.objects.filter(item=item).values_list(
-        "track", "kind", "media_time", "rate", "client_ms", "received_at"
-    )
-    return [
-        (track, listening.Event(kind, media_time, rate, client_ms / 1000, received_at.timestamp()))
-        for track, kind, media_time, rate, client_ms, received_at in rows
-    ]

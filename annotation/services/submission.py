@@ -11,12 +11,13 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.models import Annotation, Participant, PlaybackEvent, StudyItem, Task, TaskItem
+from annotation import listening
+from annotation.models import Annotation, AttentionCheck, FormItem, PlaybackEvent, TaskItem
+from annotation.services import submission_rows as rows
 from annotation.services.gates import (  # noqa: F401  (max_marks is part of this module's API)
     SubmissionRefused,
     answer_problems,
@@ -35,15 +36,24 @@ class Submitted:
     task_completed: bool
 
 
-def playback_record(*, item: TaskItem, events: list, received_at: datetime | None = None) -> int:
-    """Store the page's playback events for a pending item of an open task."""
+def item_for_participant(*, participant_id: int | None, item_id: int, slug: str | None = None,
+                         now: datetime | None = None) -> rows.ItemState:  # fmt: skip
+    """The participant's own task item as it stands, or TaskItem.DoesNotExist:
+    another's item reveals nothing."""
+    item = rows.item_state(item_id=item_id, participant_id=participant_id, slug=slug, now=now or timezone.now())
+    if item is None:
+        raise TaskItem.DoesNotExist(f"no task item {item_id} for this participant")
+    return item
+
+
+def playback_record(*, item, events, received_at: datetime | None = None) -> int:
+    """Store playback events for a pending item (a TaskItem or an ItemState);
+    reports for an item no longer pending are dropped."""
+    checked = [_event_row(item, raw) for raw in _event_list(events)]
     if item.status != TaskItem.Status.PENDING:
         return 0
-    received_at = received_at or timezone.now()
-    tracks = len(item.presentation.get("durations") or [item.duration])
-    rows = [_event_row(item, raw, received_at, tracks) for raw in _event_list(events)]
-    PlaybackEvent.objects.bulk_create(rows)
-    return len(rows)
+    rows.insert_events(item.pk, checked, received_at or timezone.now())
+    return len(checked)
 
 
 def _event_list(events) -> list:
@@ -52,19 +62,18 @@ def _event_list(events) -> list:
     return events
 
 
-def _event_row(item: TaskItem, raw, received_at: datetime, tracks: int) -> PlaybackEvent:
+def _event_row(item, raw) -> tuple[str, int, float, float, float]:
+    """(kind, track, media_time, rate, client_ms) of one reported event, checked."""
     if not isinstance(raw, dict) or raw.get("kind") not in PlaybackEvent.Kind.values:
         raise ValueError("each event needs a known kind")
     media_time, rate, client_ms = (_finite(raw.get(name)) for name in ("t", "rate", "at"))
     track = raw.get("track", 0)
+    tracks = len(item.presentation.get("durations") or [item.duration])
     if isinstance(track, bool) or track not in range(tracks):
         raise ValueError("event track out of range")
     if not 0 <= media_time <= item.duration + 1 or not 0 < rate <= 16:
         raise ValueError("event time or rate out of range")
-    return PlaybackEvent(
-        item=item, kind=raw["kind"], track=track, media_time=media_time, rate=rate, client_ms=client_ms,
-        received_at=received_at,
-    )  # fmt: skip
+    return raw["kind"], track, media_time, rate, client_ms
 
 
 def _finite(value) -> float:
@@ -75,102 +84,78 @@ def _finite(value) -> float:
 
 def annotation_submit(
     *, participant_id: int, item_id: int, levels: list[int], mismatch: bool, response: dict | None = None,
-    events: list | None = None, now: datetime | None = None,
+    events: list | None = None, now: datetime | None = None, item: rows.ItemState | None = None,
 ) -> Submitted:  # fmt: skip
-    """Accept an answer; `events` are the page's last playback reports, stored
-    in the same transaction just before the listening check reads them."""
+    """Accept an answer. `events` are the page's last playback reports: they
+    count towards listening and are kept even when the answer is refused.
+    `item`, when the caller already read it for this participant, saves a query."""
     now = now or timezone.now()
     response = response or {}
-    try:
-        with transaction.atomic():
-            return _submit(participant_id, item_id, levels, response, mismatch, events or [], now)
-    except IntegrityError:
-        # A concurrent duplicate won the race for the one-to-one row.
-        return _repeat(TaskItem.objects.select_related("annotation").get(pk=item_id), levels, response, mismatch)
-
-
-def _submit(participant_id, item_id, levels, response, mismatch, events, now) -> Submitted:
-    item = (
-        TaskItem.objects.select_for_update(of=("self",))
-        .select_related("task__study", "attention_check", "study_item__form_item")
-        .get(pk=item_id, task__participant_id=participant_id)
-    )
+    item = item or item_for_participant(participant_id=participant_id, item_id=item_id, now=now)
     if item.status == TaskItem.Status.SUBMITTED:
         return _repeat(item, levels, response, mismatch)
-    if events:
-        playback_record(item=item, events=events, received_at=now)
-    study = item.task.study
-    pending = _pending_positions(item.task_id)
-    _check_open_and_next(item, pending, now)
-    form_item = item.study_item.form_item if item.study_item_id else None
-    problems = answer_problems(item, study, form_item, levels, response)
-    verdicts = listening_verdicts(item, study, now)
+    _check_open_and_next(item)
+    arrived = [_event_row(item, raw) for raw in _event_list(events or [])]
+    form_item = FormItem.objects.get(pk=item.form_item_id) if item.form_item_id else None
+    problems = answer_problems(item, item.study, form_item, levels, response)
+    verdicts = listening_verdicts(item, item.study, now, rows.item_events(item.pk) + _as_heard(arrived, now))
     problems += listening_problems(verdicts)
     if problems:
+        rows.insert_events(item.pk, arrived, now)
         raise SubmissionRefused(problems)
-    annotation = Annotation.objects.create(
-        item=item,
-        participant_id=participant_id,
-        clip_id=item.clip_id,
-        levels=levels,
-        response=response,
-        mismatch_reported=mismatch,
-        attention_passed=_attention_result(item, form_item, levels, response),
+    annotation = Annotation(
+        item_id=item.pk, participant_id=item.participant_id, clip_id=item.clip_id, levels=levels, response=response,
+        mismatch_reported=bool(mismatch), attention_passed=_attention_result(item, form_item, levels, response),
         coverage=round(min(verdict.coverage for verdict in verdicts), 4),
-        seconds_spent=round(verdicts[0].wall_seconds, 3),
-    )
-    TaskItem.objects.filter(pk=item.pk).update(status=TaskItem.Status.SUBMITTED)
-    if item.study_item_id and not (form_item and form_item.is_attention_check):
-        _count_submission(item.study_item_id, study, mismatch)
-    completed = pending == [item.position] and _complete_task(item.task, participant_id, now)
-    return Submitted(annotation, duplicate=False, task_completed=completed)
+        seconds_spent=round(verdicts[0].wall_seconds, 3), submitted_at=now,
+    )  # fmt: skip
+    last = item.pending_count == 1
+    with transaction.atomic():
+        if not rows.claim_for_submission(item_id=item.pk, task_id=item.task_id, now=now):
+            return _lost_claim(item, levels, response, mismatch)
+        rows.insert_events(item.pk, arrived, now)
+        annotation.pk = rows.insert_annotation(annotation)
+        if item.study_item_id and not (form_item and form_item.is_attention_check):
+            rows.count_submission(
+                study_item_id=item.study_item_id, mismatch=bool(mismatch), threshold=item.study.mismatch_threshold
+            )
+        if last:
+            rows.complete_task(task_id=item.task_id, participant_id=item.participant_id, now=now)
+    return Submitted(annotation, duplicate=False, task_completed=last)
 
 
-def _attention_result(item: TaskItem, form_item, levels, response) -> bool | None:
-    if item.attention_check is not None:
-        return item.attention_check.passed_by(levels)
+def _as_heard(arrived: list[tuple], now: datetime) -> list[tuple[int, listening.Event]]:
+    """Events that travelled with the submit, as the listening check reads them."""
+    return [(track, listening.Event(kind, t, rate, ms / 1000, now.timestamp())) for kind, track, t, rate, ms in arrived]
+
+
+def _attention_result(item, form_item, levels, response) -> bool | None:
+    if item.attention_check_id is not None:
+        return AttentionCheck.objects.get(pk=item.attention_check_id).passed_by(levels)
     if form_item is not None and form_item.is_attention_check:
         return form_item.passed_by(levels, response)
     return None
 
 
-def _repeat(item: TaskItem, levels, response, mismatch) -> Submitted:
-    stored = item.annotation
+def _lost_claim(item: rows.ItemState, levels, response, mismatch) -> Submitted:
+    """The item stopped being pending since it was read: a concurrent
+    duplicate submitted it (return that), or the task expired."""
+    now = timezone.now()
+    current = item_for_participant(participant_id=item.participant_id, item_id=item.pk, now=now)
+    if current.status == TaskItem.Status.SUBMITTED:
+        return _repeat(current, levels, response, mismatch)
+    raise SubmissionRefused([_("This task is closed: its time limit has passed.")])
+
+
+def _repeat(item, levels, response, mismatch) -> Submitted:
+    stored = Annotation.objects.get(item_id=item.pk)
     if stored.levels != levels or stored.response != response or stored.mismatch_reported != bool(mismatch):
         raise SubmissionRefused([_("This clip was already submitted, and answers are final.")], final=True)
-    done = not TaskItem.objects.filter(task_id=item.task_id, status=TaskItem.Status.PENDING).exists()
-    return Submitted(stored, duplicate=True, task_completed=done)
+    return Submitted(stored, duplicate=True, task_completed=not rows.has_pending(item.task_id))
 
 
-def _pending_positions(task_id: int) -> list[int]:
-    return list(
-        TaskItem.objects.filter(task_id=task_id, status=TaskItem.Status.PENDING)
-        .order_by("position")
-        .values_list("position", flat=True)
-    )
-
-
-def _check_open_and_next(item: TaskItem, pending: list[int], now: datetime) -> None:
-    task = item.task
-    if task.status != Task.Status.OPEN or task.expires_at <= now:
+def _check_open_and_next(item: rows.ItemState) -> None:
+    if not item.task_open:
         raise SubmissionRefused([_("This task is closed: its time limit has passed.")])
-    if not pending or pending[0] != item.position:
+    if item.status != TaskItem.Status.PENDING or item.next_position != item.position:
         raise SubmissionRefused([_("Clips must be annotated in order; this is not the current clip.")])
-
-
-def _count_submission(study_item_id: int, study, mismatch: bool) -> None:
-    changes = {"completed_count": F("completed_count") + 1, "reserved_count": F("reserved_count") - 1}
-    if mismatch:
-        changes["mismatch_count"] = F("mismatch_count") + 1
-    StudyItem.objects.filter(pk=study_item_id).update(**changes)
-    if mismatch:
-        StudyItem.objects.filter(
-            pk=study_item_id, review=StudyItem.Review.ACTIVE, mismatch_count__gte=study.mismatch_threshold
-        ).update(review=StudyItem.Review.NEEDS_REVIEW)
-
-
-def _complete_task(task: Task, participant_id: int, now: datetime) -> bool:
-    """The last pending item was just submitted (the item row lock makes that certain)."""
-    Task.objects.filter(pk=task.pk, status=Task.Status.OPEN).update(status=Task.Status.COMPLETED, completed_at=now)
-    Participant.objects.filter(pk=participant_id, completed_at__isnull=True).update(completed_at=now)
-    return True

@@ -4,10 +4,10 @@ Signed cookies keep the hot path (playback events, submissions) free of a
 session lookup; the signature stops anyone from posing as another participant.
 """
 
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.urls import reverse
 
-from annotation.models import Participant, TaskItem
+from annotation.models import Participant
 
 _SALT = "annotation.participant"
 _MAX_AGE = 60 * 60 * 24 * 30
@@ -37,15 +37,6 @@ def _get_participant(request, slug: str) -> Participant | None:
     if participant_id is None:
         return None
     return Participant.objects.select_related("study").filter(pk=participant_id, study__slug=slug).first()
-
-
-def _get_item_for_participant(request, slug: str, item_id: int) -> TaskItem:
-    """The participant's own task item (with its task and study), or 404:
-    another's item reveals nothing."""
-    return get_object_or_404(
-        TaskItem.objects.select_related("task__study", "study_item"), pk=item_id,
-        task__participant_id=participant_id_from(request, slug), task__study__slug=slug,
-    )  # fmt: skip
 
 
 def to_step(participant: Participant, step: str):

@@ -1,24 +1,35 @@
-"""The annotation page: one clip at a time, playback reported, every gate on the server."""
+"""The annotation page: one clip at a time, playback reported, every gate on the server.
+
+The playback report and the submit are the two requests of every clip, so
+they read the item once (annotation.services.submission_rows) and render the
+next clip from one more statement; the rest of the app is ORM as usual."""
 
 import json
 
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from annotation.audio_links import signed_audio_url
 from annotation.forms_participant import answer_form
-from annotation.models import Clip, FormItem, Study, Task, TaskItem, Word
+from annotation.models import FormItem, Study, Task, TaskItem, Word
 from annotation.services.assignment import task_current
 from annotation.services.participants import next_step
-from annotation.services.submission import SubmissionRefused, annotation_submit, max_marks, playback_record
+from annotation.services.submission import (
+    SubmissionRefused,
+    annotation_submit,
+    item_for_participant,
+    max_marks,
+    playback_record,
+)
+from annotation.services.submission_rows import current_clip
 from annotation.views.form_items import form_item_context
 from annotation.views.participant import participant_page
-from annotation.views.participant_access import _get_item_for_participant, to_step
+from annotation.views.participant_access import participant_id_from, to_step
 
 
 @require_safe
@@ -36,26 +47,30 @@ def _render_item(request, task: Task, *, data=None, errors=None, status: int = 2
         context = form_item_context(task, item, data=data, errors=errors)
         template = "participant/form_task.html"
     else:
-        context, template = item_context(task, errors), "participant/task.html"
+        context, template = item_context(task.pk, task.study, errors), "participant/task.html"
     return render(request, template + ("#item" if partial else ""), context, status=status)
 
 
-def item_context(task: Task, errors: list[str] | None = None) -> dict:
-    study = task.study
-    items = list(task.items.values_list("pk", "position", "status", "clip_id", "word_count"))
-    pk, position, _, clip_id, word_count = next(row for row in items if row[2] == TaskItem.Status.PENDING)
-    clip = Clip.objects.only("browser_audio", "transcript").get(pk=clip_id)
-    words = list(Word.objects.filter(clip_id=clip_id).order_by("index").values_list("index", "text"))
+def item_context(task_id: int, study, errors: list[str] | None = None) -> dict:
+    """The current clip of an emphasis task; `study` is a Study or the StudyRules read with the item.
+    Word indexes go in as text and the links are built here: the page is
+    rendered after every submit, and number formatting and {% url %} were
+    most of its cost."""
+    clip = current_clip(task_id)
+    route = [study.slug, clip.item_id]
     return {
         "study": study,
-        "item_id": pk,
-        "number": position + 1,
-        "total": len(items),
-        "words": words,
-        "audio_url": signed_audio_url(clip.browser_audio.name),
+        "item_id": str(clip.item_id),
+        "number": clip.position + 1,
+        "total": clip.total,
+        "words": [(str(index), text) for index, text in clip.words],
+        "no_marks": ",".join("0" * len(clip.words)),
+        "events_url": reverse("annotation:task_events", args=route),
+        "submit_url": reverse("annotation:task_submit", args=route),
+        "audio_url": signed_audio_url(clip.browser_audio),
         "min_marks": study.min_marked_words,
         "max_marks": max_marks(
-            word_count=word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction
+            word_count=clip.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction
         ),
         "errors": errors or [],
     }
@@ -64,56 +79,59 @@ def item_context(task: Task, errors: list[str] | None = None) -> dict:
 @require_POST
 def task_events(request, slug, item_id):
     """Playback events from the page, as they happen."""
-    item = _get_item_for_participant(request, slug, item_id)
+    now = timezone.now()
+    item = _own_item(request, slug, item_id, now)
     try:
-        playback_record(item=item, events=json.loads(request.body or b"[]"))
+        playback_record(item=item, events=json.loads(request.body or b"[]"), received_at=now)
     except (ValueError, json.JSONDecodeError) as error:
         return HttpResponse(str(error), status=400, content_type="text/plain")
     return HttpResponse(status=204)
 
 
+def _own_item(request, slug: str, item_id: int, now):
+    try:
+        return item_for_participant(participant_id=participant_id_from(request, slug), item_id=item_id, slug=slug, now=now)
+    except TaskItem.DoesNotExist:
+        raise Http404 from None
+
+
 @require_POST
 @never_cache
 def task_submit(request, slug, item_id):
-    item = _get_item_for_participant(request, slug, item_id)
-    with translation.override(item.task.study.interface_language):
-        return _submit(request, slug, item)
+    now = timezone.now()
+    item = _own_item(request, slug, item_id, now)
+    with translation.override(item.study.interface_language):
+        return _submit(request, slug, item, now)
 
 
-def _submit(request, slug, item: TaskItem):
+def _submit(request, slug, item, now):
+    unreadable = [_("The answer could not be read; reload the page and try again.")]
     try:
         events = json.loads(request.POST.get("events") or "[]")
         levels, response = _answer(item, request.POST)
-    except (ValueError, json.JSONDecodeError):
-        return _refused(request, item, [_("The answer could not be read; reload the page and try again.")], 400)
-    except SubmissionRefused as refused:
-        return _refused(request, item, refused.reasons, 422)
-    try:
         result = annotation_submit(
-            participant_id=item.task.participant_id,
-            item_id=item.pk,
-            levels=levels,
-            response=response,
-            mismatch=request.POST.get("mismatch") == "on",
-            events=events,
-        )
-    except ValueError:
-        return _refused(request, item, [_("The answer could not be read; reload the page and try again.")], 400)
+            participant_id=item.participant_id, item_id=item.pk, levels=levels, response=response,
+            mismatch=request.POST.get("mismatch") == "on", events=events, now=now, item=item,
+        )  # fmt: skip
+    except (ValueError, json.JSONDecodeError):
+        return _refused(request, item, unreadable, 400)
     except SubmissionRefused as refused:
         return _refused(request, item, refused.reasons, 409 if refused.final else 422)
     if result.task_completed:
         return _go(request, reverse("annotation:done", args=[slug]))
     if not request.htmx:
         return redirect("annotation:task", slug=slug)
-    return _render_item(request, item.task, partial=True)
+    if item.study.kind == Study.Kind.FORM:
+        return _render_item(request, Task.objects.select_related("study").get(pk=item.task_id), partial=True)
+    return render(request, "participant/task.html#item", item_context(item.task_id, item.study))
 
 
-def _answer(item: TaskItem, post) -> tuple[list[int], dict]:
+def _answer(item, post) -> tuple[list[int], dict]:
     """(levels, response) from the posted form: word levels for emphasis
     studies, the item type's form for listening forms."""
-    if not item.study_item_id or item.study_item.form_item_id is None:
+    if item.form_item_id is None:
         return [int(level) for level in post.get("levels", "").split(",") if level != ""], {}
-    form_item = FormItem.objects.get(pk=item.study_item.form_item_id)
+    form_item = FormItem.objects.get(pk=item.form_item_id)
     words = list(Word.objects.filter(clip_id=form_item.clip_id).order_by("index").values_list("text", flat=True))
     form = answer_form(form_item, item.presentation, words, data=post)
     if not form.is_valid():
@@ -121,7 +139,7 @@ def _answer(item: TaskItem, post) -> tuple[list[int], dict]:
     return form.levels(), form.response()
 
 
-def _refused(request, item: TaskItem, reasons: list[str], status: int):
+def _refused(request, item, reasons: list[str], status: int):
     if request.htmx:
         response = render(request, "participant/task.html#gate-errors", {"errors": reasons}, status=status)
         response["HX-Retarget"] = "#gate-errors"

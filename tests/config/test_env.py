@@ -21,6 +21,13 @@ def test_database_url_switches_to_postgresql(tmp_path):
 
     assert config["ENGINE"] == "django.db.backends.postgresql"
     assert (config["NAME"], config["HOST"], config["PORT"], config["USER"]) == ("test", "127.0.0.1", 5432, "postgres")
+    assert config["OPTIONS"] == {"server_side_binding": True, "prepare_threshold": 2}
+
+
+def test_prepared_statements_can_be_turned_off_for_poolers(tmp_path):
+    config = env.database({"DATABASE_URL": PG, "DATABASE_PREPARED_STATEMENTS": "false"}, tmp_path)
+
+    assert config["OPTIONS"] == {}
 
 
 def test_sqlite_database_url(tmp_path):
