@@ -190,9 +190,9 @@ def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, 
     The "play" event is POSTed when playback starts, and the clip ends its
     duration later whatever that request took, as in a browser. The reports
     of the end (timeupdate, pause, ended) then travel with the submit
-    (`reports="submit"`), or, as static/annotation/task.js sends them, in two
-    POSTs of their own before the submit (`reports="browser"`: it flushes at
-    every event but timeupdate, and opens submit once they have arrived).
+    (`reports="submit"`: static/annotation/task.js holds them for a second,
+    and a quick answer takes them along), or in a POST of their own before the
+    submit (`reports="separate"`: task.js when the answer comes later).
     Only submit requests are timed into submit_seconds. `wrap(kind)`, a
     context manager factory, wraps each "events" and "submit" request (to
     count queries or profile)."""
@@ -208,8 +208,8 @@ def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, 
         if not _report(browser, base, [{"kind": "play", "track": 0, "t": 0, "rate": 1, "at": started_ms}], log, wrap):
             return
         time.sleep(max(0.0, started + duration - time.perf_counter()))
-        if reports == "browser":
-            if not (_report(browser, base, ending[:-1], log, wrap) and _report(browser, base, ending[-1:], log, wrap)):
+        if reports == "separate":
+            if not _report(browser, base, ending, log, wrap):
                 return
             ending = []
         levels = [0] * page.word_count

@@ -109,8 +109,9 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
     parser.add_argument("--worker-class", default="gthread")
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL, no database")
-    parser.add_argument("--reports", choices=["submit", "browser"], default="submit",
-                        help="end-of-clip playback reports: with the submit, or in POSTs of their own as task.js does")
+    parser.add_argument("--reports", choices=["submit", "separate"], default="submit",
+                        help="end-of-clip playback reports: with the submit (task.js, answer within a second of "
+                             "the end), or in a POST of their own first (task.js, a slower answer)")
     parser.add_argument("--profile", action="store_true", help="also print the submit's busiest lines")
     args = parser.parse_args()
     if args.clips * args.target < (sum(args.levels) + 3) * args.clips_per_task * 1.2:

@@ -187,8 +187,15 @@ def task_expire(*, task_id: int) -> bool:
         # The conditional update is the claim: a concurrent expiry finds nothing to do.
         if not Task.objects.filter(pk=task_id, status=Task.Status.OPEN).update(status=Task.Status.EXPIRED):
             return False
-        pending = TaskItem.objects.filter(task_id=task_id, status=TaskItem.Status.PENDING)
-        study_item_ids = [pk for pk in pending.values_list("study_item_id", flat=True) if pk is not None]
-        pending.update(status=TaskItem.Status.RELEASED)
+        # Locked before they are read: an item a submit is claiming this moment
+        # is waited for, then found submitted and left out, so its reservation
+        # is not counted down twice (the submit already did).
+        pending = list(
+            TaskItem.objects.select_for_update()
+            .filter(task_id=task_id, status=TaskItem.Status.PENDING)
+            .values_list("pk", "study_item_id")
+        )
+        TaskItem.objects.filter(pk__in=[pk for pk, _ in pending]).update(status=TaskItem.Status.RELEASED)
+        study_item_ids = [pk for _, pk in pending if pk is not None]
         StudyItem.objects.filter(pk__in=study_item_ids).update(reserved_count=F("reserved_count") - 1)
     return True

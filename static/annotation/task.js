@@ -5,6 +5,7 @@
   "use strict";
   const LEVELS = 3;
   const REPORTED = ["play", "pause", "seeking", "seeked", "timeupdate", "ended", "ratechange"];
+  const AT_ONCE = ["play", "seeking", "seeked", "ratechange"];
 
   function csrfToken() {
     return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
@@ -41,10 +42,16 @@
     function report(audio, kind) {
       const track = Number(audio.dataset.track || 0);
       pending.push({kind, track, t: audio.currentTime, rate: audio.playbackRate, at: performance.now()});
-      if (kind !== "timeupdate") flush();
+      // The server times listening from its own receipt of "play", so that and
+      // jumps go at once; the rest follows within a second, or with the submit.
+      if (AT_ONCE.includes(kind)) flush();
       else if (!timer) timer = setTimeout(flush, 1000);
-      // Submit opens once the server has the report of the end, not before.
-      if (kind === "ended") sending.then(() => { heard.add(track); serverErrors.replaceChildren(); update(); });
+      if (kind === "ended") {
+        heard.add(track);
+        audio.dataset.heard = "true";
+        serverErrors.replaceChildren();
+        update();
+      }
     }
 
     function update() {
@@ -56,7 +63,12 @@
 
     players.forEach((audio) => REPORTED.forEach((kind) => audio.addEventListener(kind, () => report(audio, kind))));
     if (marking) marking.onChange(() => { serverErrors.replaceChildren(); update(); });
-    // Events not yet sent travel with the submission, so none is lost.
+    // Reports not yet sent travel with the submission; one already on its way
+    // is waited for, so the server has every report before it judges the answer.
+    form.addEventListener("htmx:confirm", (event) => {
+      event.preventDefault();
+      sending.then(() => event.detail.issueRequest(true));
+    });
     form.addEventListener("htmx:configRequest", (event) => {
       clearTimeout(timer);
       timer = null;

@@ -65,3 +65,43 @@ def test_concurrent_claims_and_submissions_keep_every_invariant():
         assert item.reserved_count == 0
     pairs = list(TaskItem.objects.values_list("task__participant_id", "clip_id"))
     assert len(pairs) == len(set(pairs))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_expiry_racing_a_submit_counts_the_clip_once():
+    """The submit claims its item and holds the transaction open while the task
+    expires in another connection: the expiry waits for the item, then leaves it
+    to the submit, so its reservation is counted down once, not twice."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks are tested on PostgreSQL")
+    from django.db import transaction
+    from django.utils import timezone
+
+    from annotation.services import submission_rows
+    from annotation.services.assignment import task_expire
+
+    study = live_study(clips=3, clips_per_task=2, target_annotations=1)
+    task = assignment_claim(participant=ready_participant(study))
+    item = first_pending(task)
+    claimed, expired = threading.Event(), threading.Event()
+
+    def submit(_):
+        with transaction.atomic():
+            assert submission_rows.claim_for_submission(item_id=item.pk, task_id=task.pk, now=timezone.now())
+            claimed.set()
+            assert not expired.wait(1.0)  # the expiry is blocked on this item's row lock
+            submission_rows.count_submission(study_item_id=item.study_item_id, mismatch=False, threshold=2)
+
+    def expire(_):
+        claimed.wait(5)
+        task_expire(task_id=task.pk)
+        expired.set()
+
+    errors = run_in_threads(lambda work: work(None), [submit, expire])
+
+    assert errors == []
+    assert TaskItem.objects.get(pk=item.pk).status == TaskItem.Status.SUBMITTED
+    assert sorted(StudyItem.objects.filter(study=study).values_list("completed_count", "reserved_count")) == [
+        (0, 0), (0, 0), (1, 0)
+    ]

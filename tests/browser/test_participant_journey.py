@@ -186,11 +186,16 @@ def test_participant_walks_from_the_prolific_link_to_the_completion_redirect(pro
     expect(progress).to_contain_text("Clip 3 of 3")
 
     # --- Clip 3, then the completion page and its redirect to Prolific ---
+    # "play" is reported at once; the end of the clip travels with the submit.
+    posts = []
+    page.on("request", lambda request: posts.append(request) if request.method == "POST" else None)
     play_to_end(page)
     words.nth(5).click()
     words.nth(5).click()
     submit.click()
     expect(page).to_have_url(f"{base}/s/{slug}/done/")
+    assert posts[0].url.endswith("/events") and '"play"' in posts[0].post_data
+    assert posts[-1].url.endswith("/submit") and "ended" in posts[-1].post_data
     expect(page.locator(".code")).to_have_text(study.completion_code)
     expect(page.get_by_role("link", name="Return to Prolific now")).to_have_attribute("href", prolific_url)
     no_horizontal_overflow(page)
