@@ -38,6 +38,7 @@ measure a candidate change without editing the code.
 import argparse
 import collections
 import contextlib
+import math
 import os
 import random
 import secrets
@@ -89,11 +90,13 @@ def main() -> None:
                 tag = f"round {round_number}"
                 results.append(run_level(server.port, study, answers, level, meter, tag, args.reports))
                 report_level(results[-1], server.log)
+        with gunicorn(args, Path(scratch), settings="bench._floor") as server:
+            floor = framework_floor(server.port, max(args.levels), CpuMeter(server.pid, db.name))
         probe = probe_in_process(study, answers, reports=args.reports, profile=args.profile)
         invariants = check_invariants(study, results)
         for result in results:
             result.ceiling, result.ceiling_postgres_cpu = bare_psycopg_rate(db.url, result, CpuMeter(None, db.name))
-        report(results, probe, invariants)
+        report(results, probe, invariants, floor)
     if not all(ok for _, ok, _ in invariants):
         sys.exit(1)
 
@@ -108,6 +111,8 @@ def parse_args():
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
     parser.add_argument("--worker-class", default="gthread")
+    parser.add_argument("--worker-connections", type=int, default=0,
+                        help="keep-alive connections a worker holds at most (default: the most participants / workers, + 25 %%)")
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL, no database")
     parser.add_argument("--reports", choices=["submit", "separate"], default="submit",
                         help="end-of-clip playback reports: with the submit (task.js, answer within a second of "
@@ -212,16 +217,19 @@ class Server:
 
 
 @contextlib.contextmanager
-def gunicorn(args, scratch: Path):
+def gunicorn(args, scratch: Path, settings: str | None = None):
+    """gunicorn on a free port, with the bench's settings or the named settings module."""
     port = _free_port()
-    log = scratch / "gunicorn.log"
+    log = scratch / f"gunicorn-{settings or 'app'}.log"
+    environment = {**os.environ, **({"DJANGO_SETTINGS_MODULE": settings} if settings else {})}
     command = [
         str(Path(sys.executable).with_name("gunicorn")), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
         "--workers", str(args.workers), "--worker-class", args.worker_class, "--threads", str(args.threads),
         "--keep-alive", "10", "--worker-tmp-dir", "/dev/shm", "--log-level", "warning",
+        "--worker-connections", str(args.worker_connections or math.ceil(1.25 * max(args.levels) / args.workers)),
     ]  # fmt: skip
     with log.open("wb") as output:  # gunicorn's and Django's own logging
-        process = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ), stdout=output, stderr=subprocess.STDOUT,
+        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT,
                                    preexec_fn=_die_with_parent)  # fmt: skip
     try:
         _wait_until_serving(port, process, log)
@@ -357,7 +365,43 @@ def report_level(result: LevelResult, server_log: Path) -> None:
         print("  gunicorn log, last lines:\n    " + "\n    ".join(server_log.read_text(errors="replace").splitlines()[-10:]))
 
 
-# --- Checks and ceiling ----------------------------------------------------------
+# --- Checks, floor and ceiling ---------------------------------------------------
+
+
+@dataclass
+class Floor:
+    requests_per_second: float
+    cpu_ms: dict[str, float]  # per request, by group of processes
+
+
+def framework_floor(port: int, clients: int, meter: CpuMeter, seconds: float = 5.0) -> Floor:
+    """An empty view through the app's middleware under the same gunicorn, as
+    fast as `clients` keep-alive connections can ask: what a request costs
+    before any work. A clip takes two requests (the play report, the submit)."""
+    counts = [0] * clients
+    start = threading.Barrier(clients + 1, timeout=60)
+    stop = [0.0]
+
+    def client(index: int) -> None:
+        transport = HttpTransport("127.0.0.1", port)
+        start.wait()
+        while time.perf_counter() < stop[0]:
+            transport("GET", "/bench-floor/", None, {"Host": transport.host, "Accept": "text/html"})
+            counts[index] += 1
+        transport.close()
+
+    threads = [threading.Thread(target=client, args=(index,), daemon=True) for index in range(clients)]
+    for thread in threads:
+        thread.start()
+    stop[0] = time.perf_counter() + seconds
+    before, started = meter.read(), time.perf_counter()
+    start.wait()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    rate = sum(counts) / elapsed
+    cores = CpuMeter.cores(before, meter.read(), elapsed)
+    return Floor(rate, {name: 1000 * cores[name] / rate for name in ("gunicorn", "load generator")})
 
 
 def check_invariants(study, results: list[LevelResult]) -> list[tuple[str, bool, str]]:
@@ -470,7 +514,7 @@ def bare_psycopg_rate(url: str, result: LevelResult, meter: CpuMeter) -> tuple[f
 # --- Report --------------------------------------------------------------------
 
 
-def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str, bool, str]]) -> None:
+def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str, bool, str]], floor: Floor) -> None:
     submits = probe.round_trips["submit"]
     typical = sorted(submits, key=len)[len(submits) // 2]
     trips = {kind: _median([len(s) for s in lists]) for kind, lists in probe.round_trips.items()}
@@ -491,6 +535,11 @@ def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str,
     areas = collections.Counter(area for area, _ in probe.samples)
     print(f"  where a submit's time goes ({len(probe.samples)} stack samples): " + ", ".join(
         f"{area} {100 * count / len(probe.samples):.0f} %" for area, count in areas.most_common()))  # fmt: skip
+    print(f"framework floor: an empty view through the same middleware and gunicorn, {max(r.participants for r in results)} "
+          f"keep-alive clients: {floor.requests_per_second:.0f} requests/s, CPU per request: gunicorn "
+          f"{floor.cpu_ms['gunicorn']:.2f} ms, load generator {floor.cpu_ms['load generator']:.2f} ms; at two requests "
+          f"a clip, {floor.requests_per_second / 2:.0f} clips/s with views that do nothing; ours "
+          f"{_ratio(results[-1].rate, floor.requests_per_second / 2)} x that")  # fmt: skip
     for result in results:
         print(f"bare psycopg at {result.participants}: {result.ceiling:.0f} submissions/s, PostgreSQL "
               f"{1000 * result.ceiling_postgres_cpu:.1f} ms CPU each; "
@@ -506,7 +555,8 @@ def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str,
     print(f"target at {last.participants} participants: " + ", ".join(
         f"{name} {'met' if ok else 'NOT met'}" for name, ok in checks.items()))  # fmt: skip
     print(f"annotate_load: {last.participants} participants: {last.rate:.1f} submissions/s "
-          f"({_ratio(last.rate, last.ceiling)} x bare psycopg), p50 {p50:.0f} ms p95 {p95:.0f} ms p99 {p99:.0f} ms, "
+          f"({_ratio(last.rate, last.ceiling)} x bare psycopg, {_ratio(last.rate, floor.requests_per_second / 2)} x "
+          f"the empty-view floor), p50 {p50:.0f} ms p95 {p95:.0f} ms p99 {p99:.0f} ms, "
           f"{errors} errors; invariants {'PASS' if passed else 'FAIL'}")  # fmt: skip
 
 
