@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -97,12 +96,7 @@ def annotation_submit(
     _check_open_and_next(item)
     arrived = [_event_row(item, raw) for raw in _event_list(events or [])]
     form_item = FormItem.objects.get(pk=item.form_item_id) if item.form_item_id else None
-    problems = answer_problems(item, item.study, form_item, levels, response)
-    verdicts = listening_verdicts(item, item.study, now, rows.item_events(item.pk) + _as_heard(arrived, now))
-    problems += listening_problems(verdicts)
-    if problems:
-        rows.insert_events(item.pk, arrived, now)
-        raise SubmissionRefused(problems)
+    verdicts = _judged(item, form_item, levels, response, arrived, now)
     annotation = Annotation(
         item_id=item.pk, participant_id=item.participant_id, clip_id=item.clip_id, levels=levels, response=response,
         mismatch_reported=bool(mismatch), attention_passed=_attention_result(item, form_item, levels, response),
@@ -110,18 +104,28 @@ def annotation_submit(
         seconds_spent=round(verdicts[0].wall_seconds, 3), submitted_at=now,
     )  # fmt: skip
     last = item.pending_count == 1
-    with transaction.atomic():
-        if not rows.claim_for_submission(item_id=item.pk, task_id=item.task_id, now=now):
-            return _lost_claim(item, levels, response, mismatch)
-        rows.insert_events(item.pk, arrived, now)
-        annotation.pk = rows.insert_annotation(annotation)
-        if item.study_item_id and not (form_item and form_item.is_attention_check):
-            rows.count_submission(
-                study_item_id=item.study_item_id, mismatch=bool(mismatch), threshold=item.study.mismatch_threshold
-            )
-        if last:
-            rows.complete_task(task_id=item.task_id, participant_id=item.participant_id, now=now)
+    annotation.pk = rows.store_submission(
+        annotation, task_id=item.task_id, events=arrived, threshold=item.study.mismatch_threshold, completes_task=last,
+        study_item_id=None if form_item and form_item.is_attention_check else item.study_item_id,
+    )  # fmt: skip
+    if annotation.pk is None:
+        return _lost_claim(item, levels, response, mismatch)
     return Submitted(annotation, duplicate=False, task_completed=last)
+
+
+def _judged(item: rows.ItemState, form_item, levels, response, arrived: list[tuple], now: datetime):
+    """The listening verdicts of an acceptable answer; otherwise SubmissionRefused,
+    with the reports that came along stored all the same."""
+    try:
+        problems = answer_problems(item, item.study, form_item, levels, response)
+        verdicts = listening_verdicts(item, item.study, now, rows.item_events(item.pk) + _as_heard(arrived, now))
+        problems += listening_problems(verdicts)
+        if problems:
+            raise SubmissionRefused(problems)
+    except SubmissionRefused:
+        rows.insert_events(item.pk, arrived, now)
+        raise
+    return verdicts
 
 
 def _as_heard(arrived: list[tuple], now: datetime) -> list[tuple[int, listening.Event]]:

@@ -88,10 +88,12 @@ def test_an_expiry_racing_a_submit_counts_the_clip_once():
 
     def submit(_):
         with transaction.atomic():
-            assert submission_rows.claim_for_submission(item_id=item.pk, task_id=task.pk, now=timezone.now())
+            annotation = Annotation(item_id=item.pk, participant_id=task.participant_id, clip_id=item.clip_id,
+                                    levels=marks(item, 1), coverage=1.0, seconds_spent=2.0, submitted_at=timezone.now())
+            assert submission_rows.store_submission(annotation, task_id=task.pk, events=[], threshold=2,
+                                                    study_item_id=item.study_item_id, completes_task=False)
             claimed.set()
             assert not expired.wait(1.0)  # the expiry is blocked on this item's row lock
-            submission_rows.count_submission(study_item_id=item.study_item_id, mismatch=False, threshold=2)
 
     def expire(_):
         claimed.wait(5)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.models import Annotation, AttentionCheck, Clip, Participant, StudyItem, Task, TaskItem
+from annotation.models import Annotation, AttentionCheck, Clip, Participant, PlaybackEvent, StudyItem, Task, TaskItem
 from annotation.services.assignment import assignment_claim
 from annotation.services.submission import SubmissionRefused, annotation_submit, max_marks, playback_record
 from tests.annotation.study_helpers import first_pending, listened, live_study, marks, ready_participant
@@ -48,6 +48,19 @@ def test_unlistened_clip_is_refused(setup):
     item = first_pending(task)
 
     assert "Listen to the whole clip first (played so far: 0 %)." in refused(participant, item, marks(item, 1)).reasons
+    assert not Annotation.objects.exists()
+
+
+@pytest.mark.parametrize("levels", [[], [0] * 10, [2] * 10])  # the wrong shape, too few marks, too many
+def test_reports_sent_with_a_refused_answer_are_kept(setup, levels):
+    _, participant, task = setup
+    item = first_pending(task)
+    reports = [{"kind": "play", "t": 0, "rate": 1, "at": 0}, {"kind": "pause", "t": 0.5, "rate": 1, "at": 500}]
+
+    with pytest.raises(SubmissionRefused):
+        annotation_submit(participant_id=participant.pk, item_id=item.pk, levels=levels, mismatch=False, events=reports)
+
+    assert list(PlaybackEvent.objects.filter(item=item).values_list("kind", flat=True)) == ["play", "pause"]
     assert not Annotation.objects.exists()
 
 
