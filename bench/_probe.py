@@ -5,6 +5,7 @@ bench/annotate_load.py."""
 import collections
 import contextlib
 import random
+import re
 import sys
 import tempfile
 import threading
@@ -111,21 +112,44 @@ def _traced(connection):
             statements.extend(_round_trips(trace.read().decode(errors="replace")))
 
 
+_PARSE = re.compile(r'"([^"]*)" "(.*)" \d+', re.S)  # statement name, SQL, parameter count...
+_BIND = re.compile(r'"[^"]*" "([^"]*)"')  # portal, statement name
+_PREPARED: dict[str, str] = {}  # statement name -> SQL, kept across requests: psycopg prepares once per connection
+
+
 def _round_trips(trace: str) -> list[str]:
-    """One entry per round trip: a simple Query, or the Parse that a Sync completes."""
-    trips, pending = [], ""
+    """One entry per round trip: a simple Query, or what a Sync completes (an
+    unnamed statement, a prepared one run by name, or one being prepared)."""
+    trips, pending, bound = [], "", False
+    for direction, message, text in _messages(trace):
+        if direction != "F":
+            continue
+        if message == "Query":
+            trips.append(text[1:-1])
+        elif message == "Parse":
+            name, pending = _PARSE.match(text).groups()
+            bound = False
+            if name:
+                _PREPARED[name] = pending
+        elif message == "Bind":
+            statement = _BIND.match(text).group(1)
+            pending = _PREPARED.get(statement, "?") if statement else pending
+            bound = True
+        elif message == "Sync":
+            trips.append(pending if bound else f"PREPARE {pending}")
+    return trips
+
+
+def _messages(trace: str) -> list[list[str]]:
+    """[direction, message type, text] of each traced message; SQL spanning lines is joined back."""
+    messages: list[list[str]] = []
     for line in trace.splitlines():
         parts = line.split("\t", 3)
-        if len(parts) < 3 or parts[0] != "F":
-            continue
-        text = parts[3].strip() if len(parts) > 3 else ""
-        if parts[2] == "Query":  # "SQL"
-            trips.append(text[1:-1])
-        elif parts[2] == "Parse":  # "" "SQL" nparams types...
-            pending = text.removeprefix('"" "').rsplit('"', 1)[0]
-        elif parts[2] == "Sync":
-            trips.append(pending)
-    return trips
+        if len(parts) >= 3 and parts[0] in ("F", "B"):
+            messages.append([parts[0], parts[2], parts[3].strip() if len(parts) > 3 else ""])
+        elif messages:
+            messages[-1][2] += "\n" + line
+    return messages
 
 
 # Where a submit's time goes: each stack sample counts for the innermost frame

@@ -41,6 +41,7 @@ import contextlib
 import math
 import os
 import random
+import re
 import secrets
 import signal
 import socket
@@ -569,10 +570,16 @@ def _median(values: list) -> float:
 
 
 def _short(statement: str) -> str:
+    """A statement in a few words: its verb and first table; a WITH query by the writes it makes."""
     words = statement.replace('"', "").split()
     if not words:
         return "?"
     verb = words[0].upper()
+    if verb == "PREPARE":
+        return "PREPARE " + _short(statement.split(None, 1)[1])
+    if verb == "WITH":
+        writes = re.findall(r"\b(UPDATE|INSERT INTO)\s+(annotation_\w+)", statement.replace('"', ""))
+        return "WITH (" + ", ".join(f"{kind.split()[0]} {table}" for kind, table in writes) + ")"
     table = next((w.split(".")[0].rstrip(",") for w in words if w.startswith("annotation_")), "")
     if verb == "SELECT" and " FOR UPDATE" in statement.upper():
         verb = "SELECT FOR UPDATE"
