@@ -92,7 +92,7 @@ def main() -> None:
                 results.append(run_level(server.port, study, answers, level, meter, tag, args.reports))
                 report_level(results[-1], server.log)
         with gunicorn(args, Path(scratch), settings="bench._floor") as server:
-            floor = framework_floor(server.port, max(args.levels), CpuMeter(server.pid, db.name))
+            floor = framework_floor(server.port, max(args.levels), CpuMeter(server.pid, db.name), args.floor_seconds)
         probe = probe_in_process(study, answers, reports=args.reports, profile=args.profile)
         invariants = check_invariants(study, results)
         for result in results:
@@ -118,6 +118,7 @@ def parse_args():
     parser.add_argument("--reports", choices=["submit", "separate"], default="submit",
                         help="end-of-clip playback reports: with the submit (task.js, answer within a second of "
                              "the end), or in a POST of their own first (task.js, a slower answer)")
+    parser.add_argument("--floor-seconds", type=float, default=5.0, help="how long to measure the empty-view floor")
     parser.add_argument("--profile", action="store_true", help="also print the submit's busiest lines")
     args = parser.parse_args()
     if args.clips * args.target < (sum(args.levels) + 3) * args.clips_per_task * 1.2:
