@@ -3,10 +3,12 @@
 import threading
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
+from django.utils import timezone
 
 from annotation.models import Annotation, StudyItem, TaskItem
-from annotation.services.assignment import NoTaskAvailable, assignment_claim
+from annotation.services import submission_rows
+from annotation.services.assignment import NoTaskAvailable, assignment_claim, task_expire
 from annotation.services.submission import annotation_submit
 from tests.annotation.study_helpers import first_pending, listened, live_study, marks, ready_participant
 
@@ -75,12 +77,6 @@ def test_an_expiry_racing_a_submit_counts_the_clip_once():
     to the submit, so its reservation is counted down once, not twice."""
     if connection.vendor != "postgresql":
         pytest.skip("row locks are tested on PostgreSQL")
-    from django.db import transaction
-    from django.utils import timezone
-
-    from annotation.services import submission_rows
-    from annotation.services.assignment import task_expire
-
     study = live_study(clips=3, clips_per_task=2, target_annotations=1)
     task = assignment_claim(participant=ready_participant(study))
     item = first_pending(task)
