@@ -7,7 +7,9 @@ next clip from one more statement; the rest of the app is ORM as usual."""
 import json
 
 from django.http import Http404, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -123,7 +125,15 @@ def _submit(request, slug, item, now):
         return redirect("annotation:task", slug=slug)
     if item.study.kind == Study.Kind.FORM:
         return _render_item(request, Task.objects.select_related("study").get(pk=item.task_id), partial=True)
-    return render(request, "participant/task.html#item", item_context(item.task_id, item.study))
+    return _next_clip(request, item_context(item.task_id, item.study))
+
+
+def _next_clip(request, context: dict) -> HttpResponse:
+    """The next clip's part of the page. Rendered without the context processors
+    (the fragment shows no user, messages or request, only its CSRF token): they
+    were a fifth of the render, which follows every submit."""
+    context["csrf_token"] = get_token(request)
+    return HttpResponse(render_to_string("participant/task.html#item", context))
 
 
 def _answer(item, post) -> tuple[list[int], dict]:
