@@ -50,7 +50,11 @@ class Verdict:
 
 
 def verify(
-    events: list[Event], *, duration: float, now_seconds: float, required_coverage: float,
+    events: list[Event],
+    *,
+    duration: float,
+    now_seconds: float,
+    required_coverage: float,
     tolerance_seconds: float = 0.3,
 ) -> Verdict:
     ordered = sorted(events, key=lambda e: (e.received_seconds, e.client_seconds))

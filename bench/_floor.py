@@ -2,6 +2,6 @@
 middleware, with URLs (bench/_floor_urls.py) that add one view doing nothing,
 so that the same gunicorn serving it shows what a request costs before any work."""
 
-from config.settings import *  # noqa: F401,F403  (the settings under test, unchanged but for the URLs)
+from config.settings import *  # noqa: F403  (the settings under test, unchanged but for the URLs)
 
 ROOT_URLCONF = "bench._floor_urls"

@@ -294,7 +294,7 @@ def _pids() -> list[int]:
 def _stat_fields(pid: int) -> list[str]:
     with open(f"/proc/{pid}/stat") as handle:
         raw = handle.read()
-    return raw[raw.rindex(")") + 2:].split()  # fields from "state" on; [1] is the parent pid
+    return raw[raw.rindex(")") + 2 :].split()  # fields from "state" on; [1] is the parent pid
 
 
 def _seconds(fields: list[str]) -> float:

@@ -31,17 +31,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluation.aggregation import subsample  # noqa: E402
-from evaluation.alpha import alpha_cluster_statistics, alpha_from_sums, alpha_layout  # noqa: E402
-from evaluation.cohen import average_pairwise_kappa, clip_pair_tables  # noqa: E402
-from evaluation.emphasis import emphasis_rates  # noqa: E402
-from evaluation.fleiss import fleiss_kappa  # noqa: E402
-from evaluation.quality import Thresholds  # noqa: E402
-from evaluation.ratings import binary_counts  # noqa: E402
-from evaluation.report import ReportParameters, report_compute  # noqa: E402
-from evaluation.report_format import report_json  # noqa: E402
-from evaluation.resampling import bootstrap_sums, cluster_codes, generator, percentile_interval  # noqa: E402
-from evaluation.simulation import simulated_study  # noqa: E402
+from evaluation.aggregation import subsample
+from evaluation.alpha import alpha_cluster_statistics, alpha_from_sums, alpha_layout
+from evaluation.cohen import average_pairwise_kappa, clip_pair_tables
+from evaluation.emphasis import emphasis_rates
+from evaluation.fleiss import fleiss_kappa
+from evaluation.quality import Thresholds
+from evaluation.ratings import binary_counts
+from evaluation.report import ReportParameters, report_compute
+from evaluation.report_format import report_json
+from evaluation.resampling import bootstrap_sums, cluster_codes, generator, percentile_interval
+from evaluation.simulation import simulated_study
 
 TARGET_SECONDS, TARGET_BYTES = 10.0, 2 * 1024**3
 
@@ -71,8 +71,12 @@ def main() -> int:
 
     phases = []
     started = time.perf_counter()
-    parameters = ReportParameters(subsample=args.per_clip, seed=args.seed, resamples=args.resamples,
-                                  thresholds=Thresholds(min_kappa=0.1, min_attention=1.0, min_median_seconds=3.0))
+    parameters = ReportParameters(
+        subsample=args.per_clip,
+        seed=args.seed,
+        resamples=args.resamples,
+        thresholds=Thresholds(min_kappa=0.1, min_attention=1.0, min_median_seconds=3.0),
+    )
     report = report_compute(data, parameters, progress=lambda phase, done, total: phases.append(
         (phase, time.perf_counter())))  # fmt: skip
     text = report_json(report)

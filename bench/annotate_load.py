@@ -65,11 +65,26 @@ from bench._loadgen import (  # noqa: E402  (after the path is set)
     enter_and_claim,
     percentiles,
 )
-
 from bench._probe import Probe, item_durations, probe_in_process  # noqa: E402
 
 TARGET_RATE, TARGET_P99_MS = 400, 100
-WORDS = "she never said he stole the money yesterday but maybe someone else really did it".split()
+WORDS = [
+    "she",
+    "never",
+    "said",
+    "he",
+    "stole",
+    "the",
+    "money",
+    "yesterday",
+    "but",
+    "maybe",
+    "someone",
+    "else",
+    "really",
+    "did",
+    "it",
+]
 
 
 def main() -> None:
@@ -112,12 +127,20 @@ def parse_args():
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
     parser.add_argument("--worker-class", default="gthread")
-    parser.add_argument("--worker-connections", type=int, default=0,
-                        help="keep-alive connections a worker holds at most (default: the most participants / workers, + 25 %%)")
+    parser.add_argument(
+        "--worker-connections",
+        type=int,
+        default=0,
+        help="keep-alive connections a worker holds at most (default: the most participants / workers, + 25 %%)",
+    )
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL, no database")
-    parser.add_argument("--reports", choices=["submit", "separate"], default="submit",
-                        help="end-of-clip playback reports: with the submit (task.js, answer within a second of "
-                             "the end), or in a POST of their own first (task.js, a slower answer)")
+    parser.add_argument(
+        "--reports",
+        choices=["submit", "separate"],
+        default="submit",
+        help="end-of-clip playback reports: with the submit (task.js, answer within a second of "
+        "the end), or in a POST of their own first (task.js, a slower answer)",
+    )
     parser.add_argument("--floor-seconds", type=float, default=5.0, help="how long to measure the empty-view floor")
     parser.add_argument("--profile", action="store_true", help="also print the submit's busiest lines")
     args = parser.parse_args()
@@ -364,7 +387,10 @@ def report_level(result: LevelResult, server_log: Path) -> None:
     for error in result.errors[:5]:
         print(f"  error: {error}")
     if result.errors:
-        print("  gunicorn log, last lines:\n    " + "\n    ".join(server_log.read_text(errors="replace").splitlines()[-10:]))
+        print(
+            "  gunicorn log, last lines:\n    "
+            + "\n    ".join(server_log.read_text(errors="replace").splitlines()[-10:])
+        )
 
 
 # --- Checks, floor and ceiling ---------------------------------------------------
@@ -413,14 +439,18 @@ def check_invariants(study, results: list[LevelResult]) -> list[tuple[str, bool,
 
     items = StudyItem.objects.filter(study=study)
     over = items.filter(completed_count__gt=study.target_annotations).count()
-    counted = items.annotate(stored=Count("taskitem__annotation", distinct=True)).filter(~Q(completed_count=F("stored")))
+    counted = items.annotate(stored=Count("taskitem__annotation", distinct=True)).filter(
+        ~Q(completed_count=F("stored"))
+    )
     pending = items.annotate(open=Count("taskitem", filter=Q(taskitem__status=TaskItem.Status.PENDING), distinct=True))
     reserved = pending.filter(~Q(reserved_count=F("open")))
     given = TaskItem.objects.filter(task__study=study).values("task__participant", "clip")
     twice_given = given.annotate(n=Count("pk")).filter(n__gt=1)
     done = Annotation.objects.filter(participant__study=study).values("participant", "clip")
     twice_done = done.annotate(n=Count("pk")).filter(n__gt=1)
-    acknowledged = {item: levels for result in results for log in result.logs for item, levels in log.acknowledged.items()}
+    acknowledged = {
+        item: levels for result in results for log in result.logs for item, levels in log.acknowledged.items()
+    }
     stored = dict(Annotation.objects.filter(item_id__in=acknowledged).values_list("item_id", "levels"))
     missing = [item for item, levels in acknowledged.items() if stored.get(item) != levels]
     return [
@@ -533,7 +563,9 @@ def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str,
     for kind, name in (("submit", "submit"), ("events", "events POST")):
         print(f"  {name} alone (medians): {1000 * wall[kind]:.1f} ms; CPU: Django {1000 * cpu[kind]:.1f} ms, "
               f"PostgreSQL {1000 * postgres[kind]:.1f} ms")  # fmt: skip
-    print(f"  so at most {os.cpu_count() / per_clip:.0f} clips/s on {os.cpu_count()} cores for Django and PostgreSQL alone")
+    print(
+        f"  so at most {os.cpu_count() / per_clip:.0f} clips/s on {os.cpu_count()} cores for Django and PostgreSQL alone"
+    )
     areas = collections.Counter(area for area, _ in probe.samples)
     print(f"  where a submit's time goes ({len(probe.samples)} stack samples): " + ", ".join(
         f"{area} {100 * count / len(probe.samples):.0f} %" for area, count in areas.most_common()))  # fmt: skip

@@ -56,7 +56,7 @@ def make_corpus(folder: Path, count: int) -> Path:
     """Clips of 2-4 s at 22.05 kHz: WAV, with every fifth as FLAC and every tenth as MP3."""
     from tests.audio_files import speechlike, write_audio
 
-    words = "the quick brown fox jumps over a lazy dog today".split()
+    words = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "today"]
     rows = []
     for index in range(count):
         seconds = 2.0 + (index % 21) / 10
@@ -65,10 +65,20 @@ def make_corpus(folder: Path, count: int) -> Path:
         write_audio(folder / audio, speechlike(seconds, 22050, seed=index), 22050)
         transcript = " ".join(words[(index + k) % len(words)] for k in range(6 + index % 5))
         step = (seconds - 0.2) / len(transcript.split())
-        timed = [{"text": w, "start": round(0.1 + i * step, 3), "end": round(0.1 + (i + 1) * step, 3)}
-                 for i, w in enumerate(transcript.split())]
-        rows.append({"id": f"clip-{index:05d}", "audio": audio, "transcript": transcript, "words": timed,
-                     "language": ["en", "de", "es", "pt", "zh"][index % 5], "speaker": f"s{index % 40}"})
+        timed = [
+            {"text": w, "start": round(0.1 + i * step, 3), "end": round(0.1 + (i + 1) * step, 3)}
+            for i, w in enumerate(transcript.split())
+        ]
+        rows.append(
+            {
+                "id": f"clip-{index:05d}",
+                "audio": audio,
+                "transcript": transcript,
+                "words": timed,
+                "language": ["en", "de", "es", "pt", "zh"][index % 5],
+                "speaker": f"s{index % 40}",
+            }
+        )
     (folder / "manifest.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     return folder
 
@@ -79,8 +89,9 @@ def bare_decode_seconds(corpus: Path, workers: int) -> float:
     files = sorted((corpus / "audio").iterdir())
 
     def decode(path: Path) -> None:
-        subprocess.run([FFMPEG, "-nostdin", "-v", "error", "-i", str(path), "-f", "s16le", "-"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [FFMPEG, "-nostdin", "-v", "error", "-i", str(path), "-f", "s16le", "-"], check=True, capture_output=True
+        )
 
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:

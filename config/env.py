@@ -92,9 +92,7 @@ def debug(environ: Mapping[str, str]) -> bool:
     embedded = is_embedded(environ)
     value = env_bool(environ, "DEBUG", default=embedded)
     if value and not embedded:
-        raise ImproperlyConfigured(
-            "DEBUG must be False when DATABASE_URL points to a server or STORAGE_BACKEND is s3"
-        )
+        raise ImproperlyConfigured("DEBUG must be False when DATABASE_URL points to a server or STORAGE_BACKEND is s3")
     return value
 
 
@@ -105,9 +103,7 @@ def database(environ: Mapping[str, str], data_dir: Path) -> dict:
     else:
         scheme = urlsplit(url).scheme
         if scheme not in DATABASE_SCHEMES:
-            raise ImproperlyConfigured(
-                f"DATABASE_URL must be a sqlite:/// or postgres:// URL, not scheme {scheme!r}"
-            )
+            raise ImproperlyConfigured(f"DATABASE_URL must be a sqlite:/// or postgres:// URL, not scheme {scheme!r}")
         try:
             # Persistent connections without a health check: the check costs a
             # round trip on every request; a dropped connection fails one request.

@@ -24,13 +24,22 @@ class StudyReportAdmin(admin.ModelAdmin):
     def get_urls(self):
         wrap = self.admin_site.admin_view
         return [
-            path("study/<int:study_id>/", wrap(views.report_page), {"admin_site": self.admin_site},
-                 name="evaluation_studyreport_study"),  # fmt: skip
+            path(
+                "study/<int:study_id>/",
+                wrap(views.report_page),
+                {"admin_site": self.admin_site},
+                name="evaluation_studyreport_study",
+            ),
             path("<int:pk>/progress/", wrap(views.report_progress), name="evaluation_studyreport_progress"),
-            path("<int:pk>/report.json", wrap(views.report_download), {"kind": "json"},
-                 name="evaluation_studyreport_json"),  # fmt: skip
-            path("<int:pk>/report.csv", wrap(views.report_download), {"kind": "csv"},
-                 name="evaluation_studyreport_csv"),  # fmt: skip
+            path(
+                "<int:pk>/report.json",
+                wrap(views.report_download),
+                {"kind": "json"},
+                name="evaluation_studyreport_json",
+            ),
+            path(
+                "<int:pk>/report.csv", wrap(views.report_download), {"kind": "csv"}, name="evaluation_studyreport_csv"
+            ),
             *super().get_urls(),
         ]
 

@@ -101,10 +101,11 @@ def report_compute(data: StudyData, parameters: ReportParameters, *, progress: P
             **emphasis,
             "scalar_histogram": {"edges": histogram_edges(), **histograms},
             "mismatch": mismatch_summary(
-                reports[annotated], [k for k, a in zip(data.clip_keys, annotated) if a],
+                reports[annotated],
+                [k for k, a in zip(data.clip_keys, annotated) if a],
                 threshold=parameters.mismatch_threshold,
             ),
-        },  # fmt: skip
+        },
         "annotators": {
             "flag_descriptions": FLAG_DESCRIPTIONS,
             "flagged": [data.annotator_keys[i] for i in flagged],
@@ -237,13 +238,15 @@ def _methods(parameters: ReportParameters) -> dict:
     return {
         "unit": "the word (clip, word index); every word of every clip used (after subsampling)",
         "subsample": (
-            "every annotation used" if n is None else
-            f"exactly {n} annotations per clip, chosen by a keyed BLAKE2b hash of (seed, clip, annotator); "
+            "every annotation used"
+            if n is None
+            else f"exactly {n} annotations per clip, chosen by a keyed BLAKE2b hash of (seed, clip, annotator); "
             f"clips with fewer than {n} are left out and listed in clips_short"
         ),
         "binary_label": "emphasized when more than half of the clip's annotators gave level 1 or 2",
         "scalar_label": "mean of the scores 0, 0.5, 1 of levels 0, 1, 2",
-        "cohen": "average pairwise Cohen's kappa on the binary collapse: " + WEIGHTING
+        "cohen": "average pairwise Cohen's kappa on the binary collapse: "
+        + WEIGHTING
         + "; each pair on the words both labelled; pairs whose kappa is 0/0 are counted and left out",
         "fleiss": "Fleiss' kappa on the binary collapse, generalized to any number of raters per word "
         "(Gwet 2014; irrCAC fleiss.kappa.raw). se: Gwet's linearized (non-null) variance with clips as "

@@ -70,14 +70,22 @@ def _rows(report: dict):
         base = {"section": "agreement", "dimension": dimension, "group": group,
                 "clips": result["clips"], "words": result["words"]}  # fmt: skip
         cohen = result["cohen"]
-        yield base | {"measure": "cohen_mean_pairwise", "value": cohen["value"], "method": cohen["weighting"],
-                      "note": cohen["undefined"] or f"{cohen['pairs']} pairs, {cohen['pairs_undefined']} undefined"}
-        yield base | {"measure": "cohen_mean_weighted_by_shared_words",
-                      "value": cohen["mean_weighted_by_shared_words"], "note": cohen["undefined"]}
+        yield base | {
+            "measure": "cohen_mean_pairwise",
+            "value": cohen["value"],
+            "method": cohen["weighting"],
+            "note": cohen["undefined"] or f"{cohen['pairs']} pairs, {cohen['pairs_undefined']} undefined",
+        }
+        yield base | {
+            "measure": "cohen_mean_weighted_by_shared_words",
+            "value": cohen["mean_weighted_by_shared_words"],
+            "note": cohen["undefined"],
+        }
         fleiss = result["fleiss"]
         yield base | _interval_row("fleiss", fleiss, "se", "ci95", "t interval, clips as clusters")
-        yield base | _interval_row("fleiss", fleiss, "se_words_independent", "ci95_words_independent",
-                                   "t interval, words independent (irrCAC)")
+        yield base | _interval_row(
+            "fleiss", fleiss, "se_words_independent", "ci95_words_independent", "t interval, words independent (irrCAC)"
+        )
         yield base | _bootstrap_row("fleiss", fleiss)
         for metric, alpha in result["krippendorff"].items():
             yield base | _bootstrap_row(f"krippendorff_{metric}", alpha)
@@ -96,15 +104,26 @@ def _rows(report: dict):
                    "measure": f"[{edges[index]}, {edges[index + 1]}{closing}", "value": count}  # fmt: skip
     mismatch = emphasis["mismatch"]
     for measure in ("clips", "reports", "clips_with_reports", "clips_at_threshold"):
-        yield {"section": "mismatch", "dimension": "pooled", "measure": measure, "value": mismatch[measure],
-               "note": f"threshold {mismatch['threshold']}" if measure == "clips_at_threshold" else None}
+        yield {
+            "section": "mismatch",
+            "dimension": "pooled",
+            "measure": measure,
+            "value": mismatch[measure],
+            "note": f"threshold {mismatch['threshold']}" if measure == "clips_at_threshold" else None,
+        }
     excluded = set(report["annotators"]["excluded"])
     for row in report["annotators"]["rows"]:
         note = ",".join(row["flags"]) + (" (excluded)" if row["annotator"] in excluded else "")
         for measure in ("kappa", "marked_share", "attention_share", "median_seconds", "clips"):
-            yield {"section": "annotator", "dimension": "annotator", "group": row["annotator"], "measure": measure,
-                   "value": row[measure], "words": row["words"],
-                   "note": row["kappa_reason"] if measure == "kappa" and row["kappa"] is None else note}
+            yield {
+                "section": "annotator",
+                "dimension": "annotator",
+                "group": row["annotator"],
+                "measure": measure,
+                "value": row[measure],
+                "words": row["words"],
+                "note": row["kappa_reason"] if measure == "kappa" and row["kappa"] is None else note,
+            }
 
 
 def _emphasis_groups(emphasis: dict):
@@ -116,15 +135,29 @@ def _emphasis_groups(emphasis: dict):
 
 def _interval_row(name, result, se_key, ci_key, method):
     ci = result[ci_key] or [None, None]
-    return {"measure": name, "value": result["value"], "se": result[se_key], "ci_low": ci[0], "ci_high": ci[1],
-            "method": method, "note": result["undefined"]}
+    return {
+        "measure": name,
+        "value": result["value"],
+        "se": result[se_key],
+        "ci_low": ci[0],
+        "ci_high": ci[1],
+        "method": method,
+        "note": result["undefined"],
+    }
 
 
 def _bootstrap_row(name, result):
     boot = result["bootstrap"] or {}
     ci = boot.get("ci95") or [None, None]
-    return {"measure": name, "value": result["value"], "se": boot.get("se"), "ci_low": ci[0], "ci_high": ci[1],
-            "method": "percentile bootstrap over clips", "note": result["undefined"]}
+    return {
+        "measure": name,
+        "value": result["value"],
+        "se": boot.get("se"),
+        "ci_low": ci[0],
+        "ci_high": ci[1],
+        "method": "percentile bootstrap over clips",
+        "note": result["undefined"],
+    }
 
 
 def _cell(value) -> str:

@@ -39,9 +39,8 @@ def study_data(*, study: Study, language: str | None = None) -> StudyData:
     rows = Annotation.objects.filter(participant__study=study, item__attention_check__isnull=True)
     if language is not None:
         rows = rows.filter(clip__language=language)
-    rows = (
-        rows.order_by("submitted_at", "pk")
-        .values_list("participant_id", "clip_id", "levels", "mismatch_reported", "seconds_spent")
+    rows = rows.order_by("submitted_at", "pk").values_list(
+        "participant_id", "clip_id", "levels", "mismatch_reported", "seconds_spent"
     )
     for participant, clip, levels, mismatch, seconds in rows.iterator(chunk_size=5000):
         if clip not in clips:
@@ -67,10 +66,10 @@ def study_data(*, study: Study, language: str | None = None) -> StudyData:
     ]
     return StudyData.build(
         study=study.slug,
-        clips={key: meta for key, meta in clips.values()},
+        clips=dict(clips.values()),
         annotations=annotations,
         checks=checks,
-        notes={reason: count for reason, count in notes.items()},
+        notes=dict(notes.items()),
     )
 
 

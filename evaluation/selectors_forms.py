@@ -50,8 +50,10 @@ def _answers_by_item(study: Study) -> tuple[dict[int, list], int]:
     answers = Annotation.objects.filter(item__study_item__form_item__study=study)
     rejected = answers.filter(participant__decision=Participant.Decision.REJECTED)
     by_item = defaultdict(list)
-    rows = answers.exclude(pk__in=rejected.values("pk")).order_by("pk").values_list(
-        "item__study_item__form_item_id", "participant_id", "levels", "response"
+    rows = (
+        answers.exclude(pk__in=rejected.values("pk"))
+        .order_by("pk")
+        .values_list("item__study_item__form_item_id", "participant_id", "levels", "response")
     )
     for item_id, participant_id, levels, response in rows:
         by_item[item_id].append((participant_id, levels, response))

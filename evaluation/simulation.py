@@ -34,9 +34,11 @@ def simulated_study(
     threshold = rng.normal(1.55, 0.3, size=annotators)
     sharpness = rng.uniform(0.8, 1.1, size=annotators)
     noise_scale = np.array([NOISE[VARIETIES[v]] for v in variety])
-    seen = prominence[slots_clip] + rng.normal(0, 1, size=(slots_clip.size, words)) * (
-        sharpness[slots_annotator] * noise_scale[slots_clip]
-    )[:, None]
+    seen = (
+        prominence[slots_clip]
+        + rng.normal(0, 1, size=(slots_clip.size, words))
+        * (sharpness[slots_annotator] * noise_scale[slots_clip])[:, None]
+    )
     levels = (seen >= threshold[slots_annotator][:, None]).astype(np.int8)
     levels += seen >= (threshold[slots_annotator] + 1.2)[:, None]
     order = np.lexsort((slots_annotator, slots_clip))

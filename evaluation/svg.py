@@ -58,11 +58,11 @@ def scatter_chart(points: list[tuple[float, float, bool, str]], *, title: str, x
     """Points (x, y, flagged, label); flagged points are drawn as red crosses."""
     width, height, left, right, top, bottom = 640, 320, 50, 20, 30, 40
     xs, ys = [p[0] for p in points], [p[1] for p in points]
-    x = _scale(0.0, max([0.5] + xs), left, width - right)
-    y_low = min([0.0] + ys)
+    x = _scale(0.0, max([0.5, *xs]), left, width - right)
+    y_low = min([0.0, *ys])
     y = _scale(y_low, 1.0, height - bottom, top)
     parts = [_open(width, height, title), _text(width / 2, 16, title, anchor="middle", bold=True)]
-    parts += _x_axis(x, 0.0, max([0.5] + xs), top, height - bottom, ticks=_ticks(0.0, max([0.5] + xs)))
+    parts += _x_axis(x, 0.0, max([0.5, *xs]), top, height - bottom, ticks=_ticks(0.0, max([0.5, *xs])))
     for tick in _ticks(y_low, 1.0):
         parts.append(_text(left - 6, y(tick) + 4, f"{tick:g}", anchor="end"))
         parts.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{width - right}" y2="{y(tick):.1f}" stroke="#eee"/>')

@@ -7,6 +7,7 @@ app_name = "evaluation"
 urlpatterns = [
     path("forms/<int:study_id>/", views_forms.form_report, name="form_report"),
     path("forms/<int:study_id>/scores.csv", views_forms.form_report_download, {"kind": "csv"}, name="form_report_csv"),
-    path("forms/<int:study_id>/scores.json", views_forms.form_report_download, {"kind": "json"},
-         name="form_report_json"),  # fmt: skip
+    path(
+        "forms/<int:study_id>/scores.json", views_forms.form_report_download, {"kind": "json"}, name="form_report_json"
+    ),
 ]

@@ -108,14 +108,21 @@ def _result_context(result: dict, page: str, parameters) -> dict:
         "result": result,
         "agreement_rows": [_agreement_row(dimension, group, r) for dimension, group, r in rows],
         "emphasis_rows": _emphasis_rows(result["emphasis"]),
-        "language_links": [] if parameters.language else [
-            (code, f"{page}?{parameters_query(_with_language(parameters, code))}") for code in languages if code
-        ],  # fmt: skip
+        "language_links": []
+        if parameters.language
+        else [(code, f"{page}?{parameters_query(_with_language(parameters, code))}") for code in languages if code],
         "agreement_chart": mark_safe(interval_chart(chart_rows, SERIES, title="Agreement by language")),
-        "histogram_chart": mark_safe(histogram_chart(histogram["edges"], histogram.get("pooled", []),
-                                                     title="Scalar scores of the words")),  # fmt: skip
-        "quality_chart": mark_safe(scatter_chart(points, title="Annotators: agreement and marking",
-                                                 x_label="share of words marked", y_label="leave-one-out kappa")),
+        "histogram_chart": mark_safe(
+            histogram_chart(histogram["edges"], histogram.get("pooled", []), title="Scalar scores of the words")
+        ),
+        "quality_chart": mark_safe(
+            scatter_chart(
+                points,
+                title="Annotators: agreement and marking",
+                x_label="share of words marked",
+                y_label="leave-one-out kappa",
+            )
+        ),
     }
 
 

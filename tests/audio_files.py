@@ -11,8 +11,15 @@ import numpy as np
 FFMPEG = imageio_ffmpeg.get_ffmpeg_exe()
 
 
-def speechlike(seconds: float, sample_rate: int = 16000, *, lead: float = 0.1, tail: float = 0.1,
-               amplitude: float = 0.3, seed: int = 0) -> np.ndarray:
+def speechlike(
+    seconds: float,
+    sample_rate: int = 16000,
+    *,
+    lead: float = 0.1,
+    tail: float = 0.1,
+    amplitude: float = 0.3,
+    seed: int = 0,
+) -> np.ndarray:
     """A voiced-sounding signal with quiet edges, as int16 mono."""
     rng = np.random.default_rng(seed)
     total = int(seconds * sample_rate)
@@ -20,11 +27,11 @@ def speechlike(seconds: float, sample_rate: int = 16000, *, lead: float = 0.1, t
     tone = np.sin(2 * np.pi * 140 * t) + 0.5 * np.sin(2 * np.pi * 280 * t) + 0.05 * rng.standard_normal(total)
     envelope = np.ones(total)
     envelope[: int(lead * sample_rate)] = 0
-    envelope[total - int(tail * sample_rate):] = 0
+    envelope[total - int(tail * sample_rate) :] = 0
     ramp = int(0.02 * sample_rate)
     start, stop = int(lead * sample_rate), total - int(tail * sample_rate)
-    envelope[start:start + ramp] = np.linspace(0, 1, ramp)
-    envelope[stop - ramp:stop] = np.linspace(1, 0, ramp)
+    envelope[start : start + ramp] = np.linspace(0, 1, ramp)
+    envelope[stop - ramp : stop] = np.linspace(1, 0, ramp)
     signal = amplitude * tone / np.abs(tone).max() * envelope
     return (signal * 32767).astype(np.int16)
 
@@ -59,8 +66,17 @@ class CorpusFolder:
         self.rows: list[dict] = []
         root.mkdir(parents=True, exist_ok=True)
 
-    def add(self, clip_id: str, transcript: str = "the cat sat on the mat", *, seconds: float = 1.5,
-            suffix: str = ".wav", seed: int | None = None, write: bool = True, **extra) -> dict:
+    def add(
+        self,
+        clip_id: str,
+        transcript: str = "the cat sat on the mat",
+        *,
+        seconds: float = 1.5,
+        suffix: str = ".wav",
+        seed: int | None = None,
+        write: bool = True,
+        **extra,
+    ) -> dict:
         audio = f"audio/{clip_id}{suffix}"
         if write:
             seed = len(self.rows) if seed is None else seed

@@ -8,7 +8,6 @@ import pytest
 from config.celery import app as celery_app
 from tests.audio_files import CorpusFolder
 
-
 DEFAULT_PORTS = {"redis": 6379, "rediss": 6380, "amqp": 5672, "pyamqp": 5672, "amqps": 5671, "postgres": 5432}
 
 

@@ -94,7 +94,14 @@ class ClipWarningInline(admin.TabularInline):
 @admin.register(Clip)
 class ClipAdmin(admin.ModelAdmin):
     list_display = ["external_id", "corpus", "language", "variety", "emotion", "speaker", "duration", "warning_codes"]
-    list_filter = ["corpus", "language", "variety", "emotion", WarningFilter, ("speaker", admin.RelatedOnlyFieldListFilter)]
+    list_filter = [
+        "corpus",
+        "language",
+        "variety",
+        "emotion",
+        WarningFilter,
+        ("speaker", admin.RelatedOnlyFieldListFilter),
+    ]
     search_fields = ["external_id", "transcript", "speaker__name"]
     list_select_related = ["corpus", "speaker"]
     readonly_fields = [
@@ -146,7 +153,11 @@ class ImportJobAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         return [
-            path("<int:pk>/progress/", self.admin_site.admin_view(self.progress_view), name="annotation_importjob_progress"),
+            path(
+                "<int:pk>/progress/",
+                self.admin_site.admin_view(self.progress_view),
+                name="annotation_importjob_progress",
+            ),
             *super().get_urls(),
         ]
 

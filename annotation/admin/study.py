@@ -27,11 +27,12 @@ from annotation.templatetags.participant_pages import markdown
 
 Status = Study.Status
 
+
 # The states each state may be reached from. Closed may go live again for a
 # top-up rerun; back to draft only while nobody has entered (checked below).
 def _per_study(queryset, **aggregate):
     """A subquery annotation: one aggregate of rows that point at the study."""
-    (name, expression), = aggregate.items()
+    ((name, expression),) = aggregate.items()
     rows = queryset.filter(study=OuterRef("pk")).order_by().values("study").annotate(**{name: expression})
     return Coalesce(Subquery(rows.values(name)[:1], output_field=IntegerField()), 0)
 
@@ -94,11 +95,17 @@ class StudyAdmin(admin.ModelAdmin):
         ]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(
-            clip_count=_per_study(StudyItem.objects, n=Count("pk")),
-            completed_annotations=_per_study(StudyItem.objects, n=Sum("completed_count")),
-            participant_count=_per_study(Participant.objects, n=Count("pk")),
-            awaiting_review=_per_study(StudyItem.objects.filter(review=StudyItem.Review.NEEDS_REVIEW), n=Count("pk")),
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                clip_count=_per_study(StudyItem.objects, n=Count("pk")),
+                completed_annotations=_per_study(StudyItem.objects, n=Sum("completed_count")),
+                participant_count=_per_study(Participant.objects, n=Count("pk")),
+                awaiting_review=_per_study(
+                    StudyItem.objects.filter(review=StudyItem.Review.NEEDS_REVIEW), n=Count("pk")
+                ),
+            )
         )
 
     # -- creation -----------------------------------------------------------

@@ -40,7 +40,9 @@ class StudyCreateForm(forms.ModelForm):
     emotions = forms.MultipleChoiceField(required=False, widget=forms.SelectMultiple(attrs={"size": 6}),
                                          help_text=_ANY)  # fmt: skip
     speakers = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="Speaker ids, one per line or comma-separated."
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Speaker ids, one per line or comma-separated.",
     )
     tags = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 2}),
@@ -122,7 +124,9 @@ def word_levels_errors(levels_by_index: dict, word_count: int, clip) -> list[str
         if not 0 <= position < word_count:
             errors.append(
                 f"Word index {position} is outside clip {clip}, which has {word_count} word(s) "
-                f"(indices 0 to {word_count - 1})." if word_count else f"Clip {clip} has no words."
+                f"(indices 0 to {word_count - 1})."
+                if word_count
+                else f"Clip {clip} has no words."
             )
         if isinstance(level, bool) or level not in LEVELS:
             errors.append(f"Level {level!r} for word {index} must be 0, 1 or 2.")

@@ -72,4 +72,6 @@ class StudyItemAdmin(admin.ModelAdmin):
     def _report(self, request, changed: int, selected: int, done: str, why_skipped: str) -> None:
         self.message_user(request, f"{changed} clip(s) {done}.", messages.SUCCESS)
         if selected > changed:
-            self.message_user(request, f"{selected - changed} clip(s) left as they were ({why_skipped}).", messages.WARNING)
+            self.message_user(
+                request, f"{selected - changed} clip(s) left as they were ({why_skipped}).", messages.WARNING
+            )

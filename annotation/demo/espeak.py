@@ -68,9 +68,7 @@ class _Event(ctypes.Structure):
     ]
 
 
-_SynthCallback = ctypes.CFUNCTYPE(
-    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event)
-)
+_SynthCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event))
 
 
 @dataclass(frozen=True)
@@ -148,13 +146,10 @@ class _Engine:
                 "(Debian/Ubuntu: apt-get install libespeak-ng1 espeak-ng-data)"
             ) from exc
         self._declare_signatures()
-        self.sample_rate = self.lib.espeak_Initialize(
-            _AUDIO_OUTPUT_SYNCHRONOUS, 0, None, _INITIALIZE_DONT_EXIT
-        )
+        self.sample_rate = self.lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, None, _INITIALIZE_DONT_EXIT)
         if self.sample_rate <= 0:
             raise EspeakUnavailable(
-                f"espeak_Initialize failed (returned {self.sample_rate}); "
-                "is espeak-ng-data installed?"
+                f"espeak_Initialize failed (returned {self.sample_rate}); is espeak-ng-data installed?"
             )
         self.version = self.lib.espeak_Info(None).decode("ascii")
         self._collector: _Collector | None = None

@@ -14,6 +14,7 @@ Deliberately free of Django imports: it runs on a bare checkout with numpy and i
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import subprocess
@@ -107,9 +108,7 @@ def random_global_prosody(rng: random.Random) -> Prosody:
     )
 
 
-def build_ssml(
-    tokens: list[str], styled: dict[int, Prosody], sentence: Prosody
-) -> tuple[str, list[tuple[int, int]]]:
+def build_ssml(tokens: list[str], styled: dict[int, Prosody], sentence: Prosody) -> tuple[str, list[tuple[int, int]]]:
     """SSML for the sentence plus each token's [start, end) character span inside it.
 
     The spans are what espeak's WORD events are matched against: the library reports
@@ -119,7 +118,7 @@ def build_ssml(
     position = len(parts[0])
     spans = []
     for index, token in enumerate(tokens):
-        if any(character in token for character in "<>&\""):
+        if any(character in token for character in '<>&"'):
             raise ValueError(f"token {token!r} would need XML escaping, which shifts positions")
         separator = " " if index else ""
         if index in styled:
@@ -153,7 +152,7 @@ def word_start_samples(spans: list[tuple[int, int]], events: list[espeak.WordEve
         if not matching:
             raise AlignmentError(f"token {index} has no WORD event of its own")
         starts.append(min(matching))
-    if any(later <= earlier for earlier, later in zip(starts, starts[1:])):
+    if any(later <= earlier for earlier, later in itertools.pairwise(starts)):
         raise AlignmentError("WORD events are not in time order")
     return starts
 
@@ -170,9 +169,7 @@ def audible_range(samples: np.ndarray, sample_rate: int) -> tuple[int, int]:
     return int(audible[0] * frame), int((audible[-1] + 1) * frame)
 
 
-def with_leading_silence(
-    samples: np.ndarray, starts: list[int], sample_rate: int
-) -> tuple[np.ndarray, list[int]]:
+def with_leading_silence(samples: np.ndarray, starts: list[int], sample_rate: int) -> tuple[np.ndarray, list[int]]:
     lead = int(LEAD_SILENCE_SECONDS * sample_rate)
     padded = np.concatenate([np.zeros(lead, dtype=np.int16), samples])
     return padded, [start + lead for start in starts]
@@ -187,9 +184,7 @@ def normalized_peak(samples: np.ndarray) -> np.ndarray:
     return np.round(samples.astype(np.float64) * gain).astype(np.int16)
 
 
-def word_boundaries(
-    starts: list[int], samples: np.ndarray, sample_rate: int
-) -> tuple[list[tuple[int, int]], int]:
+def word_boundaries(starts: list[int], samples: np.ndarray, sample_rate: int) -> tuple[list[tuple[int, int]], int]:
     """(start, end) samples per word and the number of samples to keep.
 
     A word ends where the next one starts; the last one ends shortly after the last
@@ -199,7 +194,7 @@ def word_boundaries(
     starts = list(starts)
     starts[0] = max(starts[0], onset - int(FIRST_WORD_LEAD_SECONDS * sample_rate))
     last_end = min(len(samples), offset + int(LAST_WORD_TAIL_SECONDS * sample_rate))
-    ends = starts[1:] + [last_end]
+    ends = [*starts[1:], last_end]
     keep = min(len(samples), offset + int(AUDIO_TAIL_SECONDS * sample_rate))
     boundaries = list(zip(starts, ends))
     too_short = int(MIN_WORD_SECONDS * sample_rate)
@@ -248,9 +243,7 @@ def make_clip(spec: ClipSpec, fmt: str, seed: int, audio_dir: Path, generator: s
     ssml, spans = build_ssml(tokens, {spec.emphasis_index: emphasis, distractor_index: distractor}, sentence)
     synthesis = espeak.synthesize_ssml(ssml, spec.voice)
     sample_rate = synthesis.sample_rate
-    samples, starts = with_leading_silence(
-        synthesis.samples, word_start_samples(spans, synthesis.words), sample_rate
-    )
+    samples, starts = with_leading_silence(synthesis.samples, word_start_samples(spans, synthesis.words), sample_rate)
     boundaries, keep = word_boundaries(starts, samples, sample_rate)
     audio_name = f"{spec.clip_id}.{fmt}"
     encode(normalized_peak(samples[:keep]), sample_rate, fmt, audio_dir / audio_name)

@@ -32,9 +32,7 @@ class SignalWarning:
     detail: str
 
 
-def check_signal(
-    samples: np.ndarray, sample_rate: int, word_times: list[tuple[float, float]]
-) -> list[SignalWarning]:
+def check_signal(samples: np.ndarray, sample_rate: int, word_times: list[tuple[float, float]]) -> list[SignalWarning]:
     """samples: int16 array shaped (frames, channels)."""
     scaled = samples.astype(np.float64) / 32768.0
     mono = scaled.mean(axis=1)
@@ -50,7 +48,7 @@ def check_signal(
 
 
 def _frame_levels_db(mono: np.ndarray, sample_rate: int) -> np.ndarray:
-    size = max(1, int(round(FRAME_SECONDS * sample_rate)))
+    size = max(1, round(FRAME_SECONDS * sample_rate))
     count = max(1, len(mono) // size)
     frames = np.zeros((count, size))
     usable = mono[: count * size]

@@ -36,6 +36,7 @@ _MAX_ID = 200  # FormItem.external_id
 @dataclass(frozen=True)
 class ItemProblem(RowProblem):
     """A RowProblem that names the item, not a clip."""
+
     def __str__(self) -> str:
         where = f"line {self.line}" + (f" (item {self.clip_id!r})" if self.clip_id else "")
         return f"{where}{', ' + self.field if self.field else ''}: {self.reason}"
@@ -95,7 +96,7 @@ def _row_drafts(line: int, raw: dict, with_ssd: bool, language: str) -> list[Ite
         return [_generic(line, raw, language)]
     if "possible_answers" in raw:
         return _stresstest(line, raw, with_ssd, language)
-    raise _Bad("type", "unknown layout: give \"type\" (generic layout) or \"possible_answers\" (StressTest layout)")
+    raise _Bad("type", 'unknown layout: give "type" (generic layout) or "possible_answers" (StressTest layout)')
 
 
 def _stresstest(line: int, raw: dict, with_ssd: bool, language: str) -> list[ItemDraft]:
@@ -109,8 +110,8 @@ def _stresstest(line: int, raw: dict, with_ssd: bool, language: str) -> list[Ite
     _check_index(gold, answers, "label")
     extra = {key: value for key, value in raw.items()
              if key not in STRESSTEST_FIELDS and isinstance(value, (str, int, float, bool))}  # fmt: skip
-    common = dict(audio=audio, transcript=transcript, language=_text(raw, "language") or language,
-                  metadata={**extra, **_dict(raw, "metadata")})  # fmt: skip
+    common = {"audio": audio, "transcript": transcript, "language": _text(raw, "language") or language,
+                  "metadata": {**extra, **_dict(raw, "metadata")}}  # fmt: skip
     item_id = _item_id(raw.get("id", PurePosixPath(audio).stem))
     drafts = [ItemDraft(line, item_id, FormItem.Type.SINGLE_CHOICE, prompt=_text(raw, "question"), options=answers,
                         gold=gold, **common)]  # fmt: skip
@@ -186,7 +187,7 @@ def _check_stance(draft: ItemDraft) -> None:
     settings = draft.settings
     definitions = settings.pop("definitions", None) or {}
     if not isinstance(definitions, dict):
-        raise _Bad("settings", "settings.definitions must be an object {\"positive\": ..., \"negative\": ...}")
+        raise _Bad("settings", 'settings.definitions must be an object {"positive": ..., "negative": ...}')
     for pole in ("positive", "negative"):
         if not isinstance(settings.get(pole), str) or not settings[pole].strip():
             raise _Bad("settings", "a stance item needs its two poles: settings.positive and settings.negative")
@@ -194,7 +195,7 @@ def _check_stance(draft: ItemDraft) -> None:
             settings[f"{pole}_definition"] = str(definitions[pole])
     settings.setdefault("dimension", f"{settings['positive']} / {settings['negative']}")
     if draft.gold is not None and draft.gold not in ("P", "N"):
-        raise _Bad("gold", f"gold {draft.gold!r} must be \"P\" (positive pole) or \"N\" (negative pole)")
+        raise _Bad("gold", f'gold {draft.gold!r} must be "P" (positive pole) or "N" (negative pole)')
 
 
 def _check_stressed_words(draft: ItemDraft) -> None:
@@ -202,7 +203,7 @@ def _check_stressed_words(draft: ItemDraft) -> None:
     if not draft.transcript:
         raise _Bad("transcript", "a stressed_words item needs the transcript whose words are marked")
     if draft.words is None and written_without_spaces(draft.language):
-        raise _Bad("words", f"{draft.language!r} is written without spaces: give the clip's word list in \"words\"")
+        raise _Bad("words", f'{draft.language!r} is written without spaces: give the clip\'s word list in "words"')
     if draft.gold is not None:
         draft.gold = _word_vector(draft.gold, draft.transcript, "gold", draft.words)
 

@@ -78,7 +78,9 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict | RowProblem]]:
             continue
         missing = [name for name in REQUIRED if name not in value]
         if missing:
-            out.append((line, RowProblem(line, str(value.get("id", "")), missing[0], f"missing required field {missing[0]!r}")))
+            out.append(
+                (line, RowProblem(line, str(value.get("id", "")), missing[0], f"missing required field {missing[0]!r}"))
+            )
             continue
         out.append((line, value))
     if not out:

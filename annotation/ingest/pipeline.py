@@ -141,10 +141,12 @@ def _classify(corpus_name: str, located: list[LocatedRow], problems: list[RowPro
         if clip is not None:
             differences = _differences(clip, item)
             if differences:
-                problems.append(row.problem(
-                    differences[0],
-                    f"clip already imported with a different {', '.join(differences)}; not overwritten",
-                ))
+                problems.append(
+                    row.problem(
+                        differences[0],
+                        f"clip already imported with a different {', '.join(differences)}; not overwritten",
+                    )
+                )
             else:
                 unchanged += 1
             continue
@@ -161,11 +163,7 @@ def _classify(corpus_name: str, located: list[LocatedRow], problems: list[RowPro
 
 
 def _existing_clips(corpus_name: str):
-    return (
-        Clip.objects.filter(corpus__name=corpus_name)
-        .select_related("speaker")
-        .prefetch_related("words")
-    )
+    return Clip.objects.filter(corpus__name=corpus_name).select_related("speaker").prefetch_related("words")
 
 
 def _differences(clip: Clip, item: LocatedRow) -> list[str]:

@@ -4,6 +4,7 @@ Punctuation stays attached to the word it follows or precedes ("fox."), and
 a token made only of punctuation is never a word to mark.
 """
 
+import itertools
 import math
 import unicodedata
 from dataclasses import dataclass
@@ -75,7 +76,7 @@ def _check_order(words: list[WordSpec]) -> None:
     timed = [(position, word) for position, word in enumerate(words) if word.start is not None]
     if timed and len(timed) != len(words):
         raise ValueError("give start and end times for every word or for none")
-    for (_, before), (position, word) in zip(timed, timed[1:]):
+    for (_, before), (position, word) in itertools.pairwise(timed):
         if word.start < before.start:
             raise ValueError(
                 f"word times out of order: word {position} ({word.text!r}) starts at {word.start} s, "
@@ -102,7 +103,7 @@ def _check_matches_transcript(words: list[WordSpec], transcript: str) -> None:
         position += len(piece)
     if position < len(target):
         raise ValueError(
-            f"word list does not match the transcript: it ends before {target[position:position + 20]!r}"
+            f"word list does not match the transcript: it ends before {target[position : position + 20]!r}"
         )
 
 
@@ -110,7 +111,5 @@ def check_times_within(words: list[WordSpec], duration: float, tolerance: float 
     """Reason why the word times do not fit a clip of this duration, or None."""
     for position, word in enumerate(words):
         if word.end is not None and word.end > duration + tolerance:
-            return (
-                f"word {position} ({word.text!r}) ends at {word.end} s, past the clip's end at {duration:.3f} s"
-            )
+            return f"word {position} ({word.text!r}) ends at {word.end} s, past the clip's end at {duration:.3f} s"
     return None

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,115 +14,190 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Corpus',
+            name="Corpus",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('description', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("description", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'verbose_name_plural': 'corpora',
-                'ordering': ['name'],
+                "verbose_name_plural": "corpora",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='ImportJob',
+            name="ImportJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('corpus_name', models.CharField(max_length=200)),
-                ('archive', models.FileField(blank=True, max_length=300, upload_to='')),
-                ('archive_name', models.CharField(help_text='Name of the uploaded file.', max_length=300)),
-                ('skip_invalid', models.BooleanField(default=False)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='queued', max_length=16)),
-                ('phase', models.CharField(blank=True, max_length=64)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('summary', models.JSONField(blank=True, default=dict)),
-                ('problems', models.JSONField(blank=True, default=list, help_text='Rows refused, with reasons.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("corpus_name", models.CharField(max_length=200)),
+                ("archive", models.FileField(blank=True, max_length=300, upload_to="")),
+                ("archive_name", models.CharField(help_text="Name of the uploaded file.", max_length=300)),
+                ("skip_invalid", models.BooleanField(default=False)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("phase", models.CharField(blank=True, max_length=64)),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("summary", models.JSONField(blank=True, default=dict)),
+                ("problems", models.JSONField(blank=True, default=list, help_text="Rows refused, with reasons.")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Speaker',
+            name="Speaker",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='The speaker id used in the manifest.', max_length=200)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('corpus', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='speakers', to='annotation.corpus')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(help_text="The speaker id used in the manifest.", max_length=200)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "corpus",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="speakers", to="annotation.corpus"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['corpus', 'name'],
+                "ordering": ["corpus", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Clip',
+            name="Clip",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(help_text='The clip id used in the manifest.', max_length=200)),
-                ('transcript', models.TextField()),
-                ('language', models.CharField(blank=True, db_index=True, max_length=35)),
-                ('variety', models.CharField(blank=True, db_index=True, help_text='Regional variety, e.g. pt-BR.', max_length=35)),
-                ('emotion', models.CharField(blank=True, db_index=True, help_text='Emotion or speaking style.', max_length=64)),
-                ('source_path', models.CharField(help_text='Audio path in the manifest.', max_length=500)),
-                ('original_audio', models.FileField(help_text='The file as imported.', max_length=300, upload_to='')),
-                ('model_audio', models.FileField(help_text='16 kHz mono 16-bit WAV for models.', max_length=300, upload_to='')),
-                ('browser_audio', models.FileField(help_text='MP3 copy that browsers play.', max_length=300, upload_to='')),
-                ('duration', models.FloatField(help_text='Seconds.')),
-                ('sample_rate', models.PositiveIntegerField(help_text='Sample rate of the original file, Hz.')),
-                ('channels', models.PositiveSmallIntegerField(default=1)),
-                ('checksum', models.CharField(db_index=True, help_text='SHA-256 of the original file.', max_length=64)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('corpus', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='clips', to='annotation.corpus')),
-                ('speaker', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='clips', to='annotation.speaker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(help_text="The clip id used in the manifest.", max_length=200)),
+                ("transcript", models.TextField()),
+                ("language", models.CharField(blank=True, db_index=True, max_length=35)),
+                (
+                    "variety",
+                    models.CharField(
+                        blank=True, db_index=True, help_text="Regional variety, e.g. pt-BR.", max_length=35
+                    ),
+                ),
+                (
+                    "emotion",
+                    models.CharField(blank=True, db_index=True, help_text="Emotion or speaking style.", max_length=64),
+                ),
+                ("source_path", models.CharField(help_text="Audio path in the manifest.", max_length=500)),
+                ("original_audio", models.FileField(help_text="The file as imported.", max_length=300, upload_to="")),
+                (
+                    "model_audio",
+                    models.FileField(help_text="16 kHz mono 16-bit WAV for models.", max_length=300, upload_to=""),
+                ),
+                (
+                    "browser_audio",
+                    models.FileField(help_text="MP3 copy that browsers play.", max_length=300, upload_to=""),
+                ),
+                ("duration", models.FloatField(help_text="Seconds.")),
+                ("sample_rate", models.PositiveIntegerField(help_text="Sample rate of the original file, Hz.")),
+                ("channels", models.PositiveSmallIntegerField(default=1)),
+                ("checksum", models.CharField(db_index=True, help_text="SHA-256 of the original file.", max_length=64)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "corpus",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="clips", to="annotation.corpus"
+                    ),
+                ),
+                (
+                    "speaker",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="clips",
+                        to="annotation.speaker",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['corpus', 'external_id'],
+                "ordering": ["corpus", "external_id"],
             },
         ),
         migrations.CreateModel(
-            name='Word',
+            name="Word",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('text', models.CharField(max_length=200)),
-                ('start', models.FloatField(blank=True, help_text="Seconds from the clip's start.", null=True)),
-                ('end', models.FloatField(blank=True, help_text="Seconds from the clip's start.", null=True)),
-                ('clip', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='words', to='annotation.clip')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("index", models.PositiveIntegerField()),
+                ("text", models.CharField(max_length=200)),
+                ("start", models.FloatField(blank=True, help_text="Seconds from the clip's start.", null=True)),
+                ("end", models.FloatField(blank=True, help_text="Seconds from the clip's start.", null=True)),
+                (
+                    "clip",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="words", to="annotation.clip"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['clip', 'index'],
+                "ordering": ["clip", "index"],
             },
         ),
         migrations.CreateModel(
-            name='ClipWarning',
+            name="ClipWarning",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('code', models.CharField(choices=[('leading_silence', 'Leading silence over 1 s'), ('trailing_silence', 'Trailing silence over 1 s'), ('clipping', 'Clipping'), ('abrupt_start', 'Abrupt start'), ('abrupt_end', 'Abrupt end'), ('short_word', 'Word shorter than 50 ms'), ('low_sample_rate', 'Low sample rate')], db_index=True, max_length=32)),
-                ('detail', models.CharField(max_length=300)),
-                ('clip', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='warnings', to='annotation.clip')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "code",
+                    models.CharField(
+                        choices=[
+                            ("leading_silence", "Leading silence over 1 s"),
+                            ("trailing_silence", "Trailing silence over 1 s"),
+                            ("clipping", "Clipping"),
+                            ("abrupt_start", "Abrupt start"),
+                            ("abrupt_end", "Abrupt end"),
+                            ("short_word", "Word shorter than 50 ms"),
+                            ("low_sample_rate", "Low sample rate"),
+                        ],
+                        db_index=True,
+                        max_length=32,
+                    ),
+                ),
+                ("detail", models.CharField(max_length=300)),
+                (
+                    "clip",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="warnings", to="annotation.clip"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['clip', 'code'],
-                'constraints': [models.UniqueConstraint(fields=('clip', 'code'), name='warning_unique_code_per_clip')],
+                "ordering": ["clip", "code"],
+                "constraints": [models.UniqueConstraint(fields=("clip", "code"), name="warning_unique_code_per_clip")],
             },
         ),
         migrations.AddConstraint(
-            model_name='speaker',
-            constraint=models.UniqueConstraint(fields=('corpus', 'name'), name='speaker_unique_per_corpus'),
+            model_name="speaker",
+            constraint=models.UniqueConstraint(fields=("corpus", "name"), name="speaker_unique_per_corpus"),
         ),
         migrations.AddConstraint(
-            model_name='clip',
-            constraint=models.UniqueConstraint(fields=('corpus', 'external_id'), name='clip_unique_id_per_corpus'),
+            model_name="clip",
+            constraint=models.UniqueConstraint(fields=("corpus", "external_id"), name="clip_unique_id_per_corpus"),
         ),
         migrations.AddConstraint(
-            model_name='word',
-            constraint=models.UniqueConstraint(fields=('clip', 'index'), name='word_unique_index_per_clip'),
+            model_name="word",
+            constraint=models.UniqueConstraint(fields=("clip", "index"), name="word_unique_index_per_clip"),
         ),
     ]

@@ -8,209 +8,485 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0001_initial'),
+        ("annotation", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='clip',
-            name='tags',
-            field=models.JSONField(blank=True, default=list, help_text='Free labels for selecting clips into studies.'),
+            model_name="clip",
+            name="tags",
+            field=models.JSONField(blank=True, default=list, help_text="Free labels for selecting clips into studies."),
         ),
         migrations.CreateModel(
-            name='Study',
+            name="Study",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('slug', models.SlugField(help_text='Part of the participant link.', max_length=80, unique=True)),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('live', 'Live'), ('paused', 'Paused'), ('closed', 'Closed')], db_index=True, default='draft', max_length=8)),
-                ('selection', models.JSONField(blank=True, default=dict, help_text='The criteria the clips were chosen by.')),
-                ('language', models.CharField(blank=True, help_text='The language participants must speak.', max_length=35)),
-                ('clips_per_task', models.PositiveSmallIntegerField(default=20, validators=[django.core.validators.MinValueValidator(1)])),
-                ('target_annotations', models.PositiveSmallIntegerField(default=10, validators=[django.core.validators.MinValueValidator(1)])),
-                ('min_marked_words', models.PositiveSmallIntegerField(default=1)),
-                ('max_marked_fraction', models.FloatField(default=0.3, help_text='Most words of a clip that may be marked (1 or 2).', validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('time_limit_minutes', models.PositiveSmallIntegerField(default=60, validators=[django.core.validators.MinValueValidator(1)])),
-                ('places', models.PositiveIntegerField(blank=True, help_text='Most tasks handed out (Prolific places); empty for no limit.', null=True)),
-                ('allow_repeat_tasks', models.BooleanField(default=False, help_text='May a participant take a second task?')),
-                ('reward', models.DecimalField(decimal_places=2, default=0, max_digits=8)),
-                ('reward_currency', models.CharField(default='GBP', max_length=3)),
-                ('estimated_minutes', models.PositiveSmallIntegerField(default=15)),
-                ('instructions', models.TextField(blank=True, help_text='Markdown; shown before the task and on demand.')),
-                ('example_levels', models.JSONField(blank=True, default=list, help_text="Levels (0, 1, 2) of the example's words.")),
-                ('consent_text', models.TextField(blank=True, help_text='Markdown.')),
-                ('attention_checks_per_task', models.PositiveSmallIntegerField(default=1)),
-                ('listening_check', models.BooleanField(default=False, help_text='Count tones in a clip before the task.')),
-                ('listening_check_tries', models.PositiveSmallIntegerField(default=2, validators=[django.core.validators.MinValueValidator(1)])),
-                ('required_coverage', models.FloatField(default=0.95, help_text='Share of each clip that must actually be played.', validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('mismatch_threshold', models.PositiveSmallIntegerField(default=2, help_text='Mismatch reports that take a clip out of assignment for review.', validators=[django.core.validators.MinValueValidator(1)])),
-                ('completion_code', models.CharField(default=annotation.models.study.new_code, max_length=32)),
-                ('screen_out_code', models.CharField(default=annotation.models.study.new_code, max_length=32)),
-                ('review_min_attention', models.FloatField(default=1.0, help_text='Flag below this share of checks passed.')),
-                ('review_min_kappa', models.FloatField(default=0.1, help_text='Flag below this agreement with the others.')),
-                ('review_min_seconds_per_clip', models.FloatField(default=3.0, help_text='Flag a median time per clip below this.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('corpus', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='studies', to='annotation.corpus')),
-                ('example_clip', models.ForeignKey(blank=True, help_text='A worked example shown with the instructions.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='annotation.clip')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("slug", models.SlugField(help_text="Part of the participant link.", max_length=80, unique=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("draft", "Draft"), ("live", "Live"), ("paused", "Paused"), ("closed", "Closed")],
+                        db_index=True,
+                        default="draft",
+                        max_length=8,
+                    ),
+                ),
+                (
+                    "selection",
+                    models.JSONField(blank=True, default=dict, help_text="The criteria the clips were chosen by."),
+                ),
+                (
+                    "language",
+                    models.CharField(blank=True, help_text="The language participants must speak.", max_length=35),
+                ),
+                (
+                    "clips_per_task",
+                    models.PositiveSmallIntegerField(
+                        default=20, validators=[django.core.validators.MinValueValidator(1)]
+                    ),
+                ),
+                (
+                    "target_annotations",
+                    models.PositiveSmallIntegerField(
+                        default=10, validators=[django.core.validators.MinValueValidator(1)]
+                    ),
+                ),
+                ("min_marked_words", models.PositiveSmallIntegerField(default=1)),
+                (
+                    "max_marked_fraction",
+                    models.FloatField(
+                        default=0.3,
+                        help_text="Most words of a clip that may be marked (1 or 2).",
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ],
+                    ),
+                ),
+                (
+                    "time_limit_minutes",
+                    models.PositiveSmallIntegerField(
+                        default=60, validators=[django.core.validators.MinValueValidator(1)]
+                    ),
+                ),
+                (
+                    "places",
+                    models.PositiveIntegerField(
+                        blank=True, help_text="Most tasks handed out (Prolific places); empty for no limit.", null=True
+                    ),
+                ),
+                (
+                    "allow_repeat_tasks",
+                    models.BooleanField(default=False, help_text="May a participant take a second task?"),
+                ),
+                ("reward", models.DecimalField(decimal_places=2, default=0, max_digits=8)),
+                ("reward_currency", models.CharField(default="GBP", max_length=3)),
+                ("estimated_minutes", models.PositiveSmallIntegerField(default=15)),
+                (
+                    "instructions",
+                    models.TextField(blank=True, help_text="Markdown; shown before the task and on demand."),
+                ),
+                (
+                    "example_levels",
+                    models.JSONField(blank=True, default=list, help_text="Levels (0, 1, 2) of the example's words."),
+                ),
+                ("consent_text", models.TextField(blank=True, help_text="Markdown.")),
+                ("attention_checks_per_task", models.PositiveSmallIntegerField(default=1)),
+                (
+                    "listening_check",
+                    models.BooleanField(default=False, help_text="Count tones in a clip before the task."),
+                ),
+                (
+                    "listening_check_tries",
+                    models.PositiveSmallIntegerField(
+                        default=2, validators=[django.core.validators.MinValueValidator(1)]
+                    ),
+                ),
+                (
+                    "required_coverage",
+                    models.FloatField(
+                        default=0.95,
+                        help_text="Share of each clip that must actually be played.",
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ],
+                    ),
+                ),
+                (
+                    "mismatch_threshold",
+                    models.PositiveSmallIntegerField(
+                        default=2,
+                        help_text="Mismatch reports that take a clip out of assignment for review.",
+                        validators=[django.core.validators.MinValueValidator(1)],
+                    ),
+                ),
+                ("completion_code", models.CharField(default=annotation.models.study.new_code, max_length=32)),
+                ("screen_out_code", models.CharField(default=annotation.models.study.new_code, max_length=32)),
+                (
+                    "review_min_attention",
+                    models.FloatField(default=1.0, help_text="Flag below this share of checks passed."),
+                ),
+                (
+                    "review_min_kappa",
+                    models.FloatField(default=0.1, help_text="Flag below this agreement with the others."),
+                ),
+                (
+                    "review_min_seconds_per_clip",
+                    models.FloatField(default=3.0, help_text="Flag a median time per clip below this."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "corpus",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="studies", to="annotation.corpus"
+                    ),
+                ),
+                (
+                    "example_clip",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="A worked example shown with the instructions.",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="annotation.clip",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'studies',
-                'ordering': ['-created_at'],
+                "verbose_name_plural": "studies",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='PrerequisiteQuestion',
+            name="PrerequisiteQuestion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField(default=0)),
-                ('text', models.CharField(max_length=300)),
-                ('choices', models.JSONField(default=list, help_text='The answers offered, e.g. ["Yes", "No"].')),
-                ('accepted', models.JSONField(default=list, help_text='The answers that qualify.')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='prerequisites', to='annotation.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveSmallIntegerField(default=0)),
+                ("text", models.CharField(max_length=300)),
+                ("choices", models.JSONField(default=list, help_text='The answers offered, e.g. ["Yes", "No"].')),
+                ("accepted", models.JSONField(default=list, help_text="The answers that qualify.")),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="prerequisites", to="annotation.study"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'position', 'pk'],
+                "ordering": ["study", "position", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Participant',
+            name="Participant",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('prolific_pid', models.CharField(blank=True, db_index=True, max_length=64)),
-                ('prolific_study_id', models.CharField(blank=True, max_length=64)),
-                ('prolific_session_id', models.CharField(blank=True, max_length=64)),
-                ('access_key', models.CharField(default=annotation.models.participation.new_access_key, max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('consented_at', models.DateTimeField(blank=True, null=True)),
-                ('screening_answers', models.JSONField(blank=True, default=dict)),
-                ('screened_at', models.DateTimeField(blank=True, null=True)),
-                ('screened_out', models.BooleanField(default=False)),
-                ('listening_check_attempts', models.PositiveSmallIntegerField(default=0)),
-                ('listening_check_passed', models.BooleanField(blank=True, null=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('decision', models.CharField(choices=[('pending', 'Pending'), ('approved', 'Approved'), ('rejected', 'Rejected'), ('return_requested', 'Asked to return')], default='pending', max_length=20)),
-                ('decision_note', models.TextField(blank=True)),
-                ('decision_sent_at', models.DateTimeField(blank=True, null=True)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='participants', to='annotation.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("prolific_pid", models.CharField(blank=True, db_index=True, max_length=64)),
+                ("prolific_study_id", models.CharField(blank=True, max_length=64)),
+                ("prolific_session_id", models.CharField(blank=True, max_length=64)),
+                (
+                    "access_key",
+                    models.CharField(
+                        default=annotation.models.participation.new_access_key, max_length=64, unique=True
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("consented_at", models.DateTimeField(blank=True, null=True)),
+                ("screening_answers", models.JSONField(blank=True, default=dict)),
+                ("screened_at", models.DateTimeField(blank=True, null=True)),
+                ("screened_out", models.BooleanField(default=False)),
+                ("listening_check_attempts", models.PositiveSmallIntegerField(default=0)),
+                ("listening_check_passed", models.BooleanField(blank=True, null=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "decision",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("approved", "Approved"),
+                            ("rejected", "Rejected"),
+                            ("return_requested", "Asked to return"),
+                        ],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                ("decision_note", models.TextField(blank=True)),
+                ("decision_sent_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="participants", to="annotation.study"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'created_at'],
+                "ordering": ["study", "created_at"],
             },
         ),
         migrations.CreateModel(
-            name='AttentionCheck',
+            name="AttentionCheck",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('instructed', 'Instructed (the audio says what to mark)'), ('gold', 'Gold (unanimous expert labels)')], default='instructed', max_length=12)),
-                ('expected', models.JSONField(help_text='Required level per word index, e.g. {"3": 2}; words not listed may take any level.')),
-                ('clip', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotation.clip')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attention_checks', to='annotation.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("instructed", "Instructed (the audio says what to mark)"),
+                            ("gold", "Gold (unanimous expert labels)"),
+                        ],
+                        default="instructed",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "expected",
+                    models.JSONField(
+                        help_text='Required level per word index, e.g. {"3": 2}; words not listed may take any level.'
+                    ),
+                ),
+                (
+                    "clip",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to="annotation.clip"
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attention_checks",
+                        to="annotation.study",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='StudyItem',
+            name="StudyItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('completed_count', models.PositiveIntegerField(default=0)),
-                ('reserved_count', models.PositiveIntegerField(default=0, help_text='In open tasks, not yet submitted.')),
-                ('mismatch_count', models.PositiveIntegerField(default=0)),
-                ('review', models.CharField(choices=[('active', 'Active'), ('needs_review', 'Needs review (mismatch reports)'), ('cleared', 'Cleared after review'), ('excluded', 'Excluded')], default='active', max_length=16)),
-                ('clip', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='study_items', to='annotation.clip')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotation.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("completed_count", models.PositiveIntegerField(default=0)),
+                (
+                    "reserved_count",
+                    models.PositiveIntegerField(default=0, help_text="In open tasks, not yet submitted."),
+                ),
+                ("mismatch_count", models.PositiveIntegerField(default=0)),
+                (
+                    "review",
+                    models.CharField(
+                        choices=[
+                            ("active", "Active"),
+                            ("needs_review", "Needs review (mismatch reports)"),
+                            ("cleared", "Cleared after review"),
+                            ("excluded", "Excluded"),
+                        ],
+                        default="active",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "clip",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="study_items", to="annotation.clip"
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="annotation.study"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'clip'],
+                "ordering": ["study", "clip"],
             },
         ),
         migrations.CreateModel(
-            name='Task',
+            name="Task",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('open', 'Open'), ('completed', 'Completed'), ('expired', 'Expired')], default='open', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('expires_at', models.DateTimeField()),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('participant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tasks', to='annotation.participant')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tasks', to='annotation.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("open", "Open"), ("completed", "Completed"), ("expired", "Expired")],
+                        default="open",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("expires_at", models.DateTimeField()),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "participant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="tasks", to="annotation.participant"
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="tasks", to="annotation.study"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at'],
+                "ordering": ["created_at"],
             },
         ),
         migrations.CreateModel(
-            name='TaskItem',
+            name="TaskItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField()),
-                ('word_count', models.PositiveSmallIntegerField()),
-                ('duration', models.FloatField()),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('submitted', 'Submitted'), ('released', 'Released (task expired)')], default='pending', max_length=10)),
-                ('attention_check', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, to='annotation.attentioncheck')),
-                ('clip', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotation.clip')),
-                ('study_item', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, to='annotation.studyitem')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotation.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveSmallIntegerField()),
+                ("word_count", models.PositiveSmallIntegerField()),
+                ("duration", models.FloatField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("submitted", "Submitted"),
+                            ("released", "Released (task expired)"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "attention_check",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        to="annotation.attentioncheck",
+                    ),
+                ),
+                (
+                    "clip",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to="annotation.clip"
+                    ),
+                ),
+                (
+                    "study_item",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, to="annotation.studyitem"
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="annotation.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'position'],
+                "ordering": ["task", "position"],
             },
         ),
         migrations.CreateModel(
-            name='PlaybackEvent',
+            name="PlaybackEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('play', 'Play'), ('pause', 'Pause'), ('seeking', 'Seeking'), ('seeked', 'Seeked'), ('timeupdate', 'Timeupdate'), ('ended', 'Ended'), ('ratechange', 'Ratechange')], max_length=12)),
-                ('media_time', models.FloatField()),
-                ('rate', models.FloatField(default=1.0)),
-                ('client_ms', models.FloatField(help_text="The page's clock (performance.now), for spacing only.")),
-                ('received_at', models.DateTimeField()),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='playback_events', to='annotation.taskitem')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("play", "Play"),
+                            ("pause", "Pause"),
+                            ("seeking", "Seeking"),
+                            ("seeked", "Seeked"),
+                            ("timeupdate", "Timeupdate"),
+                            ("ended", "Ended"),
+                            ("ratechange", "Ratechange"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("media_time", models.FloatField()),
+                ("rate", models.FloatField(default=1.0)),
+                ("client_ms", models.FloatField(help_text="The page's clock (performance.now), for spacing only.")),
+                ("received_at", models.DateTimeField()),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="playback_events",
+                        to="annotation.taskitem",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['item', 'received_at', 'client_ms', 'pk'],
+                "ordering": ["item", "received_at", "client_ms", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Annotation',
+            name="Annotation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('levels', models.JSONField(help_text='0, 1 or 2 for each word, in word order.')),
-                ('mismatch_reported', models.BooleanField(default=False)),
-                ('attention_passed', models.BooleanField(blank=True, help_text='Only for attention checks.', null=True)),
-                ('coverage', models.FloatField(help_text='Share of the clip actually played.')),
-                ('seconds_spent', models.FloatField(help_text="From first play to submission, by the server's clock.")),
-                ('submitted_at', models.DateTimeField(auto_now_add=True)),
-                ('clip', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='annotations', to='annotation.clip')),
-                ('participant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='annotations', to='annotation.participant')),
-                ('item', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='annotation', to='annotation.taskitem')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("levels", models.JSONField(help_text="0, 1 or 2 for each word, in word order.")),
+                ("mismatch_reported", models.BooleanField(default=False)),
+                (
+                    "attention_passed",
+                    models.BooleanField(blank=True, help_text="Only for attention checks.", null=True),
+                ),
+                ("coverage", models.FloatField(help_text="Share of the clip actually played.")),
+                ("seconds_spent", models.FloatField(help_text="From first play to submission, by the server's clock.")),
+                ("submitted_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "clip",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="annotations", to="annotation.clip"
+                    ),
+                ),
+                (
+                    "participant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="annotations",
+                        to="annotation.participant",
+                    ),
+                ),
+                (
+                    "item",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="annotation", to="annotation.taskitem"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['submitted_at'],
+                "ordering": ["submitted_at"],
             },
         ),
         migrations.AddConstraint(
-            model_name='participant',
-            constraint=models.UniqueConstraint(condition=models.Q(('prolific_pid', ''), _negated=True), fields=('study', 'prolific_pid'), name='participant_unique_prolific_pid'),
+            model_name="participant",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("prolific_pid", ""), _negated=True),
+                fields=("study", "prolific_pid"),
+                name="participant_unique_prolific_pid",
+            ),
         ),
         migrations.AddIndex(
-            model_name='studyitem',
-            index=models.Index(fields=['study', 'review'], name='annotation__study_i_5a1272_idx'),
+            model_name="studyitem",
+            index=models.Index(fields=["study", "review"], name="annotation__study_i_5a1272_idx"),
         ),
         migrations.AddConstraint(
-            model_name='studyitem',
-            constraint=models.UniqueConstraint(fields=('study', 'clip'), name='study_item_unique_clip'),
+            model_name="studyitem",
+            constraint=models.UniqueConstraint(fields=("study", "clip"), name="study_item_unique_clip"),
         ),
         migrations.AddIndex(
-            model_name='task',
-            index=models.Index(fields=['study', 'status', 'expires_at'], name='annotation__study_i_a542db_idx'),
+            model_name="task",
+            index=models.Index(fields=["study", "status", "expires_at"], name="annotation__study_i_a542db_idx"),
         ),
         migrations.AddConstraint(
-            model_name='taskitem',
-            constraint=models.UniqueConstraint(fields=('task', 'position'), name='task_item_unique_position'),
+            model_name="taskitem",
+            constraint=models.UniqueConstraint(fields=("task", "position"), name="task_item_unique_position"),
         ),
         migrations.AddIndex(
-            model_name='annotation',
-            index=models.Index(fields=['clip', 'participant'], name='annotation__clip_id_c31234_idx'),
+            model_name="annotation",
+            index=models.Index(fields=["clip", "participant"], name="annotation__clip_id_c31234_idx"),
         ),
     ]

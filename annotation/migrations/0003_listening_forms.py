@@ -5,88 +5,150 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0002_studies'),
+        ("annotation", "0002_studies"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='FormItem',
+            name="FormItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=200)),
-                ('item_type', models.CharField(choices=[('single_choice', 'Single choice among written options'), ('pairwise', 'A/B preference between two clips'), ('rating', 'Rating on a labelled scale or a 0-100 slider'), ('stance', 'Stance pole pair with a confidence'), ('stressed_words', 'Mark the stressed words')], max_length=16)),
-                ('prompt', models.TextField(blank=True, help_text='The question shown above the answers.')),
-                ('options', models.JSONField(blank=True, default=list, help_text='single_choice: the written options; rating: the scale labels (empty for a 0-100 slider).')),
-                ('settings', models.JSONField(blank=True, default=dict, help_text='pairwise: {"allow_tie": true}; stance: {"dimension", "positive", "negative", "positive_definition", "negative_definition"}; rating: {"values": [...]}.')),
-                ('gold', models.JSONField(blank=True, help_text='The correct answer. Never sent to participants.', null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=200)),
+                (
+                    "item_type",
+                    models.CharField(
+                        choices=[
+                            ("single_choice", "Single choice among written options"),
+                            ("pairwise", "A/B preference between two clips"),
+                            ("rating", "Rating on a labelled scale or a 0-100 slider"),
+                            ("stance", "Stance pole pair with a confidence"),
+                            ("stressed_words", "Mark the stressed words"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("prompt", models.TextField(blank=True, help_text="The question shown above the answers.")),
+                (
+                    "options",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="single_choice: the written options; rating: the scale labels (empty for a 0-100 slider).",
+                    ),
+                ),
+                (
+                    "settings",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text='pairwise: {"allow_tie": true}; stance: {"dimension", "positive", "negative", "positive_definition", "negative_definition"}; rating: {"values": [...]}.',
+                    ),
+                ),
+                (
+                    "gold",
+                    models.JSONField(
+                        blank=True, help_text="The correct answer. Never sent to participants.", null=True
+                    ),
+                ),
+                ("metadata", models.JSONField(blank=True, default=dict)),
             ],
             options={
-                'ordering': ['study', 'pk'],
+                "ordering": ["study", "pk"],
             },
         ),
         migrations.RemoveConstraint(
-            model_name='studyitem',
-            name='study_item_unique_clip',
+            model_name="studyitem",
+            name="study_item_unique_clip",
         ),
         migrations.AddField(
-            model_name='annotation',
-            name='response',
-            field=models.JSONField(blank=True, default=dict, help_text="A form answer, in the item's own terms (not the order shown)."),
+            model_name="annotation",
+            name="response",
+            field=models.JSONField(
+                blank=True, default=dict, help_text="A form answer, in the item's own terms (not the order shown)."
+            ),
         ),
         migrations.AddField(
-            model_name='playbackevent',
-            name='track',
-            field=models.PositiveSmallIntegerField(default=0, help_text='Which clip of the item: 0, or 1 for clip B.'),
+            model_name="playbackevent",
+            name="track",
+            field=models.PositiveSmallIntegerField(default=0, help_text="Which clip of the item: 0, or 1 for clip B."),
         ),
         migrations.AddField(
-            model_name='study',
-            name='kind',
-            field=models.CharField(choices=[('emphasis', 'Three-level word emphasis'), ('form', 'Listening form')], default='emphasis', max_length=10),
+            model_name="study",
+            name="kind",
+            field=models.CharField(
+                choices=[("emphasis", "Three-level word emphasis"), ("form", "Listening form")],
+                default="emphasis",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='taskitem',
-            name='presentation',
-            field=models.JSONField(blank=True, default=dict, help_text='How this participant was shown the item: option, clip and pole order.'),
+            model_name="taskitem",
+            name="presentation",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="How this participant was shown the item: option, clip and pole order.",
+            ),
         ),
         migrations.AlterField(
-            model_name='annotation',
-            name='levels',
-            field=models.JSONField(blank=True, default=list, help_text='0, 1 or 2 for each word, in word order.'),
+            model_name="annotation",
+            name="levels",
+            field=models.JSONField(blank=True, default=list, help_text="0, 1 or 2 for each word, in word order."),
         ),
         migrations.AlterField(
-            model_name='taskitem',
-            name='duration',
-            field=models.FloatField(help_text='Seconds of every clip the item plays, summed.'),
+            model_name="taskitem",
+            name="duration",
+            field=models.FloatField(help_text="Seconds of every clip the item plays, summed."),
         ),
         migrations.AddField(
-            model_name='formitem',
-            name='clip',
-            field=models.ForeignKey(help_text='The (first) stimulus.', on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotation.clip'),
+            model_name="formitem",
+            name="clip",
+            field=models.ForeignKey(
+                help_text="The (first) stimulus.",
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="annotation.clip",
+            ),
         ),
         migrations.AddField(
-            model_name='formitem',
-            name='second_clip',
-            field=models.ForeignKey(blank=True, help_text='Clip B of a pair.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotation.clip'),
+            model_name="formitem",
+            name="second_clip",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Clip B of a pair.",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="annotation.clip",
+            ),
         ),
         migrations.AddField(
-            model_name='formitem',
-            name='study',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='form_items', to='annotation.study'),
+            model_name="formitem",
+            name="study",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="form_items", to="annotation.study"
+            ),
         ),
         migrations.AddField(
-            model_name='studyitem',
-            name='form_item',
-            field=models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='study_item', to='annotation.formitem'),
+            model_name="studyitem",
+            name="form_item",
+            field=models.OneToOneField(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="study_item",
+                to="annotation.formitem",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='studyitem',
-            constraint=models.UniqueConstraint(condition=models.Q(('form_item__isnull', True)), fields=('study', 'clip'), name='study_item_unique_clip'),
+            model_name="studyitem",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("form_item__isnull", True)), fields=("study", "clip"), name="study_item_unique_clip"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='formitem',
-            constraint=models.UniqueConstraint(fields=('study', 'external_id'), name='form_item_unique_id_per_study'),
+            model_name="formitem",
+            constraint=models.UniqueConstraint(fields=("study", "external_id"), name="form_item_unique_id_per_study"),
         ),
     ]

@@ -4,20 +4,38 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0003_listening_forms'),
+        ("annotation", "0003_listening_forms"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='study',
-            name='interface_language',
-            field=models.CharField(choices=[('en', 'English'), ('es', 'Español'), ('pt', 'Português'), ('de', 'Deutsch'), ('fr', 'Français'), ('it', 'Italiano'), ('zh-hans', '简体中文'), ('ar', 'العربية')], default='en', help_text='The language of the participant pages.', max_length=10),
+            model_name="study",
+            name="interface_language",
+            field=models.CharField(
+                choices=[
+                    ("en", "English"),
+                    ("es", "Español"),
+                    ("pt", "Português"),
+                    ("de", "Deutsch"),
+                    ("fr", "Français"),
+                    ("it", "Italiano"),
+                    ("zh-hans", "简体中文"),
+                    ("ar", "العربية"),
+                ],
+                default="en",
+                help_text="The language of the participant pages.",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='text_direction',
-            field=models.CharField(choices=[('auto', 'From the text'), ('ltr', 'Left to right'), ('rtl', 'Right to left')], default='auto', help_text='How transcripts are laid out.', max_length=4),
+            model_name="study",
+            name="text_direction",
+            field=models.CharField(
+                choices=[("auto", "From the text"), ("ltr", "Left to right"), ("rtl", "Right to left")],
+                default="auto",
+                help_text="How transcripts are laid out.",
+                max_length=4,
+            ),
         ),
     ]

@@ -37,17 +37,11 @@ class Speaker(models.Model):
 class Clip(models.Model):
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="clips")
     external_id = models.CharField(max_length=200, help_text="The clip id used in the manifest.")
-    speaker = models.ForeignKey(
-        Speaker, on_delete=models.PROTECT, null=True, blank=True, related_name="clips"
-    )
+    speaker = models.ForeignKey(Speaker, on_delete=models.PROTECT, null=True, blank=True, related_name="clips")
     transcript = models.TextField()
     language = models.CharField(max_length=35, blank=True, db_index=True)
-    variety = models.CharField(
-        max_length=35, blank=True, db_index=True, help_text="Regional variety, e.g. pt-BR."
-    )
-    emotion = models.CharField(
-        max_length=64, blank=True, db_index=True, help_text="Emotion or speaking style."
-    )
+    variety = models.CharField(max_length=35, blank=True, db_index=True, help_text="Regional variety, e.g. pt-BR.")
+    emotion = models.CharField(max_length=64, blank=True, db_index=True, help_text="Emotion or speaking style.")
     source_path = models.CharField(max_length=500, help_text="Audio path in the manifest.")
     original_audio = models.FileField(max_length=300, help_text="The file as imported.")
     model_audio = models.FileField(max_length=300, help_text="16 kHz mono 16-bit WAV for models.")
@@ -132,9 +126,7 @@ class ImportJob(JobProgress, models.Model):
     total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
     problems = models.JSONField(default=list, blank=True, help_text="Rows refused, with reasons.")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
-    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

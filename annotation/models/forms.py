@@ -23,11 +23,13 @@ class FormItem(models.Model):
         Clip, on_delete=models.PROTECT, null=True, blank=True, related_name="+", help_text="Clip B of a pair."
     )
     options = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text="single_choice: the written options; rating: the scale labels (empty for a 0-100 slider).",
     )
     settings = models.JSONField(
-        default=dict, blank=True,
+        default=dict,
+        blank=True,
         help_text='pairwise: {"allow_tie": true}; stance: {"dimension", "positive", "negative", '
         '"positive_definition", "negative_definition"}; rating: {"values": [...]}.',
     )

@@ -37,15 +37,18 @@ class Study(models.Model):
         max_length=10, choices=settings.LANGUAGES, default="en", help_text="The language of the participant pages."
     )
     text_direction = models.CharField(
-        max_length=4, choices=[("auto", "From the text"), ("ltr", "Left to right"), ("rtl", "Right to left")],
-        default="auto", help_text="How transcripts are laid out.",
+        max_length=4,
+        choices=[("auto", "From the text"), ("ltr", "Left to right"), ("rtl", "Right to left")],
+        default="auto",
+        help_text="How transcripts are laid out.",
     )
 
     clips_per_task = models.PositiveSmallIntegerField(default=20, validators=[MinValueValidator(1)])
     target_annotations = models.PositiveSmallIntegerField(default=10, validators=[MinValueValidator(1)])
     min_marked_words = models.PositiveSmallIntegerField(default=1)
     max_marked_fraction = models.FloatField(
-        default=0.30, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        default=0.30,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Most words of a clip that may be marked (1 or 2).",
     )
     time_limit_minutes = models.PositiveSmallIntegerField(default=60, validators=[MinValueValidator(1)])
@@ -59,7 +62,11 @@ class Study(models.Model):
 
     instructions = models.TextField(blank=True, help_text="Markdown; shown before the task and on demand.")
     example_clip = models.ForeignKey(
-        Clip, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        Clip,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
         help_text="A worked example shown with the instructions.",
     )
     example_levels = models.JSONField(default=list, blank=True, help_text="Levels (0, 1, 2) of the example's words.")
@@ -69,11 +76,13 @@ class Study(models.Model):
     listening_check = models.BooleanField(default=False, help_text="Count tones in a clip before the task.")
     listening_check_tries = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
     required_coverage = models.FloatField(
-        default=0.95, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        default=0.95,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Share of each clip that must actually be played.",
     )
     mismatch_threshold = models.PositiveSmallIntegerField(
-        default=2, validators=[MinValueValidator(1)],
+        default=2,
+        validators=[MinValueValidator(1)],
         help_text="Mismatch reports that take a clip out of assignment for review.",
     )
 

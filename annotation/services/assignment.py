@@ -22,7 +22,6 @@ from django.utils.translation import gettext as _
 from annotation.forms_participant import presentation_for
 from annotation.models import AttentionCheck, Clip, FormItem, Participant, Study, StudyItem, Task, TaskItem, Word
 
-
 # Waiting for concurrent claims to commit: from 10 ms, doubling, with jitter; about 2.5 s at most.
 _RETRIES = 8
 _RETRY_SECONDS = 0.01
@@ -68,9 +67,8 @@ def _check_may_claim(participant: Participant, study: Study) -> None:
         raise NoTaskAvailable(_("This study is not open at the moment."))
     if participant.tasks.exists() and not study.allow_repeat_tasks:
         raise NoTaskAvailable(_("You have already taken part in this study."))
-    if study.places is not None:
-        if places_taken(study=study) >= study.places:
-            raise NoTaskAvailable(_("All places in this study are taken."))
+    if study.places is not None and places_taken(study=study) >= study.places:
+        raise NoTaskAvailable(_("All places in this study are taken."))
 
 
 def places_taken(*, study: Study) -> int:

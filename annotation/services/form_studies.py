@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.models import Clip, Corpus, FormItem, PrerequisiteQuestion, Study, StudyItem
-from annotation.services.studies import free_slug, default_prerequisites
+from annotation.services.studies import default_prerequisites, free_slug
 
 FORM_DEFAULTS = {"clips_per_task": 15, "target_annotations": 3, "attention_checks_per_task": 0, "min_marked_words": 0}
 
@@ -38,9 +38,7 @@ def form_study_create(*, name: str, corpus: Corpus, items: list[FormItemSpec], *
         language=settings.pop("language", None) or (languages.pop() if len(languages) == 1 else ""),
         **{**FORM_DEFAULTS, **settings},
     )
-    form_items = FormItem.objects.bulk_create(
-        FormItem(study=study, **spec.__dict__) for spec in items
-    )
+    form_items = FormItem.objects.bulk_create(FormItem(study=study, **spec.__dict__) for spec in items)
     StudyItem.objects.bulk_create(StudyItem(study=study, clip_id=item.clip_id, form_item=item) for item in form_items)
     PrerequisiteQuestion.objects.bulk_create(
         PrerequisiteQuestion(study=study, position=position, **question)

@@ -2,9 +2,10 @@
 for the item, the emphasis marking rules, and listening to every clip."""
 
 import math
+from datetime import datetime
+
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from datetime import datetime
 
 from annotation import listening
 from annotation.models import FormItem, Study, TaskItem
@@ -34,12 +35,23 @@ def answer_problems(item: TaskItem, study: Study, form_item: FormItem | None, le
 
 def _emphasis_problems(item: TaskItem, study: Study, levels) -> list[str]:
     if not _levels_ok(levels, item.word_count, LEVELS):
-        raise SubmissionRefused([_("Give one level (0, 1 or 2) for each of the %(count)d words.") % {"count": item.word_count}])
+        raise SubmissionRefused(
+            [_("Give one level (0, 1 or 2) for each of the %(count)d words.") % {"count": item.word_count}]
+        )
     marked = sum(1 for level in levels if level > 0)
-    most = max_marks(word_count=item.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction)
+    most = max_marks(
+        word_count=item.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction
+    )
     problems = []
     if marked < study.min_marked_words:
-        problems.append(ngettext("Mark at least %(count)d word as emphasized.", "Mark at least %(count)d words as emphasized.", study.min_marked_words) % {"count": study.min_marked_words})
+        problems.append(
+            ngettext(
+                "Mark at least %(count)d word as emphasized.",
+                "Mark at least %(count)d words as emphasized.",
+                study.min_marked_words,
+            )
+            % {"count": study.min_marked_words}
+        )
     if marked > most:
         problems.append(_("Mark at most %(most)d of the %(count)d words.") % {"most": most, "count": item.word_count})
     return problems
@@ -59,7 +71,9 @@ def _form_problems(item: TaskItem, form_item: FormItem, levels, response) -> lis
     kind = FormItem.Type
     ok = {
         kind.SINGLE_CHOICE: lambda: response.get("choice") in range(len(form_item.options)),
-        kind.PAIRWISE: lambda: response.get("prefer") in (["a", "b", "none"] if form_item.settings.get("allow_tie") else ["a", "b"]),
+        kind.PAIRWISE: lambda: (
+            response.get("prefer") in (["a", "b", "none"] if form_item.settings.get("allow_tie") else ["a", "b"])
+        ),
         kind.RATING: lambda: _rating_ok(form_item, response.get("value")),
         kind.STANCE: lambda: response.get("pole") in ("P", "N") and _unit(response.get("confidence")),
         kind.STRESSED_WORDS: lambda: _levels_ok(levels, item.word_count, (0, 1)),
@@ -79,7 +93,9 @@ def _unit(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
-def listening_verdicts(item, study, now: datetime, events: list[tuple[int, listening.Event]]) -> list[listening.Verdict]:
+def listening_verdicts(
+    item, study, now: datetime, events: list[tuple[int, listening.Event]]
+) -> list[listening.Verdict]:
     """One verdict per clip the item plays (two for an A/B pair), from its
     (track, event) playback reports."""
     durations = item.presentation.get("durations") or [item.duration]
@@ -101,7 +117,9 @@ def listening_problems(verdicts: list[listening.Verdict]) -> list[str]:
         which = (_("the first clip"), _("the second clip"))[index] if several else _("the whole clip")
         if not verdict.coverage_ok:
             played = round(100 * verdict.coverage)
-            problems.append(_("Listen to %(which)s first (played so far: %(played)d %%).") % {"which": which, "played": played})
+            problems.append(
+                _("Listen to %(which)s first (played so far: %(played)d %%).") % {"which": which, "played": played}
+            )
         elif not verdict.wall_time_ok:
             problems.append(_("Listen to %(which)s first.") % {"which": which})
     return problems

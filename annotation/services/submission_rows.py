@@ -13,7 +13,7 @@ expiry, review) locks or guards them, so the two never overwrite each other.
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 from django.db import connection, transaction
 from django.utils.dateparse import parse_datetime
@@ -90,7 +90,7 @@ def item_state(*, item_id: int, participant_id: int | None, now: datetime, slug:
         return None
     sql, params = _ITEM_STATE, [OPEN, _when(now), PENDING, PENDING, item_id, participant_id]
     if slug is not None:
-        sql, params = sql + " AND s.slug = %s", params + [slug]
+        sql, params = sql + " AND s.slug = %s", [*params, slug]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -278,5 +278,5 @@ def _when(moment: datetime):
 def _as_datetime(value) -> datetime:
     """A stored datetime read back: PostgreSQL gives a datetime, SQLite its text."""
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=dt_timezone.utc)
-    return parse_datetime(value).replace(tzinfo=dt_timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return parse_datetime(value).replace(tzinfo=UTC)

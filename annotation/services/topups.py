@@ -44,7 +44,7 @@ def places_needed(missing: Iterable[int], clips_per_task: int) -> int:
     missing = [count for count in missing if count > 0]
     if not missing:
         return 0
-    return max(math.ceil(sum(missing) / clips_per_task), max(missing))
+    return max(math.ceil(sum(missing) / clips_per_task), *missing)
 
 
 @dataclass(frozen=True)

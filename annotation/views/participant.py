@@ -108,7 +108,9 @@ def consent(request, participant):
         return _screen_out_page(request, participant, _("You did not give your consent, so you cannot take part."))
     resume = ""
     if not participant.prolific_pid:
-        resume = request.build_absolute_uri(reverse("annotation:resume", args=[participant.study.slug, participant.access_key]))
+        resume = request.build_absolute_uri(
+            reverse("annotation:resume", args=[participant.study.slug, participant.access_key])
+        )
     return render(request, "participant/consent.html", {"study": participant.study, "resume_link": resume})
 
 
@@ -164,13 +166,20 @@ def listening_check(request, participant):
         else:
             outcome = listening_check_answer(participant=participant, count=count)
             if outcome == "failed":
-                return _screen_out_page(request, participant, _("The sound check did not succeed, so you cannot take part."))
+                return _screen_out_page(
+                    request, participant, _("The sound check did not succeed, so you cannot take part.")
+                )
             participant.refresh_from_db()
             if outcome == "passed":
                 return to_step(participant, next_step(participant))
             error = _("That was not right. Listen to the new clip and try again.")
     tries_left = study.listening_check_tries - participant.listening_check_attempts
-    context = {"study": study, "error": error, "tries_left": tries_left, "attempt": participant.listening_check_attempts}
+    context = {
+        "study": study,
+        "error": error,
+        "tries_left": tries_left,
+        "attempt": participant.listening_check_attempts,
+    }
     return render(request, "participant/listening_check.html", context)
 
 

@@ -92,7 +92,9 @@ def task_events(request, slug, item_id):
 
 def _own_item(request, slug: str, item_id: int, now):
     try:
-        return item_for_participant(participant_id=participant_id_from(request, slug), item_id=item_id, slug=slug, now=now)
+        return item_for_participant(
+            participant_id=participant_id_from(request, slug), item_id=item_id, slug=slug, now=now
+        )
     except TaskItem.DoesNotExist:
         raise Http404 from None
 

@@ -6,38 +6,63 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotation', '0002_studies'),
+        ("annotation", "0002_studies"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='StudyReport',
+            name="StudyReport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('language', models.CharField(blank=True, help_text='Empty for the whole study.', max_length=35)),
-                ('parameters', models.JSONField(help_text='Subsample, seed, resamples, exclusions and thresholds.')),
-                ('parameters_key', models.CharField(help_text='SHA-256 of the canonical parameters.', max_length=64)),
-                ('fingerprint', models.CharField(help_text='The annotations the report reflects.', max_length=200)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('phase', models.CharField(blank=True, max_length=100)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('result_json', models.TextField(blank=True)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='agreement_reports', to='annotation.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("language", models.CharField(blank=True, help_text="Empty for the whole study.", max_length=35)),
+                ("parameters", models.JSONField(help_text="Subsample, seed, resamples, exclusions and thresholds.")),
+                ("parameters_key", models.CharField(help_text="SHA-256 of the canonical parameters.", max_length=64)),
+                ("fingerprint", models.CharField(help_text="The annotations the report reflects.", max_length=200)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("phase", models.CharField(blank=True, max_length=100)),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("result_json", models.TextField(blank=True)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="agreement_reports",
+                        to="annotation.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-pk'],
-                'indexes': [models.Index(fields=['study', 'parameters_key', 'status'], name='evaluation__study_i_b5f2fb_idx')],
+                "ordering": ["-created_at", "-pk"],
+                "indexes": [
+                    models.Index(fields=["study", "parameters_key", "status"], name="evaluation__study_i_b5f2fb_idx")
+                ],
             },
         ),
     ]

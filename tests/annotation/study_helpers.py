@@ -9,13 +9,16 @@ from annotation.services.studies import ClipSelection, study_create
 from tests.annotation.factories import ClipFactory
 
 
-def live_study(*, clips: int = 6, words: str = "one two three four five six seven eight nine ten",
-               **settings) -> Study:
+def live_study(*, clips: int = 6, words: str = "one two three four five six seven eight nine ten", **settings) -> Study:
     corpus = Corpus.objects.create(name=f"corpus-{Corpus.objects.count()}")
     for _ in range(clips):
         ClipFactory(corpus=corpus, transcript=words, duration=2.0)
-    defaults = {"status": Study.Status.LIVE, "clips_per_task": 3, "target_annotations": 2,
-                "attention_checks_per_task": 0}
+    defaults = {
+        "status": Study.Status.LIVE,
+        "clips_per_task": 3,
+        "target_annotations": 2,
+        "attention_checks_per_task": 0,
+    }
     return study_create(name=f"study-{corpus.pk}", corpus=corpus, selection=ClipSelection(), **{**defaults, **settings})
 
 
@@ -36,8 +39,15 @@ def listened(item: TaskItem, *, seconds_ago: float | None = None, track: int = 0
         steps.append(("timeupdate", t, t))
     steps.append(("ended", duration, duration))
     PlaybackEvent.objects.bulk_create(
-        PlaybackEvent(item=item, kind=kind, track=track, media_time=media, rate=1.0, client_ms=at * 1000,
-                      received_at=started + timedelta(seconds=at))
+        PlaybackEvent(
+            item=item,
+            kind=kind,
+            track=track,
+            media_time=media,
+            rate=1.0,
+            client_ms=at * 1000,
+            received_at=started + timedelta(seconds=at),
+        )
         for kind, media, at in steps
     )
 

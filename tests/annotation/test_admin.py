@@ -43,7 +43,9 @@ def upload_and_follow(admin_client, corpus_folder, capture_on_commit):
     return admin_client.get(response["Location"])
 
 
-@pytest.mark.parametrize("model", ["corpus", "speaker", "clip", "word", "importjob", "study", "formitem", "participant"])
+@pytest.mark.parametrize(
+    "model", ["corpus", "speaker", "clip", "word", "importjob", "study", "formitem", "participant"]
+)
 def test_changelists_render(admin_client, model):
     ClipWarningFactory(clip=ClipFactory(speaker=SpeakerFactory()))
 
@@ -57,8 +59,14 @@ def test_clip_list_filters_by_language_emotion_speaker_corpus_and_warning(admin_
     ClipFactory(language="en", emotion="neutral")
     url = reverse("admin:annotation_clip_changelist")
 
-    for query in ("language=pt", "emotion=angry", f"speaker__id__exact={speaker.pk}",
-                  f"corpus__id__exact={flagged.corpus_id}", "warning=clipping", "warning=any"):
+    for query in (
+        "language=pt",
+        "emotion=angry",
+        f"speaker__id__exact={speaker.pk}",
+        f"corpus__id__exact={flagged.corpus_id}",
+        "warning=clipping",
+        "warning=any",
+    ):
         listed = admin_client.get(f"{url}?{query}").context["cl"].queryset
         assert list(listed) == [flagged], query
     assert flagged not in admin_client.get(f"{url}?warning=none").context["cl"].queryset
@@ -84,7 +92,9 @@ def test_search_finds_clips_by_transcript(admin_client):
     assert [clip.transcript for clip in listed] == ["rare words here"]
 
 
-def test_upload_imports_in_the_background_and_shows_progress(admin_client, corpus_folder, django_capture_on_commit_callbacks):
+def test_upload_imports_in_the_background_and_shows_progress(
+    admin_client, corpus_folder, django_capture_on_commit_callbacks
+):
     corpus_folder.add("c1")
     corpus_folder.add("c2", "a second clip")
     corpus_folder.write_jsonl()
@@ -118,8 +128,9 @@ def test_refused_upload_lists_rows_and_writes_nothing(admin_client, corpus_folde
 
 
 def test_running_job_keeps_polling(admin_client):
-    job = ImportJob.objects.create(corpus_name="x", archive_name="a.zip", status="running", phase="decoding audio",
-                                   done=3, total=10)
+    job = ImportJob.objects.create(
+        corpus_name="x", archive_name="a.zip", status="running", phase="decoding audio", done=3, total=10
+    )
 
     response = admin_client.get(reverse("admin:annotation_importjob_progress", args=[job.pk]), HTTP_HX_REQUEST="true")
 

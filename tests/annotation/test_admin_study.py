@@ -75,8 +75,9 @@ class TestCreate:
         ],
         ids=["whole-corpus", "language", "variety", "emotion", "speaker", "tag", "clip-list", "combined"],
     )
-    def test_creates_exactly_the_selected_items_and_default_prerequisites(self, admin_client, corpus, criteria,
-                                                                          expected):
+    def test_creates_exactly_the_selected_items_and_default_prerequisites(
+        self, admin_client, corpus, criteria, expected
+    ):
         response = admin_client.post(ADD_URL, create_payload(admin_client, corpus, **criteria))
 
         study = Study.objects.get()

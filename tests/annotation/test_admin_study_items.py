@@ -61,7 +61,6 @@ class TestMismatchReview:
         assert StudyItem.objects.get(pk=active.pk).review == StudyItem.Review.ACTIVE
         assert "1 clip(s) left as they were (not awaiting review)" in page
 
-
     def test_needs_change_permission(self, client, study):
         item = StudyItem.objects.get(clip__external_id="wrong")
         user = User.objects.create_user("curator", password="pw", is_staff=True)

@@ -32,8 +32,12 @@ def test_signed_link_serves_the_whole_file(client, stored):
 
 @pytest.mark.parametrize(
     ("header", "start", "stop"),
-    [("bytes=0-99", 0, 100), ("bytes=100-", 100, len(PAYLOAD)), ("bytes=-10", len(PAYLOAD) - 10, len(PAYLOAD)),
-     ("bytes=10000-99999", 10000, len(PAYLOAD))],
+    [
+        ("bytes=0-99", 0, 100),
+        ("bytes=100-", 100, len(PAYLOAD)),
+        ("bytes=-10", len(PAYLOAD) - 10, len(PAYLOAD)),
+        ("bytes=10000-99999", 10000, len(PAYLOAD)),
+    ],
 )
 def test_range_requests_get_partial_content(client, stored, header, start, stop):
     response = client.get(signed_audio_url(stored), HTTP_RANGE=header)

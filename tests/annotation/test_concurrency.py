@@ -52,7 +52,9 @@ def test_concurrent_claims_and_submissions_keep_every_invariant():
             return
         while (item := first_pending(task)) is not None:
             listened(item)
-            result = annotation_submit(participant_id=participant.pk, item_id=item.pk, levels=marks(item, 1), mismatch=False)
+            result = annotation_submit(
+                participant_id=participant.pk, item_id=item.pk, levels=marks(item, 1), mismatch=False
+            )
             annotation_submit(participant_id=participant.pk, item_id=item.pk, levels=marks(item, 1), mismatch=False)
             with lock:
                 acknowledged.append(result.annotation.pk)
@@ -84,10 +86,23 @@ def test_an_expiry_racing_a_submit_counts_the_clip_once():
 
     def submit(_):
         with transaction.atomic():
-            annotation = Annotation(item_id=item.pk, participant_id=task.participant_id, clip_id=item.clip_id,
-                                    levels=marks(item, 1), coverage=1.0, seconds_spent=2.0, submitted_at=timezone.now())
-            assert submission_rows.store_submission(annotation, task_id=task.pk, events=[], threshold=2,
-                                                    study_item_id=item.study_item_id, completes_task=False)
+            annotation = Annotation(
+                item_id=item.pk,
+                participant_id=task.participant_id,
+                clip_id=item.clip_id,
+                levels=marks(item, 1),
+                coverage=1.0,
+                seconds_spent=2.0,
+                submitted_at=timezone.now(),
+            )
+            assert submission_rows.store_submission(
+                annotation,
+                task_id=task.pk,
+                events=[],
+                threshold=2,
+                study_item_id=item.study_item_id,
+                completes_task=False,
+            )
             claimed.set()
             assert not expired.wait(1.0)  # the expiry is blocked on this item's row lock
 
@@ -101,5 +116,7 @@ def test_an_expiry_racing_a_submit_counts_the_clip_once():
     assert errors == []
     assert TaskItem.objects.get(pk=item.pk).status == TaskItem.Status.SUBMITTED
     assert sorted(StudyItem.objects.filter(study=study).values_list("completed_count", "reserved_count")) == [
-        (0, 0), (0, 0), (1, 0)
+        (0, 0),
+        (0, 0),
+        (1, 0),
     ]

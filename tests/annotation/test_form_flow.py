@@ -15,13 +15,34 @@ PID = "5f0c1e2d3b4a596877665544"
 
 def every_type(clips):
     return [
-        FormItemSpec("choice", FormItem.Type.SINGLE_CHOICE, clips[0], options=["She took it", "Someone else did", "Maybe"], gold=1),
+        FormItemSpec(
+            "choice",
+            FormItem.Type.SINGLE_CHOICE,
+            clips[0],
+            options=["She took it", "Someone else did", "Maybe"],
+            gold=1,
+        ),
         FormItemSpec("pair", FormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}),
-        FormItemSpec("mos", FormItem.Type.RATING, clips[1], options=["Bad", "Poor", "Fair", "Good", "Excellent"],
-                     metadata={"system": "tts-a"}),
+        FormItemSpec(
+            "mos",
+            FormItem.Type.RATING,
+            clips[1],
+            options=["Bad", "Poor", "Fair", "Good", "Excellent"],
+            metadata={"system": "tts-a"},
+        ),
         FormItemSpec("slider", FormItem.Type.RATING, clips[2]),
-        FormItemSpec("warm", FormItem.Type.STANCE, clips[3], settings={"dimension": "warmth", "positive": "warm",
-                     "negative": "cold", "positive_definition": "friendly", "negative_definition": "distant"}),
+        FormItemSpec(
+            "warm",
+            FormItem.Type.STANCE,
+            clips[3],
+            settings={
+                "dimension": "warmth",
+                "positive": "warm",
+                "negative": "cold",
+                "positive_definition": "friendly",
+                "negative_definition": "distant",
+            },
+        ),
         FormItemSpec("ssd", FormItem.Type.STRESSED_WORDS, clips[0], gold=[0, 0, 0, 1, 0, 0, 0]),
     ]
 
@@ -59,11 +80,15 @@ def test_a_form_with_every_item_type_from_link_to_completion(client):
         form_item = item.study_item.form_item
         seen_types.append(form_item.item_type)
         assert "gold" not in page.lower()
-        refused = client.post(f"/s/{study.slug}/task/items/{item_id}/submit", answer_for(page, form_item), HTTP_HX_REQUEST="true")
+        refused = client.post(
+            f"/s/{study.slug}/task/items/{item_id}/submit", answer_for(page, form_item), HTTP_HX_REQUEST="true"
+        )
         assert refused.status_code == 422 and "Listen to" in refused.content.decode()
         for track in range(len(item.presentation["durations"])):
             listened(item, track=track)
-        response = client.post(f"/s/{study.slug}/task/items/{item_id}/submit", answer_for(page, form_item), HTTP_HX_REQUEST="true")
+        response = client.post(
+            f"/s/{study.slug}/task/items/{item_id}/submit", answer_for(page, form_item), HTTP_HX_REQUEST="true"
+        )
         assert response.status_code == 200, response.content.decode()
 
     assert sorted(seen_types) == ["pairwise", "rating", "rating", "single_choice", "stance", "stressed_words"]
@@ -78,7 +103,9 @@ def test_a_form_with_every_item_type_from_link_to_completion(client):
 
 
 def test_invalid_form_answers_are_refused_with_the_reason(client):
-    study = live_form(specs=lambda clips: [FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0)])
+    study = live_form(
+        specs=lambda clips: [FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0)]
+    )
     enter(client, study)
     page = client.get(f"/s/{study.slug}/task/").content.decode()
     item_id = int(re.search(r'data-item="(\d+)"', page).group(1))
@@ -92,15 +119,21 @@ def test_invalid_form_answers_are_refused_with_the_reason(client):
 def test_option_order_is_randomized_per_participant_and_recorded(client):
     from django.test import Client
 
-    study = live_form(specs=lambda clips: [FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0],
-                                                        options=[f"option {n}" for n in range(6)], gold=0)],
-                      target_annotations=12)
+    study = live_form(
+        specs=lambda clips: [
+            FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0], options=[f"option {n}" for n in range(6)], gold=0)
+        ],
+        target_annotations=12,
+    )
     orders = set()
     for n in range(8):
         browser = Client()
         browser.get(f"/s/{study.slug}/?PROLIFIC_PID={n:024x}")
         browser.post(f"/s/{study.slug}/consent/", {"agree": "yes"})
-        browser.post(f"/s/{study.slug}/screening/", {f"q{q.pk}": q.accepted[0] for q in PrerequisiteQuestion.objects.filter(study=study)})
+        browser.post(
+            f"/s/{study.slug}/screening/",
+            {f"q{q.pk}": q.accepted[0] for q in PrerequisiteQuestion.objects.filter(study=study)},
+        )
         browser.post(f"/s/{study.slug}/instructions/")
         page = browser.get(f"/s/{study.slug}/task/").content.decode()
         shown = re.findall(r"option (\d)", page)
@@ -119,8 +152,14 @@ def test_form_attention_checks_are_slipped_in_recorded_and_never_scored(client):
         return [
             FormItemSpec("q1", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0),
             FormItemSpec("q2", FormItem.Type.SINGLE_CHOICE, clips[1], options=["x", "y"], gold=1),
-            FormItemSpec("check", FormItem.Type.SINGLE_CHOICE, clips[2], options=["pick me", "not me"], gold=0,
-                         settings={"attention_check": True}),
+            FormItemSpec(
+                "check",
+                FormItem.Type.SINGLE_CHOICE,
+                clips[2],
+                options=["pick me", "not me"],
+                gold=0,
+                settings={"attention_check": True},
+            ),
         ]
 
     study = live_form(specs=specs, clips_per_task=2, attention_checks_per_task=1)
@@ -156,8 +195,11 @@ def test_participant_review_works_for_form_studies(client):
         item = task.items.get(pk=int(re.search(r'data-item="(\d+)"', page).group(1)))
         for track in range(len(item.presentation["durations"])):
             listened(item, track=track)
-        client.post(f"/s/{study.slug}/task/items/{item.pk}/submit", answer_for(page, item.study_item.form_item),
-                    HTTP_HX_REQUEST="true")
+        client.post(
+            f"/s/{study.slug}/task/items/{item.pk}/submit",
+            answer_for(page, item.study_item.form_item),
+            HTTP_HX_REQUEST="true",
+        )
 
     rows = participant_review_rows(study=study)
 

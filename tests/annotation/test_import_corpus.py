@@ -74,9 +74,17 @@ def test_each_audio_format_decodes(corpus_folder, suffix):
 
 def test_fields_words_speaker_and_metadata_are_stored(corpus_folder):
     corpus_folder.add(
-        "c1", "Hello, brave world!", speaker="spk1", emotion="happy", variety="en-GB", session=7,
-        words=[{"text": "Hello,", "start": 0.1, "end": 0.4}, {"text": "brave", "start": 0.4, "end": 0.8},
-               {"text": "world!", "start": 0.8, "end": 1.3}],
+        "c1",
+        "Hello, brave world!",
+        speaker="spk1",
+        emotion="happy",
+        variety="en-GB",
+        session=7,
+        words=[
+            {"text": "Hello,", "start": 0.1, "end": 0.4},
+            {"text": "brave", "start": 0.4, "end": 0.8},
+            {"text": "world!", "start": 0.8, "end": 1.3},
+        ],
     )
     corpus_folder.write_jsonl()
 
@@ -86,7 +94,9 @@ def test_fields_words_speaker_and_metadata_are_stored(corpus_folder):
     assert (clip.corpus.name, clip.speaker.name, clip.emotion, clip.variety) == ("mine", "spk1", "happy", "en-GB")
     assert clip.metadata == {"session": 7}
     assert [(w.index, w.text, w.start, w.end) for w in clip.words.all()] == [
-        (0, "Hello,", 0.1, 0.4), (1, "brave", 0.4, 0.8), (2, "world!", 0.8, 1.3)
+        (0, "Hello,", 0.1, 0.4),
+        (1, "brave", 0.4, 0.8),
+        (2, "world!", 0.8, 1.3),
     ]
 
 
@@ -149,34 +159,59 @@ BAD_ROWS = {
         "words: word list does not match the transcript: it ends before 'sat'",
     ),
     "word times out of order": (
-        lambda f: f.add("bad", "one two", words=[{"text": "one", "start": 0.5, "end": 0.7},
-                                                 {"text": "two", "start": 0.2, "end": 0.4}]),
+        lambda f: f.add(
+            "bad",
+            "one two",
+            words=[{"text": "one", "start": 0.5, "end": 0.7}, {"text": "two", "start": 0.2, "end": 0.4}],
+        ),
         "words: word times out of order: word 1 ('two') starts at 0.2 s, before word 0 ('one') at 0.5 s",
     ),
     "word past the end": (
-        lambda f: f.add("bad", "one two", seconds=1.0, words=[{"text": "one", "start": 0.1, "end": 0.5},
-                                                              {"text": "two", "start": 0.5, "end": 3.0}]),
+        lambda f: f.add(
+            "bad",
+            "one two",
+            seconds=1.0,
+            words=[{"text": "one", "start": 0.1, "end": 0.5}, {"text": "two", "start": 0.5, "end": 3.0}],
+        ),
         "words: word 1 ('two') ends at 3.0 s, past the clip's end at 1.000 s",
     ),
-    "duplicate clip id": (lambda f: f.add("c0", seed=9), "line 2 (clip 'c0'), id: duplicate clip id, first used on line 1"),
+    "duplicate clip id": (
+        lambda f: f.add("c0", seed=9),
+        "line 2 (clip 'c0'), id: duplicate clip id, first used on line 1",
+    ),
     "undecodable audio": (
-        lambda f: (f.add("bad", write=False), (f.root / "audio/bad.wav").write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt garbage")),
+        lambda f: (
+            f.add("bad", write=False),
+            (f.root / "audio/bad.wav").write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt garbage"),
+        ),
         "audio: audio/bad.wav: undecodable audio",
     ),
     "text posing as audio": (
-        lambda f: (f.add("bad", suffix=".mp3", write=False), (f.root / "audio/bad.mp3").write_text("just text, honest")),
+        lambda f: (
+            f.add("bad", suffix=".mp3", write=False),
+            (f.root / "audio/bad.mp3").write_text("just text, honest"),
+        ),
         "audio: audio/bad.mp3: not an audio file (its content matches no audio format)",
     ),
     "image posing as audio": (
-        lambda f: (f.add("bad", write=False), (f.root / "audio/bad.wav").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)),
+        lambda f: (
+            f.add("bad", write=False),
+            (f.root / "audio/bad.wav").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64),
+        ),
         "audio: audio/bad.wav: not an audio file (its content is image/png)",
     ),
-    "path escaping the folder": (lambda f: f.rows.append({"id": "bad", "audio": "../outside.wav", "transcript": "x y"}),
-                                 "audio: path '../outside.wav' escapes its folder with '..'"),
-    "absolute path": (lambda f: f.rows.append({"id": "bad", "audio": "/etc/passwd", "transcript": "x y"}),
-                      "audio: path '/etc/passwd' has an absolute path"),
-    "missing required field": (lambda f: f.rows.append({"id": "bad", "audio": "audio/c0.wav"}),
-                               "line 2 (clip 'bad'), transcript: missing required field 'transcript'"),
+    "path escaping the folder": (
+        lambda f: f.rows.append({"id": "bad", "audio": "../outside.wav", "transcript": "x y"}),
+        "audio: path '../outside.wav' escapes its folder with '..'",
+    ),
+    "absolute path": (
+        lambda f: f.rows.append({"id": "bad", "audio": "/etc/passwd", "transcript": "x y"}),
+        "audio: path '/etc/passwd' has an absolute path",
+    ),
+    "missing required field": (
+        lambda f: f.rows.append({"id": "bad", "audio": "audio/c0.wav"}),
+        "line 2 (clip 'bad'), transcript: missing required field 'transcript'",
+    ),
 }
 
 
@@ -247,7 +282,9 @@ def test_skip_invalid_imports_good_rows_and_writes_a_report(corpus_folder, tmp_p
 
     assert list(Clip.objects.values_list("external_id", flat=True)) == ["good"]
     rows = list(csv.DictReader(report.open()))
-    assert rows == [{"line": "2", "clip_id": "missing", "field": "audio", "reason": "audio file 'audio/missing.wav' not found"}]
+    assert rows == [
+        {"line": "2", "clip_id": "missing", "field": "audio", "reason": "audio file 'audio/missing.wav' not found"}
+    ]
     assert "1 row(s) skipped" in capsys.readouterr().out
 
 

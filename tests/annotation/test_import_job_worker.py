@@ -95,13 +95,15 @@ def celery_worker(transactional_db):
     worker = Worker(queue=f"test-import-jobs-{uuid.uuid4().hex[:12]}")
 
     def record_delivery(task=None, args=None, **kwargs):
-        worker.deliveries.append({
-            "task": task.name,
-            "args": list(args or ()),
-            "eager": bool(task.request.is_eager),
-            "routing_key": (task.request.delivery_info or {}).get("routing_key"),
-            "thread": threading.get_ident(),
-        })
+        worker.deliveries.append(
+            {
+                "task": task.name,
+                "args": list(args or ()),
+                "eager": bool(task.request.is_eager),
+                "routing_key": (task.request.delivery_info or {}).get("routing_key"),
+                "thread": threading.get_ident(),
+            }
+        )
 
     def close_worker_connections(**kwargs):
         connections.close_all()  # the worker thread's own connections
@@ -179,7 +181,9 @@ def wait_until_finished(job_id: int, timeout: float = JOB_TIMEOUT_SECONDS) -> Im
         if job.finished:
             return job
         if time.monotonic() > deadline:
-            pytest.fail(f"import job {job_id} still {job.status} ({job.phase} {job.done}/{job.total}) after {timeout} s")
+            pytest.fail(
+                f"import job {job_id} still {job.status} ({job.phase} {job.done}/{job.total}) after {timeout} s"
+            )
         time.sleep(0.1)
 
 
@@ -217,7 +221,9 @@ def test_uploaded_archive_is_imported_by_the_worker(
     assert job.summary["created"] == 3 and job.summary["rows"] == 3
     assert job.problems == [] and job.phase == "finished" and job.finished_at is not None
     assert sorted(Clip.objects.filter(corpus__name="via-worker").values_list("external_id", flat=True)) == [
-        "c1", "c2", "c3"
+        "c1",
+        "c2",
+        "c3",
     ]
     assert Speaker.objects.get().name == "s1" and Word.objects.count() == 13
     assert all(clip.browser_audio.storage.exists(clip.browser_audio.name) for clip in Clip.objects.all())
@@ -244,7 +250,8 @@ def test_a_bad_row_fails_the_job_and_writes_nothing(
     assert job.status == ImportJob.Status.FAILED
     assert job.summary == {"error": "2 bad row(s); nothing was imported"}
     assert [(p["line"], p["clip_id"], p["field"]) for p in job.problems] == [
-        (2, "missing", "audio"), (3, "empty", "transcript")
+        (2, "missing", "audio"),
+        (3, "empty", "transcript"),
     ]
     assert "audio/missing.wav" in job.problems[0]["reason"] and "not found" in job.problems[0]["reason"]
     assert (Corpus.objects.count(), Clip.objects.count(), Word.objects.count()) == (0, 0, 0)

@@ -48,8 +48,14 @@ def test_half_played_fails_on_coverage():
 
 
 def test_seeking_to_the_end_is_not_listening():
-    events = listen(("play", 0.0, 0.0), ("timeupdate", 0.25, 0.25), ("seeking", 3.9, 0.3), ("seeked", 3.9, 0.3),
-                    ("timeupdate", 4.0, 0.4), ("ended", 4.0, 0.4))
+    events = listen(
+        ("play", 0.0, 0.0),
+        ("timeupdate", 0.25, 0.25),
+        ("seeking", 3.9, 0.3),
+        ("seeked", 3.9, 0.3),
+        ("timeupdate", 4.0, 0.4),
+        ("ended", 4.0, 0.4),
+    )
     result = verdict(events, now_after=5)
     assert result.coverage < 0.1 and not result.ok
 
@@ -62,14 +68,18 @@ def test_a_jump_passed_off_as_a_timeupdate_counts_as_a_seek():
 def test_page_clock_cannot_claim_more_time_than_the_server_saw():
     # All events arrive together 0.5 s after the play was received, but claim 4 s of playing.
     steps = straight_through()
-    forged = [Event(e.kind, e.media_time, e.rate, e.client_seconds, 1000.0 if e.kind == "play" else 1000.5) for e in steps]
+    forged = [
+        Event(e.kind, e.media_time, e.rate, e.client_seconds, 1000.0 if e.kind == "play" else 1000.5) for e in steps
+    ]
     assert verdict(forged, now_after=0.6).coverage < 0.2
 
 
 def test_events_batched_after_real_playing_still_count():
     # play arrives at once; the rest arrive in one batch with the submission, 4 s later.
     steps = straight_through()
-    batched = [Event(e.kind, e.media_time, e.rate, e.client_seconds, 1000.0 if e.kind == "play" else 1004.05) for e in steps]
+    batched = [
+        Event(e.kind, e.media_time, e.rate, e.client_seconds, 1000.0 if e.kind == "play" else 1004.05) for e in steps
+    ]
     assert verdict(batched, now_after=4.05).ok
 
 
@@ -81,9 +91,19 @@ def test_wall_time_must_cover_the_clip_at_the_playback_rate():
 
 
 def test_listening_in_two_halves_with_a_pause_and_a_seek_back_counts():
-    events = listen(("play", 0.0, 0.0), ("timeupdate", 1.0, 1.0), ("timeupdate", 2.0, 2.0), ("pause", 2.0, 2.0),
-                    ("seeking", 1.0, 5.0), ("seeked", 1.0, 5.0), ("play", 1.0, 6.0), ("timeupdate", 2.0, 7.0),
-                    ("timeupdate", 3.0, 8.0), ("timeupdate", 4.0, 9.0), ("ended", 4.0, 9.0))
+    events = listen(
+        ("play", 0.0, 0.0),
+        ("timeupdate", 1.0, 1.0),
+        ("timeupdate", 2.0, 2.0),
+        ("pause", 2.0, 2.0),
+        ("seeking", 1.0, 5.0),
+        ("seeked", 1.0, 5.0),
+        ("play", 1.0, 6.0),
+        ("timeupdate", 2.0, 7.0),
+        ("timeupdate", 3.0, 8.0),
+        ("timeupdate", 4.0, 9.0),
+        ("ended", 4.0, 9.0),
+    )
     assert verdict(events, now_after=9.1).ok
 
 

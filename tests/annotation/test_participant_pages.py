@@ -37,7 +37,11 @@ def test_prolific_link_leads_through_consent_screening_and_instructions_to_the_t
     response = client.get(prolific_link(study))
     assert response["Location"] == f"/s/{study.slug}/consent/"
     participant = Participant.objects.get()
-    assert (participant.prolific_pid, participant.prolific_study_id, participant.prolific_session_id) == (PID, STUDY_ID, SESSION_ID)
+    assert (participant.prolific_pid, participant.prolific_study_id, participant.prolific_session_id) == (
+        PID,
+        STUDY_ID,
+        SESSION_ID,
+    )
 
     assert client.post(f"/s/{study.slug}/consent/", {"agree": "yes"})["Location"] == f"/s/{study.slug}/screening/"
     answers = {f"q{q.pk}": q.accepted[0] for q in PrerequisiteQuestion.objects.filter(study=study)}
@@ -49,8 +53,12 @@ def test_prolific_link_leads_through_consent_screening_and_instructions_to_the_t
 
 @pytest.mark.parametrize(
     "query",
-    ["PROLIFIC_PID={{%PROLIFIC_PID%}}", "PROLIFIC_PID=abc", f"PROLIFIC_PID={PID}&SESSION_ID=nope",
-     f"STUDY_ID={STUDY_ID}"],
+    [
+        "PROLIFIC_PID={{%PROLIFIC_PID%}}",
+        "PROLIFIC_PID=abc",
+        f"PROLIFIC_PID={PID}&SESSION_ID=nope",
+        f"STUDY_ID={STUDY_ID}",
+    ],
 )
 def test_malformed_ids_get_a_clear_error_page(client, query):
     study = live_study()
@@ -133,7 +141,9 @@ def test_listening_check_with_a_fixed_number_of_tries(client):
     assert "That was not right" in wrong and "You have 1 try left." in wrong
     participant.refresh_from_db()
     right = tones.tone_count(listening_check_seed(participant))
-    assert client.post(f"/s/{study.slug}/sound-check/", {"count": right})["Location"] == f"/s/{study.slug}/instructions/"
+    assert (
+        client.post(f"/s/{study.slug}/sound-check/", {"count": right})["Location"] == f"/s/{study.slug}/instructions/"
+    )
 
 
 def test_failing_every_listening_check_try_screens_out(client):
@@ -185,8 +195,11 @@ def test_gate_failure_is_shown_in_the_page_and_nothing_is_stored(client):
     walk_to_task(client, study)
     item_id = current_item_id(client, study)
 
-    response = client.post(f"/s/{study.slug}/task/items/{item_id}/submit",
-                           {"levels": ",".join(["0"] * 10), "events": "[]"}, HTTP_HX_REQUEST="true")
+    response = client.post(
+        f"/s/{study.slug}/task/items/{item_id}/submit",
+        {"levels": ",".join(["0"] * 10), "events": "[]"},
+        HTTP_HX_REQUEST="true",
+    )
 
     assert response.status_code == 422 and response["HX-Retarget"] == "#gate-errors"
     text = response.content.decode()
@@ -199,7 +212,9 @@ def test_events_endpoint_records_playback(client):
     item_id = current_item_id(client, study)
     events = [{"kind": "play", "t": 0, "rate": 1, "at": 10.5}, {"kind": "timeupdate", "t": 0.25, "rate": 1, "at": 260}]
 
-    response = client.post(f"/s/{study.slug}/task/items/{item_id}/events", json.dumps(events), content_type="application/json")
+    response = client.post(
+        f"/s/{study.slug}/task/items/{item_id}/events", json.dumps(events), content_type="application/json"
+    )
 
     assert response.status_code == 204
     assert participant.tasks.get().items.get(pk=item_id).playback_events.count() == 2
@@ -233,8 +248,11 @@ def test_attention_check_answers_never_reach_the_participant(client):
         item_id = current_item_id(client, study)
         item = participant.tasks.get().items.get(pk=item_id)
         listened(item)
-        response = client.post(f"/s/{study.slug}/task/items/{item_id}/submit",
-                               {"levels": ",".join(map(str, marks(item, 1))), "events": "[]"}, HTTP_HX_REQUEST="true")
+        response = client.post(
+            f"/s/{study.slug}/task/items/{item_id}/submit",
+            {"levels": ",".join(map(str, marks(item, 1))), "events": "[]"},
+            HTTP_HX_REQUEST="true",
+        )
         seen.append(response.content.decode() + json.dumps(dict(response.headers)))
     seen.append(client.get(f"/s/{study.slug}/done/").content.decode())
 

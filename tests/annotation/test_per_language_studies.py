@@ -20,7 +20,9 @@ def test_one_study_per_language_each_with_its_own_prerequisites_and_code(corpus)
     studies = studies_create_per_language(corpus=corpus)
 
     assert [(s.language, s.interface_language, s.items.count()) for s in studies] == [
-        ("en", "en", 4), ("pt", "pt", 4), ("zh", "zh-hans", 2)
+        ("en", "en", 4),
+        ("pt", "pt", 4),
+        ("zh", "zh-hans", 2),
     ]
     assert len({s.completion_code for s in studies}) == 3
     # Written in the study's interface language, Portuguese here.

@@ -213,11 +213,11 @@ def test_bulk_approve_takes_an_empty_answer(prolific, client_api):
 
 
 def test_errors_name_the_status_and_prolifics_message(prolific, client_api):
-    with pytest.raises(ProlificError, match="Prolific answered 404: No Submission matches the given query."):
+    with pytest.raises(ProlificError, match=r"Prolific answered 404: No Submission matches the given query\."):
         client_api.approve("nobody")
     with pytest.raises(ProlificError, match="Prolific answered 502: Bad Gateway"):
         client_api.approve("behind-a-broken-proxy")
-    with pytest.raises(ProlificError, match="401: Invalid token."):
+    with pytest.raises(ProlificError, match=r"401: Invalid token\."):
         ProlificClient(token="wrong", base_url=prolific.url).approve("nobody")
 
 
@@ -259,10 +259,18 @@ def test_admin_sends_approvals_in_bulk_rejections_and_return_requests(client, re
     url = reverse("admin:annotation_participant_review", args=[study.pk])
 
     client.post(url, {"participants": [ana.pk, ben.pk, local.pk], "decision": "approved"})
-    client.post(url, {"participants": [dan.pk], "decision": "rejected", "rejection_category": "FAILED_CHECK",
-                      "rejection_message": MESSAGE})
-    client.post(url, {"participants": [eve.pk], "decision": "return_requested",
-                      "return_reason": "Didn't finish the study"})
+    client.post(
+        url,
+        {
+            "participants": [dan.pk],
+            "decision": "rejected",
+            "rejection_category": "FAILED_CHECK",
+            "rejection_message": MESSAGE,
+        },
+    )
+    client.post(
+        url, {"participants": [eve.pk], "decision": "return_requested", "return_reason": "Didn't finish the study"}
+    )
     assert "Send 5 decisions to Prolific" in client.get(url).content.decode()
 
     page = client.post(reverse("admin:annotation_participant_send", args=[study.pk]), follow=True).content.decode()

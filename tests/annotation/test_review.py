@@ -259,7 +259,8 @@ def test_review_page_records_approvals_and_returns(client, reviewer, small):
     response = client.post(url, {"participants": [small.ana.pk, small.ben.pk], "decision": "approved"})
     assert response.status_code == 302
     client.post(
-        url, {"participants": [small.eve.pk], "decision": "return_requested", "return_reason": "Didn't finish the study"}
+        url,
+        {"participants": [small.eve.pk], "decision": "return_requested", "return_reason": "Didn't finish the study"},
     )
 
     decisions = dict(Participant.objects.filter(study=small.study).values_list("pk", "decision"))
@@ -269,8 +270,12 @@ def test_review_page_records_approvals_and_returns(client, reviewer, small):
 
 
 def test_a_short_rejection_message_is_refused_and_kept_for_editing(client, reviewer, small):
-    data = {"participants": [small.dan.pk], "decision": "rejected", "rejection_category": "FAILED_CHECK",
-            "rejection_message": "Failed the attention check."}
+    data = {
+        "participants": [small.dan.pk],
+        "decision": "rejected",
+        "rejection_category": "FAILED_CHECK",
+        "rejection_message": "Failed the attention check.",
+    }
 
     response = client.post(review_url(small.study), data)
 

@@ -279,11 +279,8 @@ def test_admin_upload_keeps_the_archive_in_the_bucket_until_the_job_ran(
             bundle.write(path, f"corpus/{path.relative_to(corpus_folder.root)}")
     client.force_login(get_user_model().objects.create_superuser("admin", "admin@example.com", "pw"))
 
-    with django_capture_on_commit_callbacks() as queued:
-        with open(archive, "rb") as handle:
-            response = client.post(
-                reverse("admin:annotation_importjob_add"), {"archive": handle, "corpus_name": "zipped"}
-            )
+    with django_capture_on_commit_callbacks() as queued, open(archive, "rb") as handle:
+        response = client.post(reverse("admin:annotation_importjob_add"), {"archive": handle, "corpus_name": "zipped"})
     job = ImportJob.objects.get()
     assert response.status_code == 302
     assert s3_bucket.keys() == [job.archive.name]

@@ -67,11 +67,16 @@ def test_reports_sent_with_a_refused_answer_are_kept(setup, levels):
 def test_seek_passed_off_as_listening_is_refused(setup):
     _, participant, task = setup
     item = first_pending(task)
-    playback_record(item=item, events=[
-        {"kind": "play", "t": 0, "rate": 1, "at": 0}, {"kind": "seeking", "t": 1.9, "rate": 1, "at": 10},
-        {"kind": "seeked", "t": 1.9, "rate": 1, "at": 20}, {"kind": "timeupdate", "t": 2.0, "rate": 1, "at": 120},
-        {"kind": "ended", "t": 2.0, "rate": 1, "at": 130},
-    ])
+    playback_record(
+        item=item,
+        events=[
+            {"kind": "play", "t": 0, "rate": 1, "at": 0},
+            {"kind": "seeking", "t": 1.9, "rate": 1, "at": 10},
+            {"kind": "seeked", "t": 1.9, "rate": 1, "at": 20},
+            {"kind": "timeupdate", "t": 2.0, "rate": 1, "at": 120},
+            {"kind": "ended", "t": 2.0, "rate": 1, "at": 130},
+        ],
+    )
 
     assert any("Listen to the whole clip" in reason for reason in refused(participant, item, marks(item, 1)).reasons)
 
@@ -114,7 +119,7 @@ def test_short_clips_still_allow_the_minimum():
 
 
 def test_another_participants_item_is_not_found(setup):
-    study, participant, task = setup
+    study, _participant, task = setup
     other = ready_participant(study)
     item = first_pending(task)
     listened(item)
@@ -219,9 +224,14 @@ def test_attention_check_results_are_recorded():
 
 @pytest.mark.parametrize(
     "events",
-    [{"kind": "play"}, [{"kind": "explode", "t": 0, "rate": 1, "at": 0}], [{"kind": "play", "t": -1, "rate": 1, "at": 0}],
-     [{"kind": "play", "t": 0, "rate": 0, "at": 0}], [{"kind": "play", "t": "0", "rate": 1, "at": 0}],
-     [{"kind": "play", "t": 0, "rate": 1, "at": 0}] * 201],
+    [
+        {"kind": "play"},
+        [{"kind": "explode", "t": 0, "rate": 1, "at": 0}],
+        [{"kind": "play", "t": -1, "rate": 1, "at": 0}],
+        [{"kind": "play", "t": 0, "rate": 0, "at": 0}],
+        [{"kind": "play", "t": "0", "rate": 1, "at": 0}],
+        [{"kind": "play", "t": 0, "rate": 1, "at": 0}] * 201,
+    ],
 )
 def test_malformed_playback_reports_are_refused(setup, events):
     _, _, task = setup

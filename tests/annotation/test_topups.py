@@ -169,7 +169,16 @@ class TestCommands:
         call_command("topup", study.slug, stdout=out)
 
         lines = out.getvalue().splitlines()
-        assert lines[0].split() == ["language", "clips", "below", "target", "missing", "annotations", "places", "needed"]
+        assert lines[0].split() == [
+            "language",
+            "clips",
+            "below",
+            "target",
+            "missing",
+            "annotations",
+            "places",
+            "needed",
+        ]
         table = {line.split()[0]: line.split()[1:] for line in lines[1:4]}
         assert table == {"de": ["2", "2", "1"], "en": ["4", "4", "2"], "all": ["6", "6", "2"]}
         assert lines[-1] == (

@@ -45,7 +45,9 @@ def listen_to_every_clip(page):
     expect(submit).to_be_disabled()
     count = page.locator("#task-item audio").count()
     for index in range(count):
-        page.eval_on_selector_all("#task-item audio", f"(a) => {{ a[{index}].muted = true; return a[{index}].play(); }}")
+        page.eval_on_selector_all(
+            "#task-item audio", f"(a) => {{ a[{index}].muted = true; return a[{index}].play(); }}"
+        )
         page.wait_for_function(f"document.querySelectorAll('#task-item audio')[{index}].ended", timeout=10_000)
     expect(submit).to_be_enabled()
 
@@ -80,7 +82,9 @@ def run_through(page, base, study):
         if number < total:
             expect(page.locator("#task-item")).not_to_have_attribute("data-item", str(item_id))
     expect(page.locator(".code")).to_have_text(study.completion_code)
-    with page.expect_request(f"https://app.prolific.com/submissions/complete?cc={study.completion_code}", timeout=10_000):
+    with page.expect_request(
+        f"https://app.prolific.com/submissions/complete?cc={study.completion_code}", timeout=10_000
+    ):
         pass
 
 

@@ -17,12 +17,27 @@ from tests.browser.participant_helpers import play_to_end, prolific_link
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 CASES = {
-    "mandarin": {"language": "zh", "interface": "zh-hans", "transcript": "我今天很喜欢音乐。",
-                 "words": ["我", "今天", "很", "喜欢", "音乐"], "rtl": False},
-    "arabic": {"language": "ar", "interface": "ar", "transcript": "أنا أحب الموسيقى كثيرا اليوم",
-               "words": None, "rtl": True},
-    "spanish": {"language": "es", "interface": "es", "transcript": "Hoy me gusta mucho la música",
-                "words": None, "rtl": False},
+    "mandarin": {
+        "language": "zh",
+        "interface": "zh-hans",
+        "transcript": "我今天很喜欢音乐。",
+        "words": ["我", "今天", "很", "喜欢", "音乐"],
+        "rtl": False,
+    },
+    "arabic": {
+        "language": "ar",
+        "interface": "ar",
+        "transcript": "أنا أحب الموسيقى كثيرا اليوم",
+        "words": None,
+        "rtl": True,
+    },
+    "spanish": {
+        "language": "es",
+        "interface": "es",
+        "transcript": "Hoy me gusta mucho la música",
+        "words": None,
+        "rtl": False,
+    },
 }
 
 
@@ -50,7 +65,9 @@ def test_a_task_in_the_participants_language(production_page, production_server,
     case = CASES[name]
     study = study_in(case, corpus_folder)
     language = case["interface"]
-    page.route("https://app.prolific.com/**", lambda route: route.fulfill(body="back on Prolific"))  # no outside network
+    page.route(
+        "https://app.prolific.com/**", lambda route: route.fulfill(body="back on Prolific")
+    )  # no outside network
 
     page.goto(prolific_link(production_server.url, study))
     expect(page.locator("html")).to_have_attribute("lang", language)
@@ -70,7 +87,7 @@ def test_a_task_in_the_participants_language(production_page, production_server,
     stored_words = list(Word.objects.order_by("index").values_list("text", flat=True))
     buttons = page.locator("button.word")
     shown = [text.split(",")[0].strip() for text in buttons.all_inner_texts()]
-    assert [word for word in shown] == [w.split(",")[0] for w in stored_words]  # DOM order is reading order
+    assert list(shown) == [w.split(",")[0] for w in stored_words]  # DOM order is reading order
     boxes = [buttons.nth(i).bounding_box() for i in range(2)]
     if case["rtl"]:
         assert boxes[0]["x"] > boxes[1]["x"], "in a right-to-left script the first word sits rightmost"

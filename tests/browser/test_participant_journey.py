@@ -161,13 +161,16 @@ def test_participant_walks_from_the_prolific_link_to_the_completion_redirect(pro
                                 headers={"X-CSRFToken": token, "HX-Request": "true"})  # fmt: skip
     assert as_htmx.status == 409 and "answers are final" in as_htmx.text()
     # And a stale page still aimed at the submitted clip shows the refusal where the gates speak.
-    page.evaluate("""url => {
+    page.evaluate(
+        """url => {
         const form = document.querySelector("#task-item form");
         form.setAttribute("hx-post", url);
         form.action = url;
         htmx.process(form);
         document.querySelector("#submit").disabled = false;
-    }""", old_submit)
+    }""",
+        old_submit,
+    )
     words.nth(4).click()
     submit.evaluate("button => { button.disabled = false; }")
     with page.expect_response(old_submit) as stale:

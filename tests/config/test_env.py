@@ -102,7 +102,9 @@ def test_s3_storage_takes_bucket_region_endpoint_and_credentials(tmp_path):
     options = storages["default"]["OPTIONS"]
     assert storages["default"]["BACKEND"] == "storages.backends.s3.S3Storage"
     assert (options["bucket_name"], options["region_name"], options["endpoint_url"]) == (
-        "clips", "eu-west-1", "http://127.0.0.1:9000"
+        "clips",
+        "eu-west-1",
+        "http://127.0.0.1:9000",
     )
     assert (options["access_key"], options["secret_key"], options["querystring_auth"]) == ("id", "secret", True)
 
@@ -152,7 +154,12 @@ def test_settings_module_refuses_to_start_without_secret_key_on_postgres(tmp_pat
 
 
 def test_http_url_setting():
-    assert env.http_url({}, "PROLIFIC_API_URL", "https://api.prolific.com/api/v1/") == "https://api.prolific.com/api/v1/"
-    assert env.http_url({"PROLIFIC_API_URL": "http://127.0.0.1:9/api/"}, "PROLIFIC_API_URL", "x") == "http://127.0.0.1:9/api/"
+    assert (
+        env.http_url({}, "PROLIFIC_API_URL", "https://api.prolific.com/api/v1/") == "https://api.prolific.com/api/v1/"
+    )
+    assert (
+        env.http_url({"PROLIFIC_API_URL": "http://127.0.0.1:9/api/"}, "PROLIFIC_API_URL", "x")
+        == "http://127.0.0.1:9/api/"
+    )
     with pytest.raises(ImproperlyConfigured, match="PROLIFIC_API_URL must be an http\\(s\\) URL, not 'ftp://x'"):
         env.http_url({"PROLIFIC_API_URL": "ftp://x"}, "PROLIFIC_API_URL", "https://a/")

@@ -85,7 +85,7 @@ def test_subsample_of_a_clip_does_not_depend_on_other_clips():
     clips, annotators = _ten_clips()
     more_clips, more_annotators = _ten_clips(extra=[("clip-new", "ann-00"), ("clip-1", "ann-99")])
 
-    before = {pair for pair in _kept(clips, annotators, subsample(clips, annotators, n=10, seed=3).keep)}
+    before = set(_kept(clips, annotators, subsample(clips, annotators, n=10, seed=3).keep))
     after = _kept(more_clips, more_annotators, subsample(more_clips, more_annotators, n=10, seed=3).keep)
 
     untouched = {pair for pair in before if pair[0] != "clip-1"}

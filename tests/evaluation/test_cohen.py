@@ -18,9 +18,7 @@ def ratings(rows, words):
     levels = np.full((len(rows), width), -1)
     for i, (_, _, values) in enumerate(rows):
         levels[i, : len(values)] = values
-    return Ratings.build(
-        clip=[r[0] for r in rows], annotator=[r[1] for r in rows], levels=levels, clip_words=words
-    )
+    return Ratings.build(clip=[r[0] for r in rows], annotator=[r[1] for r in rows], levels=levels, clip_words=words)
 
 
 def test_hand_worked_example():

@@ -82,8 +82,8 @@ def test_the_standard_error_is_not_the_one_under_the_null_hypothesis():
     p = counts.sum(axis=0) / (subjects * raters)
     q = 1 - p
     # Fleiss, Nee & Landis (1979): the variance of kappa when kappa = 0 -- what irr's z uses.
-    null_variance = 2 / ((p * q).sum() ** 2 * subjects * raters * (raters - 1)) * (
-        (p * q).sum() ** 2 - (p * q * (q - p)).sum()
+    null_variance = (
+        2 / ((p * q).sum() ** 2 * subjects * raters * (raters - 1)) * ((p * q).sum() ** 2 - (p * q * (q - p)).sum())
     )
 
     result = fleiss_kappa(counts)

@@ -56,6 +56,7 @@ def test_stresstest_form_of_20_items_with_3_participants_matches_a_hand_count(tm
     # Participant 0 is always right, participant 1 on even items, participant 2 on items divisible by 4.
     right = [lambda n: True, lambda n: n % 2 == 0, lambda n: n % 4 == 0]
     for rule in right:
+
         def answer(form_item, task_item, rule=rule):
             n = int(form_item.external_id[3:])
             return [], {"choice": form_item.gold if rule(n) else 1 - form_item.gold}
@@ -170,7 +171,10 @@ def test_json_download_holds_every_score(client, answered_form):
     stance_answers = Annotation.objects.filter(item__study_item__form_item__item_type="stance")
     orders = {answer.response["pole_order"] for answer in stance_answers}
     assert report["stance"]["per_dimension"]["warmth"]["disagreement"] == {
-        "items_with_both_orders": len(orders) - 1, "disagreeing": 0, "rate": 0.0 if len(orders) == 2 else None}
+        "items_with_both_orders": len(orders) - 1,
+        "disagreeing": 0,
+        "rate": 0.0 if len(orders) == 2 else None,
+    }
     assert report["agreement"]["single_choice"]["kappa"] is None  # everyone chose y: kappa is 0/0
     assert report["agreement"]["stressed_words"]["units"] == 7
 

@@ -76,8 +76,11 @@ def test_an_undefined_kappa_flags_nothing():
 
 def test_charts_are_well_formed_and_escape_labels():
     charts = [
-        interval_chart([("<all>", [(0.4, 0.3, 0.5), None]), ("zh & co", [(-0.1, -0.3, 0.1), (0.2, None, None)])],
-                       ["Fleiss' kappa", "alpha"], title="A & B"),
+        interval_chart(
+            [("<all>", [(0.4, 0.3, 0.5), None]), ("zh & co", [(-0.1, -0.3, 0.1), (0.2, None, None)])],
+            ["Fleiss' kappa", "alpha"],
+            title="A & B",
+        ),
         histogram_chart([i / 20 for i in range(21)], list(range(20)), title="scores"),
         scatter_chart([(0.1, 0.5, False, "a<b"), (0.3, -0.2, True, "x")], title="t", x_label="x", y_label="y"),
         scatter_chart([], title="empty", x_label="x", y_label="y"),

@@ -70,8 +70,15 @@ def test_computing_a_report_shows_tables_plots_and_downloads(admin_client, study
     html = page.content.decode()
     report = StudyReport.objects.get()
     assert report.status == StudyReport.Status.SUCCEEDED and report.created_by.username == "admin"
-    for text in ("Agreement by language", "Fleiss&#x27; kappa", "Scalar scores of the words",
-                 "Annotators: agreement and marking", "<svg", "Mismatch reports", "000000000000000000000006"):
+    for text in (
+        "Agreement by language",
+        "Fleiss&#x27; kappa",
+        "Scalar scores of the words",
+        "Annotators: agreement and marking",
+        "<svg",
+        "Mismatch reports",
+        "000000000000000000000006",
+    ):
         assert text in html, text
     assert html.count('<svg xmlns="http://www.w3.org/2000/svg" viewBox') == 3  # the admin has icons too
     assert reverse("admin:evaluation_studyreport_json", args=[report.pk]) in html
@@ -128,7 +135,10 @@ def test_downloads_are_the_stored_json_and_a_csv(admin_client, study, django_cap
     rows = list(csv.DictReader(io.StringIO(as_csv.content.decode())))
     assert as_csv["Content-Type"].startswith("text/csv")
     assert {row["measure"] for row in rows if row["section"] == "agreement"} >= {
-        "cohen_mean_pairwise", "fleiss", "krippendorff_ordinal"}
+        "cohen_mean_pairwise",
+        "fleiss",
+        "krippendorff_ordinal",
+    }
 
 
 def test_bad_parameters_are_shown_and_nothing_is_computed(admin_client, study):

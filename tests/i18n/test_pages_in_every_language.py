@@ -89,9 +89,9 @@ def test_the_way_through_an_emphasis_study(client, language):
         t("That was not right. Listen to the new clip and try again."),
         t.plural("You have %(tries)s try left.", "You have %(tries)s tries left.", 1, tries=1),
     ])  # fmt: skip
-    assert_in_language(client.post(f"{base}/sound-check/", {"count": "many"}), [
-        t("Please type the number of tones as a number.")
-    ])
+    assert_in_language(
+        client.post(f"{base}/sound-check/", {"count": "many"}), [t("Please type the number of tones as a number.")]
+    )
     participant.refresh_from_db()
     right = tones.tone_count(listening_check_seed(participant))
     assert client.post(f"{base}/sound-check/", {"count": right})["Location"] == f"{base}/instructions/"

@@ -42,9 +42,7 @@ def has_letters(text: str) -> bool:
 
 # A {% block %} that only holds attributes, filling a start tag of the parent
 # template (<body{% block body_attrs %}{% endblock %}>), e.g. ` hx-headers='{...}'`.
-ATTRIBUTES_ONLY = re.compile(
-    r"""(?:\s+[^\s"'<>/=]+(?:=(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)+\s*""", re.DOTALL
-)
+ATTRIBUTES_ONLY = re.compile(r"""(?:\s+[^\s"'<>/=]+(?:=(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)+\s*""", re.DOTALL)
 
 
 def fixed_html(source: str) -> str:
@@ -179,7 +177,10 @@ def test_participant_template_has_no_untranslated_text(name, path):
     [
         ("<p>Hello</p>", [(1, "Hello")]),
         ("<p>Hello {{ name }}</p>", [(1, "Hello …")]),
-        ("{% load i18n %}\n<h1>{% translate 'Consent' %}</h1>\n<p>\n  Please read this.\n</p>", [(4, "Please read this.")]),
+        (
+            "{% load i18n %}\n<h1>{% translate 'Consent' %}</h1>\n<p>\n  Please read this.\n</p>",
+            [(4, "Please read this.")],
+        ),
         ("<p>{% if a %}Yes{% else %}{% translate 'No' %}{% endif %}</p>", [(1, "… Yes …")]),
         ("<p>确认</p>", [(1, "确认")]),
         ("<p>شكرا</p>", [(1, "شكرا")]),
@@ -206,9 +207,9 @@ def test_the_checker_finds_untranslated_text(source, expected):
         "<p>{% blocktranslate with n=count %}Hello {{ n }}{% endblocktranslate %}</p>",
         "<p>{% blocktranslate count n=count %}One try{% plural %}{{ n }} tries{% endblocktranslate %}</p>",
         '<p data-too-few="{% blocktranslate count c=m %}Mark {{ c }} word.{% plural %}Mark {{ c }} words.{% endblocktranslate %}"></p>',
-        "<p data-listen=\"{% translate 'Listen to the clip.' %}\" class=\"note\" id=\"gate-reason\"></p>",
+        '<p data-listen="{% translate \'Listen to the clip.\' %}" class="note" id="gate-reason"></p>',
         '<script>const words = "some words"; if (a < b) {}</script><style>body { color: red }</style>',
-        "<meta name=\"htmx-config\" content='{\"responseHandling\":[{\"code\":\"204\",\"swap\":false}]}'>",
+        '<meta name="htmx-config" content=\'{"responseHandling":[{"code":"204","swap":false}]}\'>',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<meta http-equiv="refresh" content="5;url={{ link }}">',
         "<p>&nbsp;&times; &#8212; 1, 2 – 3 · … (0) [1] %</p>",
@@ -218,7 +219,7 @@ def test_the_checker_finds_untranslated_text(source, expected):
         "{% comment %}Developers only{% endcomment %}<kbd>0</kbd>",
         '<html lang="{{ LANGUAGE_CODE }}" dir="{% if RTL %}rtl{% else %}ltr{% endif %}"><body{% block b %}{% endblock %}>',
         "<title>{% block title %}{{ study.name }}{% endblock %}</title>",
-        "{% block body_attrs %} hx-headers='{\"X-CSRFToken\": \"{{ csrf_token }}\"}'{% endblock %}",
+        '{% block body_attrs %} hx-headers=\'{"X-CSRFToken": "{{ csrf_token }}"}\'{% endblock %}',
     ],
 )
 def test_the_checker_accepts_translated_and_machine_text(source):

@@ -121,7 +121,9 @@ def test_compiled_catalog_is_up_to_date(language):
     expected = _catalog(entry for entry in po.translated_entries() if not entry.obsolete)
     stale = sorted(str(key) for key in expected.keys() ^ compiled.keys())
     stale += sorted(str(key) for key in expected.keys() & compiled.keys() if expected[key] != compiled[key])
-    assert not stale, f"{mo_path} does not match {po_path(language).name}; run {UPDATE_COMMAND}:\n  " + "\n  ".join(stale[:20])
+    assert not stale, f"{mo_path} does not match {po_path(language).name}; run {UPDATE_COMMAND}:\n  " + "\n  ".join(
+        stale[:20]
+    )
     assert shipped._info.get("plural-forms") == po.metadata["Plural-Forms"], f"{mo_path}: Plural-Forms differ"
 
 

@@ -55,9 +55,7 @@ class Command(BaseCommand):
         if result.problems:
             path_written = self._write_report(report, result)
             self.stdout.write(
-                self.style.WARNING(
-                    f"{len(result.problems)} row(s) skipped; the report is in {path_written}"
-                )
+                self.style.WARNING(f"{len(result.problems)} row(s) skipped; the report is in {path_written}")
             )
 
     def _write_report(self, report: Path | None, result) -> Path:

@@ -15,7 +15,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("slug", help="The study's slug (as in its participant link /s/<slug>/).")
         parser.add_argument(
-            "--open", action="store_true", dest="open_places", help="Open the places needed (expiring overdue tasks first)."
+            "--open",
+            action="store_true",
+            dest="open_places",
+            help="Open the places needed (expiring overdue tasks first).",
         )
 
     def handle(self, *args, slug: str, open_places: bool, **options):
@@ -38,10 +41,19 @@ class Command(BaseCommand):
 
     def _table(self, rows: list[Shortfall]) -> None:
         cells = [COLUMNS] + [
-            (row.language or "(none)", str(row.clips_below_target), str(row.missing_annotations), str(row.places_needed))
+            (
+                row.language or "(none)",
+                str(row.clips_below_target),
+                str(row.missing_annotations),
+                str(row.places_needed),
+            )
             for row in rows
         ]
         widths = [max(len(line[column]) for line in cells) for column in range(len(COLUMNS))]
         for line in cells:
-            self.stdout.write("  ".join(cell.rjust(width) if column else cell.ljust(width)
-                                        for column, (cell, width) in enumerate(zip(line, widths))).rstrip())
+            self.stdout.write(
+                "  ".join(
+                    cell.rjust(width) if column else cell.ljust(width)
+                    for column, (cell, width) in enumerate(zip(line, widths))
+                ).rstrip()
+            )

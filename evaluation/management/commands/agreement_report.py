@@ -87,8 +87,10 @@ class Command(BaseCommand):
             for dimension in ("language", "emotion") for group, rates in sorted(emphasis.get(dimension, {}).items())
         ]  # fmt: skip
         for name, rates in rows:
-            out(f"{name[:27]:<28}{rates['words']:>9}" + "".join(
-                f"{_num(rates[key]):>8}" for key in ("label_rate", "mark_rate", "heavy_rate", "mean_scalar")))
+            out(
+                f"{name[:27]:<28}{rates['words']:>9}"
+                + "".join(f"{_num(rates[key]):>8}" for key in ("label_rate", "mark_rate", "heavy_rate", "mean_scalar"))
+            )
         mismatch = emphasis["mismatch"]
         out(f"mismatch reports: {mismatch['reports']} on {mismatch['clips_with_reports']} clips; "
             f"{mismatch['clips_at_threshold']} clips with {mismatch['threshold']} or more")  # fmt: skip

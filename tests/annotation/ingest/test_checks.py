@@ -7,7 +7,10 @@ RATE = 16000
 
 
 def codes(samples, rate=RATE, words=()):
-    return [warning.code for warning in check_signal(samples.reshape(-1, 1) if samples.ndim == 1 else samples, rate, list(words))]
+    return [
+        warning.code
+        for warning in check_signal(samples.reshape(-1, 1) if samples.ndim == 1 else samples, rate, list(words))
+    ]
 
 
 def test_clean_clip_has_no_warning():

@@ -20,9 +20,8 @@ def make_zip(path, members: dict[str, bytes]):
 
 
 def refusal(path, limits=LIMITS) -> str:
-    with pytest.raises(SourceRefused) as caught:
-        with open_source(path, limits):
-            pass
+    with pytest.raises(SourceRefused) as caught, open_source(path, limits):
+        pass
     return str(caught.value)
 
 
@@ -43,8 +42,12 @@ def test_temporary_extraction_is_removed(tmp_path):
 
 @pytest.mark.parametrize(
     ("name", "reason"),
-    [("../evil.wav", "entry '../evil.wav' escapes its folder with '..'"), ("a/../../evil.wav", "escapes its folder"),
-     ("/etc/evil.wav", "has an absolute path"), ("C:/evil.wav", "has an absolute path")],
+    [
+        ("../evil.wav", "entry '../evil.wav' escapes its folder with '..'"),
+        ("a/../../evil.wav", "escapes its folder"),
+        ("/etc/evil.wav", "has an absolute path"),
+        ("C:/evil.wav", "has an absolute path"),
+    ],
 )
 def test_paths_escaping_the_archive_are_refused(tmp_path, name, reason):
     archive = make_zip(tmp_path / "c.zip", {"manifest.jsonl": b"{}", name: b"x"})
@@ -62,7 +65,9 @@ def test_links_in_the_archive_are_refused(tmp_path):
 
 
 def test_zip_bomb_is_refused_by_counting_real_bytes(tmp_path):
-    archive = make_zip(tmp_path / "bomb.zip", {"manifest.jsonl": b"{}", **{f"f{i}.wav": b"\0" * 4_000_000 for i in range(4)}})
+    archive = make_zip(
+        tmp_path / "bomb.zip", {"manifest.jsonl": b"{}", **{f"f{i}.wav": b"\0" * 4_000_000 for i in range(4)}}
+    )
     assert archive.stat().st_size < 100_000
     assert "expands past 10000000 bytes (IMPORT_MAX_ARCHIVE_BYTES)" in refusal(archive)
 

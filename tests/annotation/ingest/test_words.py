@@ -4,11 +4,18 @@ from annotation.ingest.words import WordSpec, check_times_within, parse_word_lis
 
 
 def test_split_keeps_attached_punctuation_and_drops_bare_punctuation():
-    assert [w.text for w in split_transcript("Yes — I said “no”, didn't I?")] == ["Yes", "I", "said", "“no”,", "didn't", "I?"]
+    assert [w.text for w in split_transcript("Yes — I said “no”, didn't I?")] == [
+        "Yes",
+        "I",
+        "said",
+        "“no”,",
+        "didn't",
+        "I?",
+    ]
 
 
 def test_word_list_of_strings_or_objects():
-    words = parse_word_list(["Hello,", {"text": "world", "start": 0.1, "end": 0.4}][:1] + ["world"], "Hello, world")
+    words = parse_word_list([*["Hello,", {"text": "world", "start": 0.1, "end": 0.4}][:1], "world"], "Hello, world")
     assert words == [WordSpec("Hello,"), WordSpec("world")]
 
 
