@@ -3,7 +3,7 @@
     .venv/bin/python bench/agreement_scale.py [--clips 10000] [--per-clip 10] [--words 15]
         [--resamples 1000] [--seed 0] [--package-resamples 20]
 
-Generates a study shaped like MMEE (evaluation.simulation: 10 varieties in 7 languages, 34
+Generates a study shaped like MMEE (evaluation.stats.simulation: 10 varieties in 7 languages, 34
 emotions, tasks of 20 clips, 3 % of clips with one or two extra annotations from reruns, levels
 0/1/2 at about 20 % marked words), then times, in this process:
 
@@ -31,17 +31,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluation.aggregation import subsample
-from evaluation.alpha import alpha_cluster_statistics, alpha_from_sums, alpha_layout
-from evaluation.cohen import average_pairwise_kappa, clip_pair_tables
-from evaluation.emphasis import emphasis_rates
-from evaluation.fleiss import fleiss_kappa
-from evaluation.quality import Thresholds
-from evaluation.ratings import binary_counts
-from evaluation.report import ReportParameters, report_compute
-from evaluation.report_format import report_json
-from evaluation.resampling import bootstrap_sums, cluster_codes, generator, percentile_interval
-from evaluation.simulation import simulated_study
+from evaluation.reports.agreement import ReportParameters, report_compute
+from evaluation.reports.agreement_format import report_json
+from evaluation.stats.aggregation import subsample
+from evaluation.stats.alpha import alpha_cluster_statistics, alpha_from_sums, alpha_layout
+from evaluation.stats.cohen import average_pairwise_kappa, clip_pair_tables
+from evaluation.stats.emphasis import emphasis_rates
+from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.quality import Thresholds
+from evaluation.stats.ratings import binary_counts
+from evaluation.stats.resampling import bootstrap_sums, cluster_codes, generator, percentile_interval
+from evaluation.stats.simulation import simulated_study
 
 TARGET_SECONDS, TARGET_BYTES = 10.0, 2 * 1024**3
 

@@ -3,10 +3,10 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.models import Study
-from evaluation import views
 from evaluation.forms import parameters_query
 from evaluation.models import StudyReport
-from evaluation.services import parameters_from_dict
+from evaluation.services.agreement_reports import parameters_from_dict
+from evaluation.views import agreement_reports as views
 
 
 @admin.register(StudyReport)

@@ -5,10 +5,10 @@ from urllib.parse import urlencode
 from django import forms
 
 from annotation.models import Study
-from evaluation.quality import Thresholds
-from evaluation.report import ReportParameters
-from evaluation.selectors import study_languages
-from evaluation.services import report_parameters
+from evaluation.reports.agreement import ReportParameters
+from evaluation.selectors.agreement_reports import study_languages
+from evaluation.services.agreement_reports import report_parameters
+from evaluation.stats.quality import Thresholds
 
 FIELDS = (
     "language", "subsample", "seed", "resamples", "exclude_flagged",

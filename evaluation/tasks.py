@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from evaluation.services import study_report_run
+from evaluation.services.agreement_reports import study_report_run
 
 
 @shared_task

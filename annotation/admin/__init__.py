@@ -2,7 +2,7 @@
 
 from annotation.admin import (
     corpus,  # noqa: F401
-    form_items,  # noqa: F401
+    listening_form_items,  # noqa: F401
     review,  # noqa: F401
     study,  # noqa: F401
 )

@@ -13,7 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.admin import study_items  # noqa: F401  (registers the study item admin)
-from annotation.admin.study_forms import (
+from annotation.admin.forms import (
     AttentionCheckForm,
     PrerequisiteQuestionForm,
     StudyCreateForm,

@@ -1,5 +1,5 @@
 from annotation.models.corpus import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
-from annotation.models.forms import FormItem
+from annotation.models.listening_forms import FormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
 from annotation.models.study import AttentionCheck, PrerequisiteQuestion, Study, StudyItem
 

@@ -5,7 +5,7 @@
 - median seconds per clip: over every clip submitted, checks included (time is effort either way);
 - marked share: words marked 1 or 2 over all words submitted, checks excluded;
 - kappa: leave-one-out kappa against the majority of the study's other annotators of the
-  same clips (evaluation.annotator_quality), or None with the reason;
+  same clips (evaluation.stats.annotator_quality), or None with the reason;
 - flags: the names of the Study thresholds the row falls below.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from annotation.models import Annotation, Participant, Study
-from evaluation.annotator_quality import MIN_OTHERS, MIN_WORDS, KappaResult, leave_one_out_kappas
+from evaluation.stats.annotator_quality import MIN_OTHERS, MIN_WORDS, KappaResult, leave_one_out_kappas
 
 FLAG_ATTENTION = "review_min_attention"
 FLAG_KAPPA = "review_min_kappa"

@@ -19,7 +19,7 @@ from django.db.models.functions import Random
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.forms_participant import presentation_for
+from annotation.answer_forms import presentation_for
 from annotation.models import AttentionCheck, Clip, FormItem, Participant, Study, StudyItem, Task, TaskItem, Word
 
 # Waiting for concurrent claims to commit: from 10 ms, doubling, with jitter; about 2.5 s at most.

@@ -16,8 +16,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
+from annotation.answer_forms import answer_form
 from annotation.audio_links import signed_audio_url
-from annotation.forms_participant import answer_form
 from annotation.models import FormItem, Study, Task, TaskItem, Word
 from annotation.services.assignment import task_current
 from annotation.services.participants import next_step
@@ -29,7 +29,7 @@ from annotation.services.submission import (
     playback_record,
 )
 from annotation.services.submission_rows import current_clip
-from annotation.views.form_items import form_item_context
+from annotation.views.listening_form_items import form_item_context
 from annotation.views.participant import participant_page
 from annotation.views.participant_access import participant_id_from, to_step
 
@@ -47,7 +47,7 @@ def _render_item(request, task: Task, *, data=None, errors=None, status: int = 2
     if task.study.kind == Study.Kind.FORM:
         item = task.items.filter(status=TaskItem.Status.PENDING).order_by("position").first()
         context = form_item_context(task, item, data=data, errors=errors)
-        template = "participant/form_task.html"
+        template = "participant/listening_form_task.html"
     else:
         context, template = item_context(task.pk, task.study, errors), "participant/task.html"
     return render(request, template + ("#item" if partial else ""), context, status=status)

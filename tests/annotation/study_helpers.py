@@ -62,7 +62,7 @@ def marks(item: TaskItem, *marked: int, level: int = 1) -> list[int]:
 
 def live_form(*, specs, clips: int = 4, **settings):
     """A live form study over fresh clips; `specs(clips)` returns FormItemSpec objects."""
-    from annotation.services.form_studies import form_study_create
+    from annotation.services.listening_forms import form_study_create
 
     corpus = Corpus.objects.create(name=f"form-corpus-{Corpus.objects.count()}")
     made = [ClipFactory(corpus=corpus, transcript="I did not say she stole it", duration=2.0) for _ in range(clips)]

@@ -13,7 +13,7 @@ from annotation.services.review import (
     participants_decide,
     rejection_parts,
 )
-from evaluation.annotator_quality import leave_one_out_kappa
+from evaluation.stats.annotator_quality import leave_one_out_kappa
 from tests.annotation.factories import (
     AnnotationFactory,
     AttentionCheckFactory,

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evaluation.models import StudyReport
-from evaluation.services import report_parameters, study_report_compute, study_report_request
+from evaluation.services.agreement_reports import report_parameters, study_report_compute, study_report_request
 from tests.annotation.factories import StudyFactory
 from tests.evaluation.builders import golden_study
 

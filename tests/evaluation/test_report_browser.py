@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from evaluation.forms import parameters_query
 from evaluation.models import StudyReport
-from evaluation.selectors import annotations_fingerprint
-from evaluation.services import parameters_key, report_parameters, study_report_run
+from evaluation.selectors.agreement_reports import annotations_fingerprint
+from evaluation.services.agreement_reports import parameters_key, report_parameters, study_report_run
 from tests.evaluation.builders import golden_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

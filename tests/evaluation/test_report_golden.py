@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from evaluation.services import report_parameters, study_report_compute
+from evaluation.services.agreement_reports import report_parameters, study_report_compute
 from tests.evaluation.builders import golden_study
 
 pytestmark = pytest.mark.django_db

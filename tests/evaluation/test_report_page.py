@@ -8,7 +8,7 @@ from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
 from evaluation.models import StudyReport
-from evaluation.services import report_parameters, study_report_request
+from evaluation.services.agreement_reports import report_parameters, study_report_request
 from tests.annotation.factories import StudyFactory
 from tests.evaluation.builders import golden_study
 

@@ -3,9 +3,9 @@
 import pytest
 
 from annotation.selectors.review import participant_review_rows
-from evaluation.quality import annotator_quality
-from evaluation.selectors import annotations_fingerprint, study_data
-from evaluation.services import report_parameters
+from evaluation.selectors.agreement_reports import annotations_fingerprint, study_data
+from evaluation.services.agreement_reports import report_parameters
+from evaluation.stats.quality import annotator_quality
 from tests.annotation.factories import AnnotationFactory, ParticipantFactory, TaskFactory, TaskItemFactory
 from tests.evaluation.builders import annotated_study, exclude_clip, golden_rows, golden_study
 

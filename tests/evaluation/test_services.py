@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from evaluation import services
 from evaluation.models import StudyReport
-from evaluation.services import (
+from evaluation.services import agreement_reports as services
+from evaluation.services.agreement_reports import (
     parameters_from_dict,
     report_parameters,
     study_report_compute,

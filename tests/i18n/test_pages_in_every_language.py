@@ -10,7 +10,7 @@ from django.utils.html import escape
 
 from annotation import tones
 from annotation.models import FormItem, Participant, PrerequisiteQuestion, Study
-from annotation.services.form_studies import FormItemSpec
+from annotation.services.listening_forms import FormItemSpec
 from annotation.services.participants import listening_check_seed
 from tests.annotation.study_helpers import listened, live_form, live_study, marks
 

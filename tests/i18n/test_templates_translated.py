@@ -158,7 +158,7 @@ TEMPLATES = participant_templates()
 def test_the_participant_templates_are_found():
     names = {name for name, _ in TEMPLATES}
     assert {"participant/consent.html", "participant/screening.html", "participant/task.html",
-            "participant/form_task.html", "participant/done.html", "participant/message.html"} <= names  # fmt: skip
+            "participant/listening_form_task.html", "participant/done.html", "participant/message.html"} <= names  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "path"), TEMPLATES, ids=[name for name, _ in TEMPLATES])

@@ -6,9 +6,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
-from evaluation.quality import Thresholds
-from evaluation.report_format import agreement_groups, report_csv
-from evaluation.services import report_parameters, study_report_compute
+from evaluation.reports.agreement_format import agreement_groups, report_csv
+from evaluation.services.agreement_reports import report_parameters, study_report_compute
+from evaluation.stats.quality import Thresholds
 
 
 class Command(BaseCommand):

@@ -1,0 +1,102 @@
+"""Database rows to the arrays of evaluation.stats.study_data, and the fingerprint of a study's annotations.
+
+What a report covers: the study's clips (its StudyItems) except those a researcher excluded in
+review; every annotation of those clips by the study's participants; attention-check answers
+apart. Rows that cannot be used are left out and counted in StudyData.notes:
+- an annotation whose number of levels differs from its clip's number of words, or with a level
+  outside 0-2;
+- a participant's second annotation of a clip (the first submitted is kept).
+
+Identifiers are stable across databases: clips by external id (unique in the study's corpus),
+annotators by Prolific id, or "local-<pk>" for participants without one.
+"""
+
+import hashlib
+from collections import Counter
+
+from django.db.models import Count, Max
+
+from annotation.models import Annotation, Clip, Participant, Study, StudyItem
+from evaluation.stats.study_data import StudyData
+
+
+def study_data(*, study: Study, language: str | None = None) -> StudyData:
+    excluded = set(
+        StudyItem.objects.filter(study=study, review=StudyItem.Review.EXCLUDED).values_list("clip_id", flat=True)
+    )
+    clips_qs = Clip.objects.filter(study_items__study=study).exclude(pk__in=excluded)
+    if language is not None:
+        clips_qs = clips_qs.filter(language=language)
+    clip_rows = clips_qs.annotate(word_count=Count("words", distinct=True)).values_list(
+        "pk", "external_id", "language", "variety", "emotion", "word_count"
+    )
+    clips = {pk: (key, {"words": words, "language": lang, "variety": variety, "emotion": emotion})
+             for pk, key, lang, variety, emotion, words in clip_rows}  # fmt: skip
+    names = _annotator_names(study)
+    notes: Counter = Counter()
+    seen: set[tuple[int, int]] = set()
+    annotations = []
+    rows = Annotation.objects.filter(participant__study=study, item__attention_check__isnull=True)
+    if language is not None:
+        rows = rows.filter(clip__language=language)
+    rows = rows.order_by("submitted_at", "pk").values_list(
+        "participant_id", "clip_id", "levels", "mismatch_reported", "seconds_spent"
+    )
+    for participant, clip, levels, mismatch, seconds in rows.iterator(chunk_size=5000):
+        if clip not in clips:
+            notes["annotations of clips excluded in review" if clip in excluded else
+                  "annotations of clips that are not in the study"] += 1  # fmt: skip
+            continue
+        key, meta = clips[clip]
+        if not _valid(levels, meta["words"]):
+            notes["annotations whose levels do not match the clip's words"] += 1
+            continue
+        if (participant, clip) in seen:
+            notes["repeated annotations of a clip by the same participant (first kept)"] += 1
+            continue
+        seen.add((participant, clip))
+        annotations.append((key, names[participant], levels, mismatch, seconds))
+    annotators = {row[1] for row in annotations}
+    checks = [
+        (names[participant], passed is True, seconds)
+        for participant, passed, seconds in Annotation.objects.filter(
+            participant__study=study, item__attention_check__isnull=False
+        ).values_list("participant_id", "attention_passed", "seconds_spent")
+        if language is None or names[participant] in annotators
+    ]
+    return StudyData.build(
+        study=study.slug,
+        clips=dict(clips.values()),
+        annotations=annotations,
+        checks=checks,
+        notes=dict(notes.items()),
+    )
+
+
+def annotations_fingerprint(*, study: Study) -> str:
+    """Changes whenever an annotation of the study is added or removed, or a clip is excluded in review."""
+    summary = Annotation.objects.filter(participant__study=study).aggregate(
+        count=Count("pk"), last_id=Max("pk"), last_at=Max("submitted_at")
+    )
+    excluded = StudyItem.objects.filter(study=study, review=StudyItem.Review.EXCLUDED)
+    excluded_ids = ",".join(str(pk) for pk in sorted(excluded.values_list("clip_id", flat=True)))
+    last_at = summary["last_at"].isoformat() if summary["last_at"] else "-"
+    digest = hashlib.sha256(excluded_ids.encode()).hexdigest()[:16]
+    return f"annotations={summary['count']};last_id={summary['last_id']};last_at={last_at};excluded={digest}"
+
+
+def study_languages(*, study: Study) -> list[str]:
+    return sorted(set(Clip.objects.filter(study_items__study=study).values_list("language", flat=True)))
+
+
+def _annotator_names(study: Study) -> dict[int, str]:
+    participants = Participant.objects.filter(study=study).values_list("pk", "prolific_pid")
+    return {pk: pid or f"local-{pk}" for pk, pid in participants}
+
+
+def _valid(levels, words: int) -> bool:
+    return (
+        isinstance(levels, list)
+        and len(levels) == words
+        and all(isinstance(level, int) and not isinstance(level, bool) and 0 <= level <= 2 for level in levels)
+    )

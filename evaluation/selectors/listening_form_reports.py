@@ -1,0 +1,77 @@
+"""The answers of a listening-form study, turned into the inputs of evaluation.stats.listening_forms.
+
+Answers of participants whose work was rejected are left out (their count is reported); every
+other submitted answer counts, in the item's own terms (Annotation.response / levels).
+"""
+
+from collections import defaultdict
+
+from annotation.models import Annotation, FormItem, Participant, Study
+from evaluation.stats import listening_forms as scoring
+
+Kind = FormItem.Type
+
+
+def form_study_report(*, study: Study) -> dict:
+    """Every score of the form, as plain JSON-ready values."""
+    # Attention-check items test the listener, not the stimuli: never scored.
+    items = [item for item in FormItem.objects.filter(study=study).order_by("pk") if not item.is_attention_check]
+    answers, left_out = _answers_by_item(study)
+    inputs = {kind: [] for kind in Kind.values}
+    for item in items:
+        inputs[item.item_type].append(_scoring_input(item, answers.get(item.pk, [])))
+    marked_with_gold = [item for item in inputs[Kind.STRESSED_WORDS] if item.gold]
+    report = {
+        "study": {"id": study.pk, "name": study.name, "slug": study.slug},
+        "items": len(items),
+        "answers": sum(len(rows) for rows in answers.values()),
+        "participants": len({participant for rows in answers.values() for participant, _, _ in rows}),
+        "answers_left_out_rejected": left_out,
+        "agreement": scoring.form_agreement(
+            choices=inputs[Kind.SINGLE_CHOICE], pairs=inputs[Kind.PAIRWISE],
+            stances=inputs[Kind.STANCE], markings=inputs[Kind.STRESSED_WORDS],
+        ),
+    }  # fmt: skip
+    if inputs[Kind.SINGLE_CHOICE]:
+        report["single_choice"] = scoring.choice_scores(inputs[Kind.SINGLE_CHOICE])
+    if marked_with_gold:
+        report["stressed_words"] = scoring.stressed_word_scores(marked_with_gold)
+    if inputs[Kind.RATING]:
+        report["rating"] = scoring.rating_scores(inputs[Kind.RATING])
+    if inputs[Kind.PAIRWISE]:
+        report["pairwise"] = scoring.pairwise_scores(inputs[Kind.PAIRWISE])
+    if inputs[Kind.STANCE]:
+        report["stance"] = scoring.stance_scores(inputs[Kind.STANCE])
+    return report
+
+
+def _answers_by_item(study: Study) -> tuple[dict[int, list], int]:
+    """{form item pk: [(participant pk, levels, response)]}, and how many answers were left out."""
+    answers = Annotation.objects.filter(item__study_item__form_item__study=study)
+    rejected = answers.filter(participant__decision=Participant.Decision.REJECTED)
+    by_item = defaultdict(list)
+    rows = (
+        answers.exclude(pk__in=rejected.values("pk"))
+        .order_by("pk")
+        .values_list("item__study_item__form_item_id", "participant_id", "levels", "response")
+    )
+    for item_id, participant_id, levels, response in rows:
+        by_item[item_id].append((participant_id, levels, response))
+    return by_item, rejected.count()
+
+
+def _scoring_input(item: FormItem, answers: list):
+    if item.item_type == Kind.SINGLE_CHOICE:
+        gold = item.gold if isinstance(item.gold, int) else None
+        return scoring.ChoiceItem(item.external_id, gold, tuple(r["choice"] for _, _, r in answers), item.metadata)
+    if item.item_type == Kind.STRESSED_WORDS:
+        markings = tuple((str(participant), tuple(levels)) for participant, levels, _ in answers)
+        return scoring.MarkedItem(item.external_id, tuple(item.gold or ()), markings, item.metadata)
+    if item.item_type == Kind.RATING:
+        return scoring.RatedItem(item.external_id, tuple(r["value"] for _, _, r in answers), item.metadata)
+    if item.item_type == Kind.PAIRWISE:
+        return scoring.PairItem(item.external_id, tuple(r["prefer"] for _, _, r in answers), item.metadata)
+    settings = item.settings
+    dimension = settings.get("dimension") or f"{settings.get('positive', 'P')} / {settings.get('negative', 'N')}"
+    stance = tuple((r["pole"], float(r["confidence"]), r["pole_order"]) for _, _, r in answers)
+    return scoring.StanceItem(item.external_id, dimension, stance)

@@ -1,0 +1,154 @@
+"""The agreement report pages, served inside the admin (evaluation.admin wires the URLs).
+
+Viewing needs evaluation.view_studyreport; starting a computation needs evaluation.add_studyreport.
+"""
+
+import json
+from dataclasses import replace
+from urllib.parse import parse_qsl
+
+from django.http import HttpResponse, HttpResponseForbidden
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_http_methods, require_safe
+
+from annotation.models import Study
+from evaluation.forms import FIELDS, ReportForm, parameters_query
+from evaluation.models import StudyReport
+from evaluation.reports.agreement_format import agreement_groups, report_csv
+from evaluation.reports.svg import histogram_chart, interval_chart, scatter_chart
+from evaluation.services.agreement_reports import study_report_current, study_report_latest, study_report_request
+
+SERIES = ["Fleiss' kappa (95 % CI, clips as clusters)", "Krippendorff's alpha, ordinal (bootstrap 95 % CI)",
+          "mean pairwise Cohen's kappa"]  # fmt: skip
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def report_page(request, study_id: int, *, admin_site):
+    if not request.user.has_perm("evaluation.view_studyreport"):
+        return HttpResponseForbidden("You may not view agreement reports.")
+    study = get_object_or_404(Study, pk=study_id, kind=Study.Kind.EMPHASIS)
+    page = reverse("admin:evaluation_studyreport_study", args=[study.pk])
+    if request.method == "POST":
+        if not request.user.has_perm("evaluation.add_studyreport"):
+            return HttpResponseForbidden("You may not compute agreement reports.")
+        form = ReportForm(request.POST, study=study)
+        if form.is_valid():
+            study_report_request(study=study, parameters=form.parameters(), user=request.user)
+            return redirect(f"{page}?{parameters_query(form.parameters())}")
+    else:
+        bound = any(key in request.GET for key in FIELDS)
+        form = ReportForm(request.GET if bound else None, study=study)
+    context = {
+        **admin_site.each_context(request),
+        "title": f"Agreement report: {study}",
+        "study": study,
+        "form": form,
+        "page_url": page,
+        "can_compute": request.user.has_perm("evaluation.add_studyreport"),
+    }
+    if form.is_bound and not form.is_valid():
+        return TemplateResponse(request, "evaluation/report.html", context)
+    parameters = form.parameters()
+    report = study_report_current(study=study, parameters=parameters)
+    query = parameters_query(parameters)
+    context |= {"report": report, "parameters": parameters, "hidden_fields": parse_qsl(query, keep_blank_values=True)}
+    if report is None:
+        context["last"] = study_report_latest(study=study, parameters=parameters)
+    elif report.status == StudyReport.Status.SUCCEEDED:
+        context |= _result_context(json.loads(report.result_json), page, parameters)
+    return TemplateResponse(request, "evaluation/report.html", context)
+
+
+@require_safe
+def report_progress(request, pk: int):
+    if not request.user.has_perm("evaluation.view_studyreport"):
+        return HttpResponseForbidden("You may not view agreement reports.")
+    report = get_object_or_404(StudyReport, pk=pk)
+    response = TemplateResponse(request, "evaluation/report.html#progress", {"report": report})
+    if report.finished and request.htmx:
+        response.status_code = 286  # htmx stops polling; the page reloads to show the result
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@require_safe
+def report_download(request, pk: int, kind: str):
+    if not request.user.has_perm("evaluation.view_studyreport"):
+        return HttpResponseForbidden("You may not view agreement reports.")
+    report = get_object_or_404(StudyReport.objects.select_related("study"), pk=pk, status=StudyReport.Status.SUCCEEDED)
+    name = f"agreement-{report.study.slug}-{report.language or 'all'}-{report.pk}.{kind}"
+    if kind == "json":
+        response = HttpResponse(report.result_json, content_type="application/json")
+    else:
+        response = HttpResponse(report_csv(json.loads(report.result_json)), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def _result_context(result: dict, page: str, parameters) -> dict:
+    rows = list(agreement_groups(result))
+    chart_rows = [
+        ("all" if dimension == "pooled" else group or "(none)", [
+            _point(r["fleiss"]["value"], r["fleiss"]["ci95"]),
+            _point(r["krippendorff"]["ordinal"]["value"],
+                   (r["krippendorff"]["ordinal"]["bootstrap"] or {}).get("ci95")),
+            _point(r["cohen"]["value"], None),
+        ])
+        for dimension, group, r in rows if dimension in ("pooled", "language")
+    ]  # fmt: skip
+    histogram = result["emphasis"]["scalar_histogram"]
+    quality = result["annotators"]["rows"]
+    points = [(row["marked_share"], row["kappa"], bool(row["flags"]), row["annotator"])
+              for row in quality if row["kappa"] is not None and row["marked_share"] is not None]  # fmt: skip
+    languages = sorted(result["agreement"].get("language", {}))
+    return {
+        "result": result,
+        "agreement_rows": [_agreement_row(dimension, group, r) for dimension, group, r in rows],
+        "emphasis_rows": _emphasis_rows(result["emphasis"]),
+        "language_links": []
+        if parameters.language
+        else [(code, f"{page}?{parameters_query(_with_language(parameters, code))}") for code in languages if code],
+        "agreement_chart": mark_safe(interval_chart(chart_rows, SERIES, title="Agreement by language")),
+        "histogram_chart": mark_safe(
+            histogram_chart(histogram["edges"], histogram.get("pooled", []), title="Scalar scores of the words")
+        ),
+        "quality_chart": mark_safe(
+            scatter_chart(
+                points,
+                title="Annotators: agreement and marking",
+                x_label="share of words marked",
+                y_label="leave-one-out kappa",
+            )
+        ),
+    }
+
+
+def _with_language(parameters, code):
+    return replace(parameters, language=code)
+
+
+def _point(value, interval):
+    if value is None:
+        return None
+    return (value, interval[0], interval[1]) if interval else (value, None, None)
+
+
+def _agreement_row(dimension: str, group: str, r: dict) -> dict:
+    alpha = r["krippendorff"]
+    return {
+        "dimension": dimension, "group": "all" if dimension == "pooled" else group or "(none)",
+        "clips": r["clips"], "words": r["words"],
+        "annotators": r["annotators"], "cohen": r["cohen"], "fleiss": r["fleiss"],
+        "alpha": [(metric, alpha[metric]) for metric in ("nominal", "ordinal", "interval")],
+    }  # fmt: skip
+
+
+def _emphasis_rows(emphasis: dict) -> list[dict]:
+    rows = [{"dimension": "pooled", "group": "all", **emphasis["pooled"]}]
+    for dimension in ("language", "variety", "emotion"):
+        rows += [{"dimension": dimension, "group": group or "(none)", **rates}
+                 for group, rates in sorted(emphasis.get(dimension, {}).items())]  # fmt: skip
+    return rows

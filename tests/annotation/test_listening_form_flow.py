@@ -1,0 +1,208 @@
+"""Listening forms on the shared participant machinery (Django test client)."""
+
+import re
+
+import pytest
+
+from annotation.models import Annotation, FormItem, PrerequisiteQuestion
+from annotation.services.listening_forms import FormItemSpec
+from tests.annotation.study_helpers import listened, live_form
+
+pytestmark = pytest.mark.django_db
+
+PID = "5f0c1e2d3b4a596877665544"
+
+
+def every_type(clips):
+    return [
+        FormItemSpec(
+            "choice",
+            FormItem.Type.SINGLE_CHOICE,
+            clips[0],
+            options=["She took it", "Someone else did", "Maybe"],
+            gold=1,
+        ),
+        FormItemSpec("pair", FormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}),
+        FormItemSpec(
+            "mos",
+            FormItem.Type.RATING,
+            clips[1],
+            options=["Bad", "Poor", "Fair", "Good", "Excellent"],
+            metadata={"system": "tts-a"},
+        ),
+        FormItemSpec("slider", FormItem.Type.RATING, clips[2]),
+        FormItemSpec(
+            "warm",
+            FormItem.Type.STANCE,
+            clips[3],
+            settings={
+                "dimension": "warmth",
+                "positive": "warm",
+                "negative": "cold",
+                "positive_definition": "friendly",
+                "negative_definition": "distant",
+            },
+        ),
+        FormItemSpec("ssd", FormItem.Type.STRESSED_WORDS, clips[0], gold=[0, 0, 0, 1, 0, 0, 0]),
+    ]
+
+
+def enter(client, study):
+    client.get(f"/s/{study.slug}/?PROLIFIC_PID={PID}")
+    client.post(f"/s/{study.slug}/consent/", {"agree": "yes"})
+    answers = {f"q{q.pk}": q.accepted[0] for q in PrerequisiteQuestion.objects.filter(study=study)}
+    client.post(f"/s/{study.slug}/screening/", answers)
+    client.post(f"/s/{study.slug}/instructions/")
+
+
+def answer_for(page: str, item: FormItem) -> dict:
+    kind = FormItem.Type
+    if item.item_type == kind.SINGLE_CHOICE:
+        return {"choice": "1"}
+    if item.item_type == kind.PAIRWISE:
+        return {"prefer": "b"}
+    if item.item_type == kind.RATING:
+        return {"value": "4" if item.options else "73"}
+    if item.item_type == kind.STANCE:
+        return {"pole": "N", "confidence": "80"}
+    return {"stressed": ["3"]}
+
+
+def test_a_form_with_every_item_type_from_link_to_completion(client):
+    study = live_form(specs=every_type)
+    enter(client, study)
+    participant = study.participants.get()
+    seen_types = []
+    for _ in range(6):
+        page = client.get(f"/s/{study.slug}/task/").content.decode()
+        item_id = int(re.search(r'data-item="(\d+)"', page).group(1))
+        item = participant.tasks.get().items.get(pk=item_id)
+        form_item = item.study_item.form_item
+        seen_types.append(form_item.item_type)
+        assert "gold" not in page.lower()
+        refused = client.post(
+            f"/s/{study.slug}/task/items/{item_id}/submit", answer_for(page, form_item), HTTP_HX_REQUEST="true"
+        )
+        assert refused.status_code == 422 and "Listen to" in refused.content.decode()
+        for track in range(len(item.presentation["durations"])):
+            listened(item, track=track)
+        response = client.post(
+            f"/s/{study.slug}/task/items/{item_id}/submit", answer_for(page, form_item), HTTP_HX_REQUEST="true"
+        )
+        assert response.status_code == 200, response.content.decode()
+
+    assert sorted(seen_types) == ["pairwise", "rating", "rating", "single_choice", "stance", "stressed_words"]
+    assert response["HX-Redirect"] == f"/s/{study.slug}/done/"
+    answers = {a.item.study_item.form_item.external_id: (a.levels, a.response) for a in Annotation.objects.all()}
+    assert answers["choice"] == ([], {"choice": 1})
+    assert answers["pair"] == ([], {"prefer": "b"})
+    assert answers["mos"] == ([], {"value": 4.0}) and answers["slider"] == ([], {"value": 73.0})
+    assert answers["warm"][1]["pole"] == "N" and answers["warm"][1]["confidence"] == 0.8
+    assert answers["warm"][1]["pole_order"] in ("PN", "NP")
+    assert answers["ssd"] == ([0, 0, 0, 1, 0, 0, 0], {})
+
+
+def test_invalid_form_answers_are_refused_with_the_reason(client):
+    study = live_form(
+        specs=lambda clips: [FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0)]
+    )
+    enter(client, study)
+    page = client.get(f"/s/{study.slug}/task/").content.decode()
+    item_id = int(re.search(r'data-item="(\d+)"', page).group(1))
+
+    for bad in ({}, {"choice": "7"}, {"choice": "x"}):
+        response = client.post(f"/s/{study.slug}/task/items/{item_id}/submit", bad, HTTP_HX_REQUEST="true")
+        assert response.status_code == 422
+    assert not Annotation.objects.exists()
+
+
+def test_option_order_is_randomized_per_participant_and_recorded(client):
+    from django.test import Client
+
+    study = live_form(
+        specs=lambda clips: [
+            FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0], options=[f"option {n}" for n in range(6)], gold=0)
+        ],
+        target_annotations=12,
+    )
+    orders = set()
+    for n in range(8):
+        browser = Client()
+        browser.get(f"/s/{study.slug}/?PROLIFIC_PID={n:024x}")
+        browser.post(f"/s/{study.slug}/consent/", {"agree": "yes"})
+        browser.post(
+            f"/s/{study.slug}/screening/",
+            {f"q{q.pk}": q.accepted[0] for q in PrerequisiteQuestion.objects.filter(study=study)},
+        )
+        browser.post(f"/s/{study.slug}/instructions/")
+        page = browser.get(f"/s/{study.slug}/task/").content.decode()
+        shown = re.findall(r"option (\d)", page)
+        participant = study.participants.get(prolific_pid=f"{n:024x}")
+        recorded = participant.tasks.get().items.get().presentation
+        assert [int(x) for x in shown] == recorded["option_order"] and "seed" in recorded
+        orders.add(tuple(shown))
+    assert len(orders) > 1
+
+
+def test_form_attention_checks_are_slipped_in_recorded_and_never_scored(client):
+    from annotation.models import StudyItem
+    from evaluation.selectors.listening_form_reports import form_study_report
+
+    def specs(clips):
+        return [
+            FormItemSpec("q1", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0),
+            FormItemSpec("q2", FormItem.Type.SINGLE_CHOICE, clips[1], options=["x", "y"], gold=1),
+            FormItemSpec(
+                "check",
+                FormItem.Type.SINGLE_CHOICE,
+                clips[2],
+                options=["pick me", "not me"],
+                gold=0,
+                settings={"attention_check": True},
+            ),
+        ]
+
+    study = live_form(specs=specs, clips_per_task=2, attention_checks_per_task=1)
+    enter(client, study)
+    participant = study.participants.get()
+    task = participant.tasks.get()
+    assert task.items.count() == 3
+    for _ in range(3):
+        page = client.get(f"/s/{study.slug}/task/").content.decode()
+        assert "attention" not in page.lower() and "gold" not in page.lower()
+        item = task.items.get(pk=int(re.search(r'data-item="(\d+)"', page).group(1)))
+        listened(item)
+        client.post(f"/s/{study.slug}/task/items/{item.pk}/submit", {"choice": "0"}, HTTP_HX_REQUEST="true")
+
+    check = Annotation.objects.get(item__study_item__form_item__external_id="check")
+    assert check.attention_passed is True
+    assert set(Annotation.objects.exclude(pk=check.pk).values_list("attention_passed", flat=True)) == {None}
+    check_item = StudyItem.objects.get(form_item__external_id="check")
+    assert (check_item.completed_count, check_item.reserved_count) == (0, 0)
+    scored = [row["item"] for row in form_study_report(study=study)["single_choice"]["per_item"]]
+    assert "check" not in scored and len(scored) == 2
+
+
+def test_participant_review_works_for_form_studies(client):
+    from annotation.selectors.review import participant_review_rows
+
+    study = live_form(specs=every_type)
+    enter(client, study)
+    participant = study.participants.get()
+    task = participant.tasks.get()
+    for _ in range(2):
+        page = client.get(f"/s/{study.slug}/task/").content.decode()
+        item = task.items.get(pk=int(re.search(r'data-item="(\d+)"', page).group(1)))
+        for track in range(len(item.presentation["durations"])):
+            listened(item, track=track)
+        client.post(
+            f"/s/{study.slug}/task/items/{item.pk}/submit",
+            answer_for(page, item.study_item.form_item),
+            HTTP_HX_REQUEST="true",
+        )
+
+    rows = participant_review_rows(study=study)
+
+    [row] = rows
+    assert (row.prolific_pid, row.clips) == (PID, 2)
+    assert row.kappa is None and row.kappa_reason  # no word agreement to compute from two form answers

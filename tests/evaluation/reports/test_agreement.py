@@ -1,0 +1,222 @@
+"""The whole report from arrays: consistency with the measures, determinism, undefined cases. No database."""
+
+import json
+import random
+
+import krippendorff
+import numpy as np
+import pytest
+
+from evaluation.reports.agreement import ReportParameters, report_compute
+from evaluation.reports.agreement_format import canonical, report_csv, report_json
+from evaluation.stats.aggregation import binary_labels, subsample
+from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.quality import Thresholds
+from evaluation.stats.ratings import binary_counts
+from evaluation.stats.simulation import simulated_study
+from evaluation.stats.study_data import StudyData
+
+PARAMETERS = ReportParameters(subsample=10, seed=3, resamples=200, thresholds=Thresholds(min_kappa=0.5))
+
+
+@pytest.fixture(scope="module")
+def small():
+    return simulated_study(clips=300, seed=1, extra_share=0.2)
+
+
+@pytest.fixture(scope="module")
+def report(small):
+    return report_compute(small, PARAMETERS)
+
+
+def rows_of(data: StudyData):
+    clips = {
+        key: {"words": int(data.clip_words[i]), **{d: data.clip_groups[d][i] for d in data.clip_groups}}
+        for i, key in enumerate(data.clip_keys)
+    }
+    annotations = [
+        (data.clip_keys[c], data.annotator_keys[a], [int(v) for v in levels[: data.clip_words[c]]], bool(m), float(s))
+        for c, a, levels, m, s in zip(data.clip, data.annotator, data.levels, data.mismatch, data.seconds)
+    ]
+    checks = [(data.annotator_keys[a], bool(p), float(s))
+              for a, p, s in zip(data.check_annotator, data.check_passed, data.check_seconds)]  # fmt: skip
+    return clips, annotations, checks
+
+
+def test_the_same_data_and_seed_give_the_same_bytes_whatever_the_row_order(small, report):
+    clips, annotations, checks = rows_of(small)
+    random.Random(5).shuffle(annotations)
+    random.Random(6).shuffle(checks)
+    shuffled = StudyData.build(study=small.study, clips=dict(reversed(list(clips.items()))),
+                               annotations=annotations, checks=checks)  # fmt: skip
+
+    assert report_json(report_compute(shuffled, PARAMETERS)) == report_json(report)
+    assert report_json(report_compute(small, PARAMETERS)) == report_json(report)
+
+
+def test_another_seed_changes_the_subsample_and_the_intervals(small, report):
+    other = report_compute(
+        small, ReportParameters(subsample=10, seed=4, resamples=200, thresholds=PARAMETERS.thresholds)
+    )
+
+    assert other["agreement"]["pooled"]["fleiss"]["value"] != report["agreement"]["pooled"]["fleiss"]["value"]
+    assert other["parameters"]["seed"] == 4 and "seed 4" in other["methods"]["bootstrap"]
+
+
+def test_groups_pooled_and_per_language_variety_emotion(report):
+    agreement = report["agreement"]
+
+    assert set(agreement) == {"pooled", "language", "variety", "emotion"}
+    assert sorted(agreement["language"]) == ["de", "en", "es", "fr", "it", "pt", "zh"]
+    assert len(agreement["variety"]) == 10
+    assert sum(g["clips"] for g in agreement["language"].values()) == agreement["pooled"]["clips"]
+    assert sum(g["words"] for g in agreement["emotion"].values()) == agreement["pooled"]["words"]
+
+
+def used_counts(data: StudyData, report):
+    """Level counts of the words used, rebuilt from the report's own choice of clips."""
+    short = {row["clip"] for row in report["clips_short"]}
+    keys = np.asarray(data.clip_keys, dtype=object)[data.clip]
+    names = np.asarray(data.annotator_keys, dtype=object)[data.annotator]
+    kept = subsample(keys, names, n=10, seed=PARAMETERS.seed).keep
+    assert not any(k in short for k in keys[kept])
+    return data.ratings(kept).unit_counts()
+
+
+def test_pooled_numbers_are_the_measures_on_the_subsampled_words(small, report):
+    counts, unit_clip = used_counts(small, report)
+    rated = counts.sum(axis=1) > 0
+    pooled = report["agreement"]["pooled"]
+
+    fleiss = fleiss_kappa(binary_counts(counts[rated]), unit_clip[rated])
+    assert pooled["fleiss"]["value"] == pytest.approx(fleiss.value, abs=1e-12)
+    assert pooled["fleiss"]["se"] == pytest.approx(fleiss.se, abs=1e-12)
+    for metric in ("nominal", "ordinal", "interval"):
+        expected = krippendorff.alpha(value_counts=counts[rated], level_of_measurement=metric, value_domain=[0, 1, 2])
+        assert pooled["krippendorff"][metric]["value"] == pytest.approx(expected, abs=1e-9)
+    assert report["emphasis"]["pooled"]["label_rate"] == pytest.approx(binary_labels(counts[rated]).mean(), abs=1e-12)
+    assert sum(report["emphasis"]["scalar_histogram"]["pooled"]) == rated.sum()
+
+
+def test_every_interval_contains_its_estimate_or_is_explained(report):
+    for result in [report["agreement"]["pooled"], *report["agreement"]["language"].values()]:
+        fleiss = result["fleiss"]
+        assert fleiss["ci95"][0] < fleiss["value"] < fleiss["ci95"][1]
+        assert fleiss["ci95_words_independent"][0] < fleiss["value"] < fleiss["ci95_words_independent"][1]
+        for metric in result["krippendorff"].values():
+            low, high = metric["bootstrap"]["ci95"]
+            assert low < high and metric["bootstrap"]["undefined_resamples"] == 0
+
+
+def test_short_clips_are_listed_and_left_out(small):
+    report = report_compute(small, ReportParameters(subsample=11, resamples=0))
+
+    per_clip = np.bincount(small.clip, minlength=len(small.clip_keys))
+    expected = [(small.clip_keys[i], int(n)) for i, n in enumerate(per_clip) if n < 11]
+    assert 200 < len(expected) < 290  # about 20 % of the clips got 11 or 12 annotations
+    assert [(row["clip"], row["annotations"]) for row in report["clips_short"]] == expected
+    assert dict(expected) == subsample_short(small, 11)
+    assert report["data"]["clips_used"] == len(small.clip_keys) - len(expected)
+    assert report["data"]["annotations_used"] == 11 * report["data"]["clips_used"]
+
+
+def subsample_short(data, n):
+    keys = np.asarray(data.clip_keys, dtype=object)[data.clip]
+    return subsample(keys, np.asarray(data.annotator_keys, dtype=object)[data.annotator], n=n, seed=0).short
+
+
+def test_flagged_annotators_can_be_left_out_and_are_named(small, report):
+    flagged = report["annotators"]["flagged"]
+    assert flagged and report["annotators"]["excluded"] == []
+
+    without = report_compute(small, ReportParameters(subsample=10, seed=3, resamples=0, exclude_flagged=True,
+                                                     thresholds=PARAMETERS.thresholds))  # fmt: skip
+
+    assert without["annotators"]["excluded"] == flagged
+    names = np.asarray(small.annotator_keys)[small.annotator]
+    assert without["data"]["annotations_of_excluded_annotators"] == int(np.isin(names, flagged).sum())
+    assert without["data"]["clips_short"] > report["data"]["clips_short"]
+    assert without["agreement"]["pooled"]["krippendorff"]["ordinal"]["bootstrap"] is None  # no resamples
+
+
+def test_every_annotation_is_used_without_subsampling(small):
+    everything = report_compute(small, ReportParameters(subsample=None, resamples=0))
+
+    assert everything["data"]["annotations_used"] == small.n_annotations
+    assert everything["clips_short"] == []
+
+
+def undefined_study():
+    """Language "xx": nobody marks anything; "yy": one annotator per clip."""
+    clips = {f"x{i}": {"words": 4, "language": "xx"} for i in range(3)}
+    clips |= {f"y{i}": {"words": 4, "language": "yy"} for i in range(3)}
+    annotations = [(f"x{i}", f"a{j}", [0, 0, 0, 0], False, 5.0) for i in range(3) for j in range(3)]
+    annotations += [(f"y{i}", "a0", [1, 0, 2, 0], False, 5.0) for i in range(3)]
+    return StudyData.build(study="odd", clips=clips, annotations=annotations)
+
+
+def test_undefined_measures_are_null_with_a_reason_never_one_or_a_crash():
+    report = report_compute(undefined_study(), ReportParameters(subsample=None, resamples=50))
+
+    silent = report["agreement"]["language"]["xx"]
+    assert silent["fleiss"]["value"] is None and "one category" in silent["fleiss"]["undefined"]
+    assert silent["cohen"]["value"] is None and "0/0" in silent["cohen"]["undefined"]
+    for metric in silent["krippendorff"].values():
+        assert metric["value"] is None and "expected disagreement is 0" in metric["undefined"]
+    alone = report["agreement"]["language"]["yy"]
+    assert alone["fleiss"]["undefined"] == "no unit has two or more ratings"
+    assert alone["cohen"]["undefined"] == "no two annotators labelled a common word"
+    assert "NaN" not in report_json(report)
+
+
+def test_an_empty_study_gives_a_report():
+    empty = StudyData.build(study="empty", clips={"c": {"words": 3}}, annotations=[])
+
+    report = report_compute(empty, ReportParameters(resamples=10))
+
+    assert report["agreement"]["pooled"]["fleiss"]["value"] is None
+    assert report["clips_short"] == [{"clip": "c", "annotations": 0}]
+    report_json(report)
+
+
+def test_progress_reports_every_step():
+    seen = []
+
+    report_compute(undefined_study(), ReportParameters(subsample=None, resamples=0),
+                   progress=lambda phase, done, total: seen.append((phase, done, total)))  # fmt: skip
+
+    assert [done for _, done, _ in seen] == list(range(len(seen)))
+    assert {total for _, _, total in seen} == {len(seen)}
+    assert seen[0][0] == "annotator quality" and seen[2][0] == "agreement: pooled"
+
+
+def test_canonical_json_rounds_sorts_and_refuses_nan():
+    assert report_json({"b": 1 / 3, "a": -0.0, "c": np.float64(2.5), "d": [np.int64(2), True]}) == (
+        '{\n  "a": 0.0,\n  "b": 0.3333333333,\n  "c": 2.5,\n  "d": [\n    2,\n    true\n  ]\n}\n'
+    )
+    with pytest.raises(ValueError, match="undefined"):
+        canonical({"x": float("nan")})
+
+
+def test_csv_has_a_row_for_every_group_and_measure(report):
+    lines = report_csv(report).splitlines()
+
+    assert lines[0] == "section,dimension,group,measure,value,se,ci_low,ci_high,method,clips,words,note"
+    fleiss_rows = [line for line in lines if line.startswith("agreement,") and ",fleiss," in line]
+    groups = 1 + sum(len(report["agreement"][d]) for d in ("language", "variety", "emotion"))
+    assert len(fleiss_rows) == 3 * groups
+    assert any(line.startswith("annotator,annotator,") for line in lines)
+    assert json.loads(report_json(report)) == canonical(report)
+
+
+def test_a_group_whose_clips_are_all_short_is_reported_undefined():
+    clips = {"a": {"words": 3, "language": "de"}, "b": {"words": 3, "language": "fr"}}
+    annotations = [("a", f"p{i}", [1, 0, 0], False, 5.0) for i in range(3)] + [("b", "p0", [0, 1, 0], False, 5.0)]
+
+    report = report_compute(StudyData.build(study="s", clips=clips, annotations=annotations),
+                            ReportParameters(subsample=3, resamples=20))  # fmt: skip
+
+    french = report["agreement"]["language"]["fr"]
+    assert (french["clips"], french["words"], french["fleiss"]["value"]) == (0, 0, None)
+    assert report["emphasis"]["language"]["fr"]["label_rate"] is None
+    assert report["clips_short"] == [{"clip": "b", "annotations": 1}]
