@@ -2,7 +2,6 @@
 
 import logging
 import tempfile
-import time
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -11,22 +10,18 @@ from pathlib import Path, PurePosixPath
 
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import transaction
-from django.utils import timezone
 
 from annotation.ingest.errors import ImportRefused, SourceRefused
 from annotation.ingest.pipeline import corpus_import
 from annotation.ingest.source import relative_path_problem
+from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import ImportJob
 
 logger = logging.getLogger(__name__)
-_PROGRESS_EVERY_SECONDS = 0.5
 
 
 def import_job_create(*, upload, corpus_name: str, skip_invalid: bool, user) -> ImportJob:
     """Store an uploaded .zip and queue its import once the job row is committed."""
-    from annotation.tasks import corpus_import_job_run
-
     if not zipfile.is_zipfile(upload):
         raise ValueError(f"{upload.name}: not a .zip archive")
     upload.seek(0)
@@ -38,7 +33,7 @@ def import_job_create(*, upload, corpus_name: str, skip_invalid: bool, user) -> 
         skip_invalid=skip_invalid,
         created_by=user,
     )
-    transaction.on_commit(lambda: corpus_import_job_run.delay(job.pk))
+    job_enqueue(job)
     return job
 
 
@@ -64,34 +59,25 @@ def folder_upload_zip(*, files: list, paths: list[str]) -> Iterator[File | None]
 
 
 def import_job_run(*, job_id: int) -> None:
-    # The conditional update is the claim: a second delivery finds it taken.
-    claimed = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(
-        status=ImportJob.Status.RUNNING, phase="starting"
-    )
-    if not claimed:
-        return
-    job = ImportJob.objects.get(pk=job_id)
+    job_run(model=ImportJob, job_id=job_id, work=_import)
+
+
+def _import(job: ImportJob, progress) -> dict:
     try:
-        summary, problems, status = _run(job)
-    except Exception as error:  # the job must never stay "running" after a crash
-        logger.exception("import job %s crashed", job_id)
-        summary, problems, status = {"error": f"internal error: {error}"}, [], ImportJob.Status.FAILED
+        return _import_archive(job, progress)
     finally:
         _delete_quietly(job.archive.name)
-    ImportJob.objects.filter(pk=job_id).update(
-        status=status, summary=summary, problems=problems, finished_at=timezone.now(), phase="finished"
-    )
 
 
 def _delete_quietly(name: str) -> None:
-    # A storage hiccup here must not leave the job "running" forever.
+    # A storage hiccup here must not turn an import that succeeded into a failure.
     try:
         default_storage.delete(name)
     except Exception:
         logger.exception("could not delete uploaded archive %s", name)
 
 
-def _run(job: ImportJob):
+def _import_archive(job: ImportJob, progress) -> dict:
     with tempfile.TemporaryDirectory(prefix="import-job-") as folder:
         local = Path(folder) / "upload.zip"
         with default_storage.open(job.archive.name, "rb") as source, open(local, "wb") as sink:
@@ -99,29 +85,12 @@ def _run(job: ImportJob):
                 sink.write(chunk)
         try:
             report = corpus_import(
-                path=local,
-                corpus_name=job.corpus_name,
-                skip_invalid=job.skip_invalid,
-                progress=_progress_writer(job.pk),
+                path=local, corpus_name=job.corpus_name, skip_invalid=job.skip_invalid, progress=progress
             )
         except ImportRefused as refused:
             problems = [problem.as_dict() for problem in refused.problems]
-            return {"error": f"{len(problems)} bad row(s); nothing was imported"}, problems, ImportJob.Status.FAILED
+            raise JobFailed(f"{len(problems)} bad row(s); nothing was imported", problems=problems) from None
         except SourceRefused as refused:
-            return {"error": str(refused)}, [], ImportJob.Status.FAILED
-    result = report.as_dict()
-    problems = result.pop("problems")
-    return result, problems, ImportJob.Status.SUCCEEDED
-
-
-def _progress_writer(job_id: int):
-    last = {"at": 0.0, "phase": None}
-
-    def write(phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if phase == last["phase"] and done < total and now - last["at"] < _PROGRESS_EVERY_SECONDS:
-            return
-        last.update(at=now, phase=phase)
-        ImportJob.objects.filter(pk=job_id).update(phase=phase, done=done, total=total)
-
-    return write
+            raise JobFailed(str(refused)) from None
+    summary = report.as_dict()
+    return {"problems": summary.pop("problems"), "summary": summary}

@@ -1,9 +1,8 @@
 """Corpora: clips of speech, their words, their speakers, and how they got in."""
 
-from django.conf import settings
 from django.db import models
 
-from annotation.models.progress import JobProgress
+from annotation.models.background_job import BackgroundJob
 
 
 class Corpus(models.Model):
@@ -107,28 +106,17 @@ class ClipWarning(models.Model):
         return f"{self.get_code_display()}: {self.detail}"
 
 
-class ImportJob(JobProgress, models.Model):
+class ImportJob(BackgroundJob):
     """A corpus archive uploaded in the admin, imported by a background worker."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        SUCCEEDED = "succeeded"
-        FAILED = "failed"
+    TASK_NAME = "annotation.tasks.corpus_import_job_run"
 
     corpus_name = models.CharField(max_length=200)
     archive = models.FileField(max_length=300, blank=True)
     archive_name = models.CharField(max_length=300, help_text="Name of the uploaded file.")
     skip_invalid = models.BooleanField(default=False)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    phase = models.CharField(max_length=64, blank=True)
-    done = models.PositiveIntegerField(default=0)
-    total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
     problems = models.JSONField(default=list, blank=True, help_text="Rows refused, with reasons.")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -8,13 +8,8 @@ now, or one queued or still running, and queues a new one only when there is non
 import hashlib
 import json
 import logging
-import time
-from datetime import timedelta
 
-from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
-
+from annotation.jobs import job_enqueue, job_refresh, job_run
 from annotation.models import Study
 from evaluation.models import StudyReport
 from evaluation.reports.agreement import ReportParameters, report_compute
@@ -23,8 +18,6 @@ from evaluation.selectors.agreement_reports import annotations_fingerprint, stud
 from evaluation.stats.quality import Thresholds
 
 logger = logging.getLogger(__name__)
-STALE_AFTER = timedelta(minutes=30)  # a report "running" this long lost its worker
-_PROGRESS_EVERY_SECONDS = 0.5
 _UNSET = object()
 
 
@@ -70,12 +63,11 @@ def study_report_current(*, study: Study, parameters: ReportParameters) -> Study
     fingerprint = annotations_fingerprint(study=study)
     candidates = StudyReport.objects.filter(study=study, parameters_key=parameters_key(parameters))
     for report in candidates.exclude(status=StudyReport.Status.FAILED).order_by("-created_at", "-pk")[:5]:
+        report = job_refresh(report)
         if report.status == StudyReport.Status.SUCCEEDED:
             if report.fingerprint == fingerprint:
                 return report
-            continue
-        started = report.started_at or report.created_at
-        if timezone.now() - started < STALE_AFTER:
+        elif report.status != StudyReport.Status.FAILED:
             return report
     return None
 
@@ -91,8 +83,6 @@ def study_report_latest(*, study: Study, parameters: ReportParameters) -> StudyR
 
 def study_report_request(*, study: Study, parameters: ReportParameters, user=None) -> StudyReport:
     """The current report, or a new one queued for a worker once this transaction commits."""
-    from evaluation.tasks import study_report_run_task
-
     current = study_report_current(study=study, parameters=parameters)
     if current is not None:
         return current
@@ -104,45 +94,18 @@ def study_report_request(*, study: Study, parameters: ReportParameters, user=Non
         fingerprint=annotations_fingerprint(study=study),
         created_by=user if user is not None and user.is_authenticated else None,
     )
-    transaction.on_commit(lambda: study_report_run_task.delay(report.pk))
+    job_enqueue(report)
     return report
 
 
 def study_report_run(*, report_id: int) -> None:
-    # The conditional update is the claim: a second delivery finds it taken.
-    claimed = StudyReport.objects.filter(pk=report_id, status=StudyReport.Status.QUEUED).update(
-        status=StudyReport.Status.RUNNING, phase="reading annotations", started_at=timezone.now()
-    )
-    if not claimed:
-        return
-    report = StudyReport.objects.select_related("study").get(pk=report_id)
-    try:
-        # Taken before reading: if annotations arrive meanwhile, the report looks stale, never fresh.
-        fingerprint = annotations_fingerprint(study=report.study)
-        text = study_report_compute(
-            study=report.study, parameters=parameters_from_dict(report.parameters), progress=_progress_writer(report_id)
-        )
-    except Exception as error:  # the report must never stay "running" after a crash
-        logger.exception("agreement report %s crashed", report_id)
-        StudyReport.objects.filter(pk=report_id).update(
-            status=StudyReport.Status.FAILED, error=f"internal error: {error}", phase="failed",
-            finished_at=timezone.now(),
-        )  # fmt: skip
-        return
-    StudyReport.objects.filter(pk=report_id).update(
-        status=StudyReport.Status.SUCCEEDED, result_json=text, fingerprint=fingerprint, phase="finished",
-        done=F("total"), finished_at=timezone.now(),
-    )  # fmt: skip
+    job_run(model=StudyReport, job_id=report_id, work=_compute)
 
 
-def _progress_writer(report_id: int):
-    last = {"at": 0.0}
-
-    def write(phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last["at"] < _PROGRESS_EVERY_SECONDS and done + 1 < total:
-            return
-        last["at"] = now
-        StudyReport.objects.filter(pk=report_id).update(phase=phase[:100], done=done, total=total)
-
-    return write
+def _compute(report: StudyReport, progress) -> dict:
+    progress("reading annotations", 0, 0)
+    # Taken before reading: if annotations arrive meanwhile, the report looks stale, never fresh.
+    fingerprint = annotations_fingerprint(study=report.study)
+    parameters = parameters_from_dict(report.parameters)
+    text = study_report_compute(study=report.study, parameters=parameters, progress=progress)
+    return {"result_json": text, "fingerprint": fingerprint}

@@ -248,7 +248,7 @@ def test_a_bad_row_fails_the_job_and_writes_nothing(
 
     job = wait_until_finished(job.pk)
     assert job.status == ImportJob.Status.FAILED
-    assert job.summary == {"error": "2 bad row(s); nothing was imported"}
+    assert job.error == "2 bad row(s); nothing was imported"
     assert [(p["line"], p["clip_id"], p["field"]) for p in job.problems] == [
         (2, "missing", "audio"),
         (3, "empty", "transcript"),

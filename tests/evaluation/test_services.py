@@ -96,14 +96,21 @@ def test_a_crash_fails_the_report_and_a_new_request_tries_again(study, django_ca
     assert study_report_current(study=study, parameters=parameters(study)) is None
 
 
-def test_a_report_running_for_too_long_is_given_up(study):
+def test_a_report_whose_worker_went_silent_is_queued_again(study, django_capture_on_commit_callbacks):
     report = study_report_request(study=study, parameters=parameters(study))
-    StudyReport.objects.filter(pk=report.pk).update(status=StudyReport.Status.RUNNING, started_at=timezone.now())
+    StudyReport.objects.filter(pk=report.pk).update(
+        status=StudyReport.Status.RUNNING, heartbeat_at=timezone.now(), attempts=1
+    )
     assert study_report_current(study=study, parameters=parameters(study)).pk == report.pk
 
-    StudyReport.objects.filter(pk=report.pk).update(started_at=timezone.now() - services.STALE_AFTER - timedelta(1))
+    silent_since = timezone.now() - StudyReport.STALE_AFTER - timedelta(seconds=1)
+    StudyReport.objects.filter(pk=report.pk).update(heartbeat_at=silent_since)
+    with django_capture_on_commit_callbacks(execute=True):
+        current = study_report_current(study=study, parameters=parameters(study))
 
-    assert study_report_current(study=study, parameters=parameters(study)) is None
+    assert current.pk == report.pk  # the same report, run again by the (eager) worker
+    current.refresh_from_db()
+    assert (current.status, current.attempts) == (StudyReport.Status.SUCCEEDED, 2)
 
 
 def test_a_language_report_covers_that_language_only(study):

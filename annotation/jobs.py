@@ -1,0 +1,163 @@
+"""The runner every background job goes through: queue, claim, progress, failure capture, staleness.
+
+A job kind is a concrete `annotation.models.background_job.BackgroundJob` and a Celery task that
+calls `job_run(model=..., job_id=..., work=...)`. `work(job, progress)` does the job's own work,
+calls `progress(phase, done, total)` as it goes, and returns the fields to store on success; it
+raises `JobFailed` for an expected failure whose message the user should read. Anything else it
+raises fails the job with "internal error: ...", so a job never stays "running" after a crash.
+
+Delivery: tasks are enqueued once the job's row is committed. The claim is a conditional update
+(QUEUED -> RUNNING), so a second delivery of the same message does nothing. A worker killed
+mid-job leaves the job RUNNING; `job_requeue_stale` (run when a worker starts, by
+`manage.py requeue_stale_jobs`, and when a job's page is polled) queues it again once it has
+been silent for its kind's STALE_AFTER, or fails it after MAX_ATTEMPTS starts. A worker that was
+only slow, not dead, finds its claim gone at its next progress write or at the end and stops
+without writing: one result per job, never two.
+"""
+
+import logging
+import time
+from collections.abc import Callable
+
+from celery import current_app
+from django.apps import apps
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from annotation.models.background_job import BackgroundJob
+
+logger = logging.getLogger(__name__)
+PROGRESS_EVERY_SECONDS = 0.5
+Status = BackgroundJob.Status
+
+
+class JobFailed(Exception):
+    """An expected failure: `message` is shown to the user, `fields` are stored on the job."""
+
+    def __init__(self, message: str, **fields):
+        super().__init__(message)
+        self.message = message
+        self.fields = fields
+
+
+class JobLost(Exception):
+    """This worker's claim on the job is gone (it was re-queued as stale): stop, write nothing."""
+
+
+def job_kinds() -> list[type[BackgroundJob]]:
+    """Every concrete background-job model of the project."""
+    return [model for model in apps.get_models() if issubclass(model, BackgroundJob)]
+
+
+def job_enqueue(job: BackgroundJob) -> None:
+    """Send the job to its worker once the transaction that created it commits."""
+    _send_on_commit(type(job), job.pk)
+
+
+def _send_on_commit(model: type[BackgroundJob], job_id: int) -> None:
+    # After the commit, so the worker finds the row as queued.
+    transaction.on_commit(lambda: _send(model, job_id))
+
+
+def _send(model: type[BackgroundJob], job_id: int) -> None:
+    current_app.loader.import_default_modules()  # registers the tasks of every app
+    current_app.tasks[model.TASK_NAME].apply_async(args=[job_id])
+
+
+def job_run(*, model: type[BackgroundJob], job_id: int, work: Callable) -> None:
+    """Claim the job, run `work(job, progress)`, and store how it ended."""
+    job = _claim(model, job_id)
+    if job is None:
+        return
+    progress = ProgressWriter(model, job_id, attempt=job.attempts)
+    try:
+        fields = work(job, progress) or {}
+    except JobLost:
+        logger.warning("%s %s was re-queued while this worker ran it; its result is dropped", model.__name__, job_id)
+        return
+    except JobFailed as failed:
+        _finish(model, job, status=Status.FAILED, error=failed.message, **failed.fields)
+    except Exception as error:
+        logger.exception("%s %s crashed", model.__name__, job_id)
+        _finish(model, job, status=Status.FAILED, error=f"internal error: {error}")
+    else:
+        _finish(model, job, status=Status.SUCCEEDED, done=F("total"), **fields)
+
+
+def _claim(model: type[BackgroundJob], job_id: int) -> BackgroundJob | None:
+    # The conditional update is the claim: a second delivery finds the job taken.
+    now = timezone.now()
+    claimed = model.objects.filter(pk=job_id, status=Status.QUEUED).update(
+        status=Status.RUNNING, phase="starting", started_at=now, heartbeat_at=now, attempts=F("attempts") + 1
+    )
+    return model.objects.get(pk=job_id) if claimed else None
+
+
+def _finish(model: type[BackgroundJob], job: BackgroundJob, *, status: str, **fields) -> None:
+    finished = model.objects.filter(pk=job.pk, status=Status.RUNNING, attempts=job.attempts).update(
+        status=status, phase="finished" if status == Status.SUCCEEDED else "failed", finished_at=timezone.now(),
+        **fields,
+    )  # fmt: skip
+    if not finished:
+        logger.warning("%s %s was re-queued while this worker ran it; its result is dropped", model.__name__, job.pk)
+
+
+class ProgressWriter:
+    """`progress(phase, done, total)`: stores the job's progress, at most every 0.5 s within a
+    phase (always at a new phase and at the end), and refreshes its heartbeat."""
+
+    def __init__(self, model: type[BackgroundJob], job_id: int, *, attempt: int):
+        self.model, self.job_id, self.attempt = model, job_id, attempt
+        self._last_at, self._last_phase = 0.0, None
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        same_phase = phase == self._last_phase
+        if same_phase and done < total and now - self._last_at < PROGRESS_EVERY_SECONDS:
+            return
+        self._last_at, self._last_phase = now, phase
+        written = self.model.objects.filter(pk=self.job_id, status=Status.RUNNING, attempts=self.attempt).update(
+            phase=phase[:100], done=done, total=total, heartbeat_at=timezone.now()
+        )
+        if not written:
+            raise JobLost
+
+
+def job_requeue_stale(*, model: type[BackgroundJob], job_ids=None) -> dict[str, int]:
+    """Queue again the jobs of this kind whose worker went silent (failing those started too
+    often), and send again those still waiting for a worker after STALE_AFTER, in case their
+    message was lost (a second message is harmless: the claim takes the job once)."""
+    now = timezone.now()
+    jobs = model.objects.all() if job_ids is None else model.objects.filter(pk__in=job_ids)
+    silent = Q(heartbeat_at__lt=now - model.STALE_AFTER) | Q(heartbeat_at=None, created_at__lt=now - model.STALE_AFTER)
+    stale = jobs.filter(silent, status=Status.RUNNING)
+    failed = stale.filter(attempts__gte=model.MAX_ATTEMPTS).update(
+        status=Status.FAILED, phase="failed", finished_at=now,
+        error=f"its worker stopped {model.MAX_ATTEMPTS} times before it finished; not tried again",
+    )  # fmt: skip
+    counts = {"requeued": 0, "failed": failed, "resent": 0}
+    for job_id in stale.values_list("pk", flat=True):
+        # Conditional again: two sweeps at once queue each job once.
+        if stale.filter(pk=job_id).update(status=Status.QUEUED, phase="queued again: its worker stopped"):
+            _send_on_commit(model, job_id)
+            counts["requeued"] += 1
+    waiting = jobs.filter(silent, status=Status.QUEUED)
+    for job_id in waiting.values_list("pk", flat=True):
+        if waiting.filter(pk=job_id).update(heartbeat_at=now):
+            _send_on_commit(model, job_id)
+            counts["resent"] += 1
+    return counts
+
+
+def jobs_requeue_stale() -> dict[str, dict[str, int]]:
+    """`job_requeue_stale` for every job kind."""
+    return {model._meta.label: job_requeue_stale(model=model) for model in job_kinds()}
+
+
+def job_refresh(job: BackgroundJob) -> BackgroundJob:
+    """The job as stored now, re-queued first if its worker went silent (for pages that poll it)."""
+    if job.is_silent():
+        job_requeue_stale(model=type(job), job_ids=[job.pk])
+        job.refresh_from_db()
+    return job
