@@ -139,7 +139,9 @@ def job_requeue_stale(*, model: type[BackgroundJob], job_ids=None) -> dict[str, 
     counts = {"requeued": 0, "failed": failed, "resent": 0}
     for job_id in stale.values_list("pk", flat=True):
         # Conditional again: two sweeps at once queue each job once.
-        if stale.filter(pk=job_id).update(status=Status.QUEUED, phase="queued again: its worker stopped"):
+        if stale.filter(pk=job_id).update(
+            status=Status.QUEUED, phase="queued again: its worker stopped", heartbeat_at=now
+        ):
             _send_on_commit(model, job_id)
             counts["requeued"] += 1
     waiting = jobs.filter(silent, status=Status.QUEUED)
