@@ -1,0 +1,128 @@
+"""A label set's rows as the files researchers open: JSONL, CSV, a Hugging Face audiofolder's
+metadata, Praat TextGrids, and the data card. Pure: plain dicts in, text or files out.
+
+A clip row (as stored on a finalized set, see evaluation.models.LabelSetClip.as_row):
+    {"clip_id", "study", "split", "language", "variety", "speaker", "emotion", "arousal",
+     "scale_step", "duration", "annotators": [opaque ids],
+     "words": [{"index", "text", "start", "end", "binary", "scalar", "levels": [one per annotator]}]}
+
+Everything is written in one canonical form (sorted keys, no timestamps), so the same set gives
+the same bytes on any database.
+"""
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+WORD_COLUMNS = (
+    "clip_id", "split", "language", "variety", "speaker", "emotion", "word_index", "word", "start", "end",
+    "binary", "scalar", "annotators",
+)  # fmt: skip
+CLIP_COLUMNS = (
+    "clip_id", "split", "language", "variety", "speaker", "emotion", "arousal", "scale_step", "duration",
+    "words", "binary", "scalar", "annotators",
+)  # fmt: skip
+RAW_COLUMNS = ("study", "clip_id", "language", "annotator", "word_index", "word", "level", "submitted_at")
+
+
+def canonical_line(row: dict) -> str:
+    return json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def word_rows(clips: Iterable[dict]) -> Iterator[dict]:
+    for clip in clips:
+        for word in clip["words"]:
+            yield {
+                "clip_id": clip["clip_id"], "split": clip["split"], "language": clip["language"],
+                "variety": clip["variety"], "speaker": clip["speaker"], "emotion": clip["emotion"],
+                "word_index": word["index"], "word": word["text"], "start": word["start"], "end": word["end"],
+                "binary": int(word["binary"]), "scalar": word["scalar"], "annotators": len(clip["annotators"]),
+            }  # fmt: skip
+
+
+def clip_summary_rows(clips: Iterable[dict]) -> Iterator[dict]:
+    """One row per clip, the word lists as JSON arrays (for CSV)."""
+    for clip in clips:
+        words = clip["words"]
+        yield {
+            **{key: clip[key] for key in CLIP_COLUMNS if key in clip and key not in ("words", "annotators")},
+            "words": json.dumps([w["text"] for w in words], ensure_ascii=False),
+            "binary": json.dumps([int(w["binary"]) for w in words]),
+            "scalar": json.dumps([w["scalar"] for w in words]),
+            "annotators": len(clip["annotators"]),
+        }
+
+
+def jsonl_lines(rows: Iterable[dict]) -> Iterator[str]:
+    for row in rows:
+        yield canonical_line(row) + "\n"
+
+
+def csv_chunks(rows: Iterable[dict], columns: tuple[str, ...], *, rows_per_chunk: int = 2000) -> Iterator[str]:
+    """CSV text in chunks (header first); None is written as an empty cell."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n", extrasaction="raise")
+    writer.writeheader()
+    for count, row in enumerate(rows, start=1):
+        writer.writerow({key: "" if row.get(key) is None else row[key] for key in columns})
+        if count % rows_per_chunk == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def audiofolder_metadata(clip: dict, file_name: str) -> dict:
+    """One line of an audiofolder split's metadata.jsonl (`file_name` relative to that file)."""
+    words = clip["words"]
+    return {
+        "file_name": file_name, "clip_id": clip["clip_id"], "language": clip["language"],
+        "variety": clip["variety"], "speaker": clip["speaker"], "emotion": clip["emotion"],
+        "arousal": clip["arousal"], "scale_step": clip["scale_step"],
+        "words": [w["text"] for w in words], "start": [w["start"] for w in words], "end": [w["end"] for w in words],
+        "binary": [int(w["binary"]) for w in words], "scalar": [w["scalar"] for w in words],
+        "annotators": len(clip["annotators"]),
+    }  # fmt: skip
+
+
+def has_word_times(clip: dict) -> bool:
+    return all(w["start"] is not None and w["end"] is not None and w["end"] > w["start"] for w in clip["words"])
+
+
+def write_textgrid(clip: dict, path: Path) -> None:
+    """Three interval tiers over the clip's words: the words, the binary label (1 or 0) and the
+    scalar label. Needs word times (see has_word_times)."""
+    from praatio import textgrid  # imported here: only the TextGrid export needs it
+
+    duration = max(float(clip["duration"]), *(w["end"] for w in clip["words"]))
+    grid = textgrid.Textgrid()
+    tiers = {
+        "words": lambda w: w["text"],
+        "binary": lambda w: str(int(w["binary"])),
+        "scalar": lambda w: f"{w['scalar']:.4f}",
+    }
+    for name, label in tiers.items():
+        entries = [(w["start"], w["end"], label(w)) for w in clip["words"]]
+        grid.addTier(textgrid.IntervalTier(name, entries, 0.0, duration))
+    grid.save(str(path), format="long_textgrid", includeBlankSpaces=True, reportingMode="error")
+
+
+def data_card(*, title: str, facts: dict, counts: dict[str, dict[str, int]], agreement: dict, files: str) -> str:
+    """The README of an export: what the set is, how it was made, how big it is, how much the
+    annotators agreed, and what the files hold."""
+    lines = [f"# {title}", ""]
+    lines += [f"- **{key}**: {value}" for key, value in facts.items()]
+    if counts:
+        splits = sorted({split for per_language in counts.values() for split in per_language})
+        lines += ["", "## Clips per language and split", "", "| language | " + " | ".join(splits) + " | all |",
+                  "|---|" + "---|" * (len(splits) + 1)]  # fmt: skip
+        for language, per_split in sorted(counts.items()):
+            cells = [str(per_split.get(split, 0)) for split in splits]
+            lines.append(f"| {language or '(none)'} | " + " | ".join(cells) + f" | {sum(per_split.values())} |")
+    if agreement:
+        lines += ["", "## Agreement of the annotations in this set", ""]
+        lines += [f"- {name}: {value}" for name, value in agreement.items()]
+    lines += ["", "## Files", "", files.strip(), ""]
+    return "\n".join(lines)

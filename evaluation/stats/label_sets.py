@@ -1,0 +1,166 @@
+"""The arithmetic of label sets: word labels, train/validation/test splits, nested training
+subsets for the data-scale experiment, and arousal subsets (MMEE, sections 3 and 4).
+
+Pure Python and numpy. Every choice is a function of the seed and of the clips' own keys, never
+of the order rows arrive in, so the same data and seed give the same set on any database.
+
+- Labels: `evaluation.stats.aggregation`'s rules (binary: more than half of the annotators
+  marked the word; scalar: mean of 0, 0.5, 1).
+- Splits: per language, 80/10/10 by default. The clips of a language are put in one order that
+  spreads every variety evenly (each variety shuffled by a keyed hash, then interleaved by
+  relative position), and cut at round(0.8 N) and round(0.9 N): each split is within one clip of
+  its share of the language, and each variety is split in nearly the same proportions. With
+  `by_speaker`, a speaker's clips all go to one split: speakers (ordered the same way, by the
+  variety most of their clips have) go one by one to the split furthest below its share, so
+  the proportions hold only as closely as speaker sizes allow. Clips without a speaker count
+  as speakers of their own.
+- Data scale: the training clips of each language in one variety-spreading order (another
+  key); the subset at p % is the first round(p N / 100) of that order, so a smaller subset is
+  always inside a larger one. Each clip records the smallest step whose subset holds it.
+- Arousal: an emotion -> "high" / "low" mapping; MMEE's circumplex lists are the default.
+"""
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluation.stats.aggregation import binary_labels, keyed_priority, level_counts, scalar_labels
+
+SPLITS = ("train", "validation", "test")
+DEFAULT_PROPORTIONS = (0.8, 0.1, 0.1)
+SCALE_STEPS = (10, 20, 30, 40, 50, 60, 70, 80, 90, 100)
+# MMEE section 4.3, after the arousal dimension of Russell's circumplex model.
+MMEE_AROUSAL = {
+    "high": ("excitement", "happiness", "pride", "determination", "anger", "fear", "anxiety", "frustration", "disgust"),
+    "low": ("calmness", "relief", "love/affection", "hopefulness", "sadness", "boredom", "shame", "embarrassment",
+            "contempt"),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WordLabels:
+    binary: list[bool]
+    scalar: list[float]
+    annotators: int
+
+
+def word_labels(levels: np.ndarray) -> WordLabels:
+    """(annotators x words) levels of one clip to its per-word binary and scalar labels."""
+    counts = level_counts(np.asarray(levels, dtype=np.int64))
+    return WordLabels(
+        binary=[bool(value) for value in binary_labels(counts)],
+        scalar=[float(value) for value in scalar_labels(counts)],
+        annotators=int(np.asarray(levels).shape[0]),
+    )
+
+
+@dataclass(frozen=True)
+class SplitClip:
+    key: str
+    language: str
+    variety: str
+    speaker: str  # "" when unknown
+
+
+def check_proportions(proportions: Sequence[float]) -> tuple[float, float, float]:
+    if len(proportions) != 3 or any(p < 0 for p in proportions) or not np.isclose(sum(proportions), 1.0):
+        raise ValueError("proportions must be three non-negative shares (train, validation, test) adding up to 1")
+    return tuple(float(p) for p in proportions)
+
+
+def assign_splits(
+    clips: Sequence[SplitClip], *, seed: int, proportions=DEFAULT_PROPORTIONS, by_speaker: bool = False
+) -> dict[str, str]:
+    """Clip key -> "train" | "validation" | "test", per language."""
+    shares = check_proportions(proportions)
+    result: dict[str, str] = {}
+    for language_clips in _by_language(clips).values():
+        if by_speaker:
+            result.update(_split_by_speaker(language_clips, seed=seed, shares=shares))
+        else:
+            order = spread_order([c.key for c in language_clips], [c.variety for c in language_clips],
+                                 seed=seed, salt="split")  # fmt: skip
+            for position, index in enumerate(order):
+                result[language_clips[index].key] = _split_at(position, len(order), shares)
+    return result
+
+
+def _split_at(position: int, total: int, shares) -> str:
+    train_end = round(shares[0] * total)
+    validation_end = round((shares[0] + shares[1]) * total)
+    if position < train_end:
+        return "train"
+    return "validation" if position < validation_end else "test"
+
+
+def _split_by_speaker(clips: list[SplitClip], *, seed: int, shares) -> dict[str, str]:
+    speakers: dict[str, list[SplitClip]] = defaultdict(list)
+    for clip in clips:
+        speakers[clip.speaker or f"\x00clip:{clip.key}"].append(clip)
+    names = sorted(speakers)
+    varieties = [Counter(c.variety for c in speakers[name]).most_common(1)[0][0] for name in names]
+    targets = np.array(shares) * len(clips)
+    filled = np.zeros(3)
+    result = {}
+    for index in spread_order(names, varieties, seed=seed, salt="split-speaker"):
+        group = speakers[names[index]]
+        split = int(np.argmax(targets - filled))  # the split furthest below its share; ties: train first
+        filled[split] += len(group)
+        result.update({clip.key: SPLITS[split] for clip in group})
+    return result
+
+
+def scale_steps(train: Sequence[SplitClip], *, seed: int, steps: Sequence[int] = SCALE_STEPS) -> dict[str, int]:
+    """Training clip key -> the smallest percentage step whose nested subset holds it, per language."""
+    steps = sorted(int(step) for step in steps)
+    if not steps or steps[0] <= 0 or steps[-1] != 100:
+        raise ValueError("scale steps must be positive percentages ending at 100")
+    result = {}
+    for language_clips in _by_language(train).values():
+        order = spread_order([c.key for c in language_clips], [c.variety for c in language_clips],
+                             seed=seed, salt="scale")  # fmt: skip
+        ends = [round(step * len(order) / 100) for step in steps]
+        for position, index in enumerate(order):
+            result[language_clips[index].key] = next(step for step, end in zip(steps, ends) if position < end)
+    return result
+
+
+def arousal_of(emotion: str, mapping: Mapping[str, Sequence[str]] = MMEE_AROUSAL) -> str:
+    """ "high", "low", or "" for an emotion in neither list (case and surrounding spaces ignored)."""
+    name = (emotion or "").strip().lower()
+    for regime in ("high", "low"):
+        if name in {value.strip().lower() for value in mapping.get(regime, ())}:
+            return regime
+    return ""
+
+
+def check_arousal_mapping(mapping: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    if set(mapping) - {"high", "low"}:
+        raise ValueError('the arousal mapping may only have the keys "high" and "low"')
+    high = {value.strip().lower() for value in mapping.get("high", ())}
+    low = {value.strip().lower() for value in mapping.get("low", ())}
+    if high & low:
+        raise ValueError(f"emotions in both arousal lists: {', '.join(sorted(high & low))}")
+    return {"high": sorted(high), "low": sorted(low)}
+
+
+def spread_order(keys: Sequence[str], strata: Sequence[str], *, seed: int, salt: str) -> list[int]:
+    """Indices of `keys` in an order that spreads every stratum evenly: each stratum shuffled by
+    a keyed hash of (salt, key), then all interleaved by relative position (i + 0.5) / size."""
+    members: dict[str, list[int]] = defaultdict(list)
+    for index, stratum in enumerate(strata):
+        members[stratum].append(index)
+    placed = []
+    for stratum, indices in members.items():
+        indices.sort(key=lambda i: (keyed_priority(seed, salt, keys[i]), keys[i]))
+        placed += [((rank + 0.5) / len(indices), stratum, keys[i], i) for rank, i in enumerate(indices)]
+    return [entry[3] for entry in sorted(placed)]
+
+
+def _by_language(clips: Sequence[SplitClip]) -> dict[str, list[SplitClip]]:
+    languages: dict[str, list[SplitClip]] = defaultdict(list)
+    for clip in sorted(clips, key=lambda c: c.key):
+        languages[clip.language].append(clip)
+    return dict(sorted(languages.items()))
