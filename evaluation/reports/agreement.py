@@ -1,9 +1,9 @@
 """The agreement report of a study, as plain data. Pure: takes a StudyData, returns dicts and lists.
 
 Order of work:
-1. annotator quality on every annotation in scope, and flags (evaluation.stats.quality);
-2. without the flagged annotators' annotations when asked (they are listed);
-3. subsampling every clip to exactly N annotations with the seed (short clips listed, left out);
+1-3. the annotations used, by evaluation.stats.selection (the rule label sets share): annotator
+   quality and flags, without the flagged annotators when asked, every clip subsampled to
+   exactly N annotations with the seed (short clips listed, left out);
 4. agreement, emphasis statistics and intervals, pooled and per language, variety and emotion.
 Mismatch reports count every annotation in scope (they describe the clips, not the annotators).
 
@@ -15,15 +15,15 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from evaluation.stats.aggregation import subsample
 from evaluation.stats.alpha import METRICS, alpha_cluster_statistics, alpha_from_sums, alpha_layout, alpha_result
 from evaluation.stats.cohen import WEIGHTING, average_pairwise_kappa, clip_pair_tables
 from evaluation.stats.emphasis import emphasis_rates, histogram_edges, mismatch_summary, scalar_histogram
 from evaluation.stats.fleiss import fleiss_cluster_statistics, fleiss_from_sums, fleiss_kappa, fleiss_layout
-from evaluation.stats.quality import FLAG_DESCRIPTIONS, Thresholds, annotator_quality
+from evaluation.stats.quality import FLAG_DESCRIPTIONS, Thresholds
 from evaluation.stats.ratings import binary_counts
 from evaluation.stats.resampling import METHOD as BOOTSTRAP_METHOD
 from evaluation.stats.resampling import bootstrap_sums, cluster_codes, percentile_interval
+from evaluation.stats.selection import select_annotations
 from evaluation.stats.study_data import DIMENSIONS, StudyData
 
 FORMAT = "emphasis-agreement-report/1"
@@ -54,18 +54,12 @@ class ReportParameters:
 def report_compute(data: StudyData, parameters: ReportParameters, *, progress: Progress | None = None) -> dict:
     groups = _groups(data)
     tick = _ticker(progress, total=2 + len(groups))
-    tick("annotator quality")
-    quality = annotator_quality(data, parameters.thresholds)
-    flagged = [i for i, row in enumerate(quality) if row.flags]
-    excluded = flagged if parameters.exclude_flagged else []
-    in_scope = ~np.isin(data.annotator, excluded)
-    tick("subsampling")
-    keys = np.asarray(data.clip_keys, dtype=object)[data.clip[in_scope]]
-    annotators = np.asarray(data.annotator_keys, dtype=object)[data.annotator[in_scope]]
-    chosen = subsample(keys, annotators, n=parameters.subsample, seed=parameters.seed)
-    kept = np.zeros(data.n_annotations, dtype=bool)
-    kept[np.flatnonzero(in_scope)[chosen.keep]] = True
-    short = _short_clips(data, in_scope, parameters.subsample)
+    selection = select_annotations(
+        data, thresholds=parameters.thresholds, exclude_flagged=parameters.exclude_flagged,
+        n=parameters.subsample, seed=parameters.seed, step=tick,
+    )  # fmt: skip
+    quality, flagged, excluded = selection.quality, selection.flagged, selection.excluded
+    in_scope, kept, short = selection.in_scope, selection.kept, selection.short
     ratings = data.ratings(kept)
     counts, unit_clip = ratings.unit_counts()
     tables = clip_pair_tables(ratings)
@@ -113,14 +107,6 @@ def report_compute(data: StudyData, parameters: ReportParameters, *, progress: P
             "rows": [_quality_row(row) for row in quality],
         },
     }
-
-
-def _short_clips(data: StudyData, in_scope: np.ndarray, n: int | None) -> list[tuple[str, int]]:
-    """Clips with fewer than n annotations left (none at all included), in key order."""
-    if n is None:
-        return []
-    per_clip = np.bincount(data.clip[in_scope], minlength=len(data.clip_keys))
-    return [(key, int(count)) for key, count in zip(data.clip_keys, per_clip.tolist()) if count < n]
 
 
 def _quality_row(row) -> dict:
