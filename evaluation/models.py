@@ -1,4 +1,4 @@
-"""Agreement reports computed in the background and kept until new annotations arrive."""
+"""Reports computed in the background and kept until new annotations or answers arrive."""
 
 from django.db import models
 
@@ -30,3 +30,24 @@ class StudyReport(BackgroundJob):
 
     def __str__(self) -> str:
         return f"Agreement report of {self.study} ({self.language or 'all languages'})"
+
+
+class ListeningFormReport(BackgroundJob):
+    """One computation of a listening-form study's scores (evaluation.selectors.listening_form_reports).
+
+    Kept until the study's answers change: `fingerprint` is form_answers_fingerprint of what it
+    was computed from. `result_json` is the canonical JSON text, as for StudyReport.
+    """
+
+    TASK_NAME = "evaluation.tasks.listening_form_report_run_task"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="form_reports")
+    fingerprint = models.CharField(max_length=200, help_text="The answers the report reflects.")
+    result_json = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["study", "status"])]
+
+    def __str__(self) -> str:
+        return f"Form scores of {self.study}"

@@ -1,8 +1,14 @@
 from celery import shared_task
 
 from evaluation.services.agreement_reports import study_report_run
+from evaluation.services.listening_form_reports import form_report_run
 
 
 @shared_task(acks_late=True)  # idempotent: annotation.jobs claims each job once
 def study_report_run_task(report_id: int) -> None:
     study_report_run(report_id=report_id)
+
+
+@shared_task(acks_late=True)  # idempotent: annotation.jobs claims each job once
+def listening_form_report_run_task(report_id: int) -> None:
+    form_report_run(report_id=report_id)

@@ -6,6 +6,7 @@ app_name = "evaluation"
 
 urlpatterns = [
     path("forms/<int:study_id>/", listening_form_reports.form_report, name="form_report"),
+    path("forms/reports/<int:pk>/progress/", listening_form_reports.form_report_progress, name="form_report_progress"),
     path(
         "forms/<int:study_id>/scores.csv",
         listening_form_reports.form_report_download,

@@ -1,8 +1,11 @@
-"""Django admin, one module per area: corpora and imports, studies, participant review."""
+"""Django admin, one module per area: corpora and imports, studies, participant review, Prolific sends,
+submitted annotations."""
 
 from annotation.admin import (
+    annotations,  # noqa: F401
     corpus,  # noqa: F401
     listening_form_items,  # noqa: F401
+    prolific_send,  # noqa: F401
     review,  # noqa: F401
     study,  # noqa: F401
 )

@@ -1,15 +1,17 @@
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError
 from django.db.models import Count
-from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from annotation.access import get_import_job_for_staff
 from annotation.audio_links import signed_audio_url
 from annotation.forms import ImportUploadForm
 from annotation.ingest.jobs import folder_upload_zip, import_job_create
+from annotation.jobs import job_refresh
 from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
 from annotation.services.studies import studies_create_per_language
 
@@ -166,7 +168,7 @@ class ImportJobAdmin(admin.ModelAdmin):
 
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):
-            return HttpResponse(status=403)
+            raise PermissionDenied
         form = ImportUploadForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
@@ -193,9 +195,9 @@ class ImportJobAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/annotation/importjob/upload.html", context)
 
     def progress_view(self, request, pk: int):
-        job = get_object_or_404(ImportJob, pk=pk)
-        if not self.has_view_permission(request, job):
-            return HttpResponse(status=403)
+        # As the admin's has_view_permission: change_importjob stands in for view_importjob.
+        job = get_import_job_for_staff(request, pk, perm=("annotation.view_importjob", "annotation.change_importjob"))
+        job = job_refresh(job)  # re-queued first if its worker went silent
         response = TemplateResponse(request, "admin/annotation/importjob/progress.html", {"job": job})
         if job.finished and request.htmx:
             # 286 tells htmx to stop polling; the final state is in the body.

@@ -1,20 +1,25 @@
 """Participants, and the per-study review page: quality, flags, decisions, export, sending to Prolific.
 
-Every review URL needs change_participant; staff without it get 403.
+Every review URL needs change_participant; staff without it get 403. Sending to Prolific queues a
+background job (annotation.services.prolific_send); the page polls its progress and shows its outcome.
 """
 
 from django import forms
 from django.contrib import admin, messages
 from django.http import HttpResponse, HttpResponseNotAllowed
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotation.access import get_prolific_send_job_for_review, get_study_for_review
+from annotation.admin.annotations import study_annotations_url
+from annotation.jobs import job_refresh
 from annotation.models import Participant, Study
 from annotation.prolific import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES, ProlificClient
 from annotation.selectors.review import participant_review_rows
-from annotation.services.review import approved_prolific_ids, participant_decisions_send, participants_decide
+from annotation.services.prolific_send import prolific_send_job_create, prolific_send_job_latest
+from annotation.services.review import approved_prolific_ids, participants_decide
 
 RETURN_REASONS = ["Didn't finish the study", "Encountered technical problems", "Withdrew consent"]
 
@@ -67,6 +72,11 @@ class ParticipantAdmin(admin.ModelAdmin):
             path(prefix, view(self.review_view), name="annotation_participant_review"),
             path(prefix + "approved.txt", view(self.approved_ids_view), name="annotation_participant_approved_ids"),
             path(prefix + "send/", view(self.send_view), name="annotation_participant_send"),
+            path(
+                "review/sends/<int:pk>/progress/",
+                view(self.send_progress_view),
+                name="annotation_participant_send_progress",
+            ),
             *super().get_urls(),
         ]
 
@@ -82,9 +92,7 @@ class ParticipantAdmin(admin.ModelAdmin):
         return format_html('<a href="{}">review study</a>', url)
 
     def review_view(self, request, study_id: int):
-        study = self._get_study_for_review(request, study_id)
-        if study is None:
-            return HttpResponse("You may not review participants.", status=403)
+        study = get_study_for_review(request, study_id)
         form = ReviewDecisionForm(request.POST or None, study=study)
         if request.method == "POST" and form.is_valid():
             decided = list(form.cleaned_data["participants"])
@@ -103,9 +111,7 @@ class ParticipantAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/annotation/participant/review.html", context)
 
     def approved_ids_view(self, request, study_id: int):
-        study = self._get_study_for_review(request, study_id)
-        if study is None:
-            return HttpResponse("You may not review participants.", status=403)
+        study = get_study_for_review(request, study_id)
         ids = approved_prolific_ids(study=study)
         response = HttpResponse("".join(f"{pid}\n" for pid in ids), content_type="text/plain; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{study.slug}-approved-prolific-ids.txt"'
@@ -114,21 +120,21 @@ class ParticipantAdmin(admin.ModelAdmin):
     def send_view(self, request, study_id: int):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
-        study = self._get_study_for_review(request, study_id)
-        if study is None:
-            return HttpResponse("You may not review participants.", status=403)
-        client = ProlificClient.from_settings()
-        if client is None:
+        study = get_study_for_review(request, study_id)
+        if ProlificClient.from_settings() is None:
             messages.error(request, "PROLIFIC_API_TOKEN is not set: nothing was sent.")
         else:
-            _report_sent(request, participant_decisions_send(study=study, client=client))
+            prolific_send_job_create(study=study, user=request.user)
         return redirect("admin:annotation_participant_review", study_id=study.pk)
 
-    def _get_study_for_review(self, request, study_id: int) -> Study | None:
-        """The study, or None when the user lacks change_participant (404 when there is no such study)."""
-        if not self.has_change_permission(request):
-            return None
-        return get_object_or_404(Study, pk=study_id)
+    def send_progress_view(self, request, pk: int):
+        job = job_refresh(get_prolific_send_job_for_review(request, pk))
+        context = {"send_job": job}
+        response = TemplateResponse(request, "admin/annotation/participant/review.html#prolific_send", context)
+        if job.finished and request.htmx:
+            response.status_code = 286  # htmx stops polling; the page reloads to show who was sent
+            response["HX-Refresh"] = "true"
+        return response
 
     def _review_context(self, request, study: Study, form: ReviewDecisionForm) -> dict:
         rows = participant_review_rows(study=study)
@@ -144,19 +150,10 @@ class ParticipantAdmin(admin.ModelAdmin):
             "flagged": sum(1 for row in rows if row.flags),
             "unsent": sum(1 for row in rows if _unsent(row)),
             "prolific_enabled": ProlificClient.from_settings() is not None,
+            "send_job": prolific_send_job_latest(study=study),
+            "annotations_url": study_annotations_url(request, study_id=study.pk),
         }
 
 
 def _unsent(row) -> bool:
     return row.decision != Participant.Decision.PENDING and not row.decision_sent_at
-
-
-def _report_sent(request, report) -> None:
-    if report.sent:
-        messages.success(request, f"Sent to Prolific: {', '.join(report.sent)}.")
-    for participant, error in report.failed:
-        messages.error(request, f"Not sent for {participant}: {error}")
-    for participant, why in report.skipped:
-        messages.warning(request, f"Skipped {participant}: {why}.")
-    if not (report.sent or report.failed or report.skipped):
-        messages.info(request, "There were no decisions left to send.")

@@ -4,15 +4,17 @@ changes, top-ups; the mismatch review is in study_items."""
 import json
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
-from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotation.access import get_study_for_staff, require_perm
 from annotation.admin import study_items  # noqa: F401  (registers the study item admin)
+from annotation.admin.annotations import study_annotations_url
 from annotation.admin.forms import (
     AttentionCheckForm,
     PrerequisiteQuestionForm,
@@ -112,7 +114,7 @@ class StudyAdmin(admin.ModelAdmin):
 
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):
-            return HttpResponse(status=403)
+            raise PermissionDenied
         form = StudyCreateForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
@@ -137,12 +139,10 @@ class StudyAdmin(admin.ModelAdmin):
     # -- top-ups ------------------------------------------------------------
 
     def topup_view(self, request, pk: int):
-        study = get_object_or_404(Study, pk=pk)
-        if not self.has_view_permission(request, study):
-            return HttpResponse(status=403)
+        # As the admin's has_view_permission: change_study stands in for view_study.
+        study = get_study_for_staff(request, pk, perm=("annotation.view_study", "annotation.change_study"))
         if request.method == "POST":
-            if not self.has_change_permission(request, study):
-                return HttpResponse(status=403)
+            require_perm(request, "annotation.change_study")
             opened = topup_open(study=study)
             messages.success(request, topup_summary(opened.plan, opened))
             return redirect(reverse("admin:annotation_study_topup", args=[study.pk]))
@@ -160,7 +160,8 @@ class StudyAdmin(admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         review_url = reverse("admin:annotation_studyitem_changelist") + mismatch_review_query(object_id)
-        extra_context = {"mismatch_review_url": review_url, **(extra_context or {})}
+        annotations_url = study_annotations_url(request, study_id=object_id)
+        extra_context = {"mismatch_review_url": review_url, "annotations_url": annotations_url, **(extra_context or {})}
         return super().change_view(request, object_id, form_url, extra_context)
 
     # -- state changes ------------------------------------------------------

@@ -1,11 +1,13 @@
 """Study items in the admin, and the mismatch review: clips reported as not
-matching their transcript are out of assignment until cleared or excluded."""
+matching their transcript are out of assignment until cleared or excluded
+(the moves allowed are in annotation.services.study_item_review)."""
 
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
 from annotation.audio_links import signed_audio_url
 from annotation.models import StudyItem
+from annotation.services.study_item_review import study_item_review_set
 
 Review = StudyItem.Review
 
@@ -59,14 +61,12 @@ class StudyItemAdmin(admin.ModelAdmin):
 
     @admin.action(description="Clear: the audio matches; back in assignment", permissions=["change"])
     def clear_after_review(self, request, queryset):
-        # Only reviewed-out items: clearing an active item would exempt it from
-        # future mismatch reports (submission flags only active items).
-        cleared = queryset.filter(review__in=[Review.NEEDS_REVIEW, Review.EXCLUDED]).update(review=Review.CLEARED)
+        cleared = study_item_review_set(items=queryset, state=Review.CLEARED)
         self._report(request, cleared, queryset.count(), "cleared and back in assignment", "not awaiting review")
 
     @admin.action(description="Exclude: never assign again", permissions=["change"])
     def exclude_from_assignment(self, request, queryset):
-        excluded = queryset.exclude(review=Review.EXCLUDED).update(review=Review.EXCLUDED)
+        excluded = study_item_review_set(items=queryset, state=Review.EXCLUDED)
         self._report(request, excluded, queryset.count(), "excluded from assignment", "already excluded")
 
     def _report(self, request, changed: int, selected: int, done: str, why_skipped: str) -> None:

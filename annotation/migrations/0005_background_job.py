@@ -6,41 +6,46 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0004_interface_language'),
+        ("annotation", "0004_interface_language"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='importjob',
-            name='attempts',
-            field=models.PositiveSmallIntegerField(default=0, help_text='How many times a worker started it.'),
+            model_name="importjob",
+            name="attempts",
+            field=models.PositiveSmallIntegerField(default=0, help_text="How many times a worker started it."),
         ),
         migrations.AddField(
-            model_name='importjob',
-            name='error',
-            field=models.TextField(blank=True, help_text='Why the job failed, for the person who started it.'),
+            model_name="importjob",
+            name="error",
+            field=models.TextField(blank=True, help_text="Why the job failed, for the person who started it."),
         ),
         migrations.AddField(
-            model_name='importjob',
-            name='heartbeat_at',
-            field=models.DateTimeField(blank=True, help_text='Last sign of life from its worker.', null=True),
+            model_name="importjob",
+            name="heartbeat_at",
+            field=models.DateTimeField(blank=True, help_text="Last sign of life from its worker.", null=True),
         ),
         migrations.AddField(
-            model_name='importjob',
-            name='started_at',
+            model_name="importjob",
+            name="started_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name='importjob',
-            name='created_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="importjob",
+            name="created_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AlterField(
-            model_name='importjob',
-            name='phase',
+            model_name="importjob",
+            name="phase",
             field=models.CharField(blank=True, max_length=100),
         ),
     ]

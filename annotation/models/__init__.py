@@ -1,9 +1,11 @@
 from annotation.models.corpus import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
 from annotation.models.listening_forms import FormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
+from annotation.models.prolific_send import ProlificSendJob
 from annotation.models.study import AttentionCheck, PrerequisiteQuestion, Study, StudyItem
 
 __all__ = [
     "Annotation", "AttentionCheck", "Clip", "ClipWarning", "Corpus", "FormItem", "ImportJob", "Participant",
-    "PlaybackEvent", "PrerequisiteQuestion", "Speaker", "Study", "StudyItem", "Task", "TaskItem", "Word",
+    "PlaybackEvent", "PrerequisiteQuestion", "ProlificSendJob", "Speaker", "Study", "StudyItem", "Task", "TaskItem",
+    "Word",
 ]  # fmt: skip

@@ -77,6 +77,15 @@ def participant_consent(*, participant: Participant) -> None:
     Participant.objects.filter(pk=participant.pk, consented_at__isnull=True).update(consented_at=timezone.now())
 
 
+def participant_screen_out(*, participant: Participant) -> None:
+    """Take the participant out of the study for good, e.g. when they refuse consent:
+    from now on next_step sends them to the thank-you page with the screen-out code.
+    (Failing the screening questions or the sound check screens out in
+    participant_screen and listening_check_answer, with the answers they record.)"""
+    Participant.objects.filter(pk=participant.pk, screened_out=False).update(screened_out=True)
+    participant.screened_out = True
+
+
 def participant_screen(*, participant: Participant, answers: dict[int, str]) -> bool:
     """Record the answers; screen the participant out unless every answer qualifies."""
     questions = list(PrerequisiteQuestion.objects.filter(study_id=participant.study_id))

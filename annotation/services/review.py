@@ -73,26 +73,39 @@ def approved_prolific_ids(*, study: Study) -> list[str]:
     )
 
 
+SEND_PHASE = "sending decisions to Prolific"
+
+
 @dataclass
 class SendReport:
     sent: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (participant, error)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (participant, why)
 
+    @property
+    def handled(self) -> int:
+        """Participants dealt with so far: each ends in exactly one of the three lists."""
+        return len(self.sent) + len(self.failed) + len(self.skipped)
 
-def participant_decisions_send(*, study: Study, client: ProlificClient, now: datetime | None = None) -> SendReport:
+
+def participant_decisions_send(
+    *, study: Study, client: ProlificClient, now: datetime | None = None, progress=None
+) -> SendReport:
     """Send every decision not yet sent: approvals in bulk per Prolific study, the rest one by one.
 
     decision_sent_at is written only after Prolific accepted, and only if the decision did not
     change meanwhile; a failure leaves the participant pending to send, with the error reported.
+    `progress(phase, done, total)`, when given, hears of each call to Prolific (participants done).
     """
     now = now or timezone.now()
     report = SendReport()
-    unsent = (
+    unsent = list(
         Participant.objects.filter(study=study, decision_sent_at__isnull=True)
         .exclude(decision=Decision.PENDING)
         .order_by("created_at", "pk")
     )
+    progress = progress or (lambda phase, done, total: None)
+    progress(SEND_PHASE, 0, len(unsent))
     approvals: dict[str, list[Participant]] = defaultdict(list)
     for participant in unsent:
         if not participant.prolific_pid:
@@ -103,8 +116,10 @@ def participant_decisions_send(*, study: Study, client: ProlificClient, now: dat
             report.skipped.append((str(participant), "no Prolific submission id (SESSION_ID) was recorded"))
         else:
             _send_one(client, participant, report, now)
+            progress(SEND_PHASE, report.handled, len(unsent))
     for prolific_study_id, group in approvals.items():
         _send_approvals(client, prolific_study_id, group, report, now)
+        progress(SEND_PHASE, report.handled, len(unsent))
     return report
 
 

@@ -20,6 +20,7 @@ from django.utils.dateparse import parse_datetime
 
 from annotation import listening
 from annotation.models import Annotation, Clip, Participant, PlaybackEvent, Study, StudyItem, Task, TaskItem, Word
+from annotation.services.study_item_review import REPORTED_FROM, REPORTED_TO
 
 PENDING, SUBMITTED = TaskItem.Status.PENDING.value, TaskItem.Status.SUBMITTED.value
 OPEN = Task.Status.OPEN.value
@@ -208,7 +209,8 @@ def _events_insert(item_id: int, events: list[tuple], received_at: datetime, *, 
 
 def _counts_update(study_item_id: int, mismatch: bool, threshold: int) -> tuple[str, list]:
     """Completed +1, reserved -1 and, with a mismatch report, the report counted
-    and the clip taken out for review once the reports reach the threshold."""
+    and the clip taken out for review once the reports reach the threshold: the
+    rule and states of annotation.services.study_item_review, applied in the statement."""
     report = 1 if mismatch else 0
     return (
         f"""UPDATE {_STUDY_ITEM}
@@ -216,7 +218,7 @@ def _counts_update(study_item_id: int, mismatch: bool, threshold: int) -> tuple[
                 mismatch_count = mismatch_count + %s,
                 review = CASE WHEN %s = 1 AND review = %s AND mismatch_count + 1 >= %s THEN %s ELSE review END
             WHERE id = %s AND {{claimed}}""",
-        [report, report, StudyItem.Review.ACTIVE.value, threshold, StudyItem.Review.NEEDS_REVIEW.value, study_item_id],
+        [report, report, REPORTED_FROM.value, threshold, REPORTED_TO.value, study_item_id],
     )  # fmt: skip
 
 

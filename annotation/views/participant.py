@@ -22,8 +22,15 @@ from annotation.services.participants import (
     participant_consent,
     participant_enter,
     participant_screen,
+    participant_screen_out,
 )
-from annotation.views.participant_access import _get_participant, remember_participant, to_step
+from annotation.views.participant_access import (
+    UnknownParticipant,
+    get_participant,
+    get_participant_by_key,
+    remember_participant,
+    to_step,
+)
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 
@@ -40,13 +47,14 @@ def participant_page(step: str):
         @wraps(view)
         @never_cache
         def wrapper(request, slug, *args, **kwargs):
-            participant = _get_participant(request, slug)
-            study = participant.study if participant else get_object_or_404(Study, slug=slug)
-            with translation.override(study.interface_language):
-                if participant is None:
-                    return message(request, study, _("Please use your study link"),
+            try:
+                participant = get_participant(request, slug)
+            except UnknownParticipant as unknown:
+                with translation.override(unknown.study.interface_language):
+                    return message(request, unknown.study, _("Please use your study link"),
                                    _("We could not find your place in this study. Open the link you were given again."),
                                    status=403)  # fmt: skip
+            with translation.override(participant.study.interface_language):
                 current = next_step(participant)
                 if current != step:
                     return to_step(participant, current)
@@ -92,8 +100,7 @@ def study_entry(request, slug):
 @in_study_language
 def study_resume(request, slug, key):
     """A local participant's own link back to their place, from any browser."""
-    study = get_object_or_404(Study, slug=slug)
-    participant = get_object_or_404(study.participants, access_key=key)
+    participant = get_participant_by_key(slug, key)
     return remember_participant(to_step(participant, next_step(participant)), participant)
 
 
@@ -105,6 +112,7 @@ def consent(request, participant):
             participant_consent(participant=participant)
             participant.refresh_from_db()
             return to_step(participant, next_step(participant))
+        participant_screen_out(participant=participant)
         return _screen_out_page(request, participant, _("You did not give your consent, so you cannot take part."))
     resume = ""
     if not participant.prolific_pid:
@@ -145,11 +153,10 @@ def screened_out(request, participant):
 
 
 def _screen_out_page(request, participant, text: str):
+    """The thank-you page of someone already screened out (by a service: this page writes nothing)."""
     study = participant.study
     code = study.screen_out_code if participant.prolific_pid else ""
     link = PROLIFIC_COMPLETE_URL.format(code=code) if code else ""
-    if not participant.screened_out:
-        type(participant).objects.filter(pk=participant.pk).update(screened_out=True)
     return message(request, study, _("Thank you for your time"), text, code=code, link=link)
 
 

@@ -2,15 +2,37 @@
 
 Signed cookies keep the hot path (playback events, submissions) free of a
 session lookup; the signature stops anyone from posing as another participant.
+
+The participant pages find the participant, and their task items, through the
+helpers here, which return what was asked for or raise: Http404 when the study
+(or the item, for this participant) does not exist, UnknownParticipant (403)
+when the browser is no participant of the study. Staff lookups are in
+annotation/access.py.
 """
 
-from django.shortcuts import redirect
+from datetime import datetime
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 
-from annotation.models import Participant
+from annotation.models import Participant, Study, TaskItem
+from annotation.services.submission import item_for_participant
+from annotation.services.submission_rows import ItemState
 
 _SALT = "annotation.participant"
 _MAX_AGE = 60 * 60 * 24 * 30
+
+
+class UnknownParticipant(PermissionDenied):
+    """The browser has no valid participant cookie for `study`. A PermissionDenied,
+    so 403 wherever it is not caught; participant_page catches it to show the
+    "use your study link" page in the study's language."""
+
+    def __init__(self, study: Study):
+        super().__init__(f"no participant of {study.slug} in this browser")
+        self.study = study
 
 
 def cookie_name(slug: str) -> str:
@@ -32,11 +54,31 @@ def participant_id_from(request, slug: str) -> int | None:
     return int(raw) if raw and raw.isdigit() else None
 
 
-def _get_participant(request, slug: str) -> Participant | None:
+def get_participant(request, slug: str) -> Participant:
+    """The participant this browser is in the study `slug` (with the study), in one
+    query; only when there is none is the study looked up, for the 404 or the page."""
     participant_id = participant_id_from(request, slug)
-    if participant_id is None:
-        return None
-    return Participant.objects.select_related("study").filter(pk=participant_id, study__slug=slug).first()
+    if participant_id is not None:
+        found = Participant.objects.select_related("study").filter(pk=participant_id, study__slug=slug).first()
+        if found is not None:
+            return found
+    raise UnknownParticipant(get_object_or_404(Study, slug=slug))
+
+
+def get_participant_by_key(slug: str, key: str) -> Participant:
+    """The participant whose personal resume link this is; Http404 for another study's key or a wrong one."""
+    return get_object_or_404(Participant.objects.select_related("study"), study__slug=slug, access_key=key)
+
+
+def get_item_for_participant(request, slug: str, item_id: int, now: datetime) -> ItemState:
+    """This browser's participant's task item, as it stands at `now`; Http404 for
+    anyone else's item or none (it reveals nothing). One statement: the hot path."""
+    try:
+        return item_for_participant(
+            participant_id=participant_id_from(request, slug), item_id=item_id, slug=slug, now=now
+        )
+    except TaskItem.DoesNotExist:
+        raise Http404 from None
 
 
 def to_step(participant: Participant, step: str):

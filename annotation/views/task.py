@@ -6,7 +6,7 @@ next clip from one more statement; the rest of the app is ORM as usual."""
 
 import json
 
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -24,14 +24,13 @@ from annotation.services.participants import next_step
 from annotation.services.submission import (
     SubmissionRefused,
     annotation_submit,
-    item_for_participant,
     max_marks,
     playback_record,
 )
 from annotation.services.submission_rows import current_clip
 from annotation.views.listening_form_items import form_item_context
 from annotation.views.participant import participant_page
-from annotation.views.participant_access import participant_id_from, to_step
+from annotation.views.participant_access import get_item_for_participant, to_step
 
 
 @require_safe
@@ -82,7 +81,7 @@ def item_context(task_id: int, study, errors: list[str] | None = None) -> dict:
 def task_events(request, slug, item_id):
     """Playback events from the page, as they happen."""
     now = timezone.now()
-    item = _own_item(request, slug, item_id, now)
+    item = get_item_for_participant(request, slug, item_id, now)
     try:
         playback_record(item=item, events=json.loads(request.body or b"[]"), received_at=now)
     except (ValueError, json.JSONDecodeError) as error:
@@ -90,20 +89,11 @@ def task_events(request, slug, item_id):
     return HttpResponse(status=204)
 
 
-def _own_item(request, slug: str, item_id: int, now):
-    try:
-        return item_for_participant(
-            participant_id=participant_id_from(request, slug), item_id=item_id, slug=slug, now=now
-        )
-    except TaskItem.DoesNotExist:
-        raise Http404 from None
-
-
 @require_POST
 @never_cache
 def task_submit(request, slug, item_id):
     now = timezone.now()
-    item = _own_item(request, slug, item_id, now)
+    item = get_item_for_participant(request, slug, item_id, now)
     with translation.override(item.study.interface_language):
         return _submit(request, slug, item, now)
 

@@ -6,36 +6,50 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluation', '0001_initial'),
+        ("evaluation", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='studyreport',
-            name='attempts',
-            field=models.PositiveSmallIntegerField(default=0, help_text='How many times a worker started it.'),
+            model_name="studyreport",
+            name="attempts",
+            field=models.PositiveSmallIntegerField(default=0, help_text="How many times a worker started it."),
         ),
         migrations.AddField(
-            model_name='studyreport',
-            name='heartbeat_at',
-            field=models.DateTimeField(blank=True, help_text='Last sign of life from its worker.', null=True),
+            model_name="studyreport",
+            name="heartbeat_at",
+            field=models.DateTimeField(blank=True, help_text="Last sign of life from its worker.", null=True),
         ),
         migrations.AlterField(
-            model_name='studyreport',
-            name='created_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="studyreport",
+            name="created_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AlterField(
-            model_name='studyreport',
-            name='error',
-            field=models.TextField(blank=True, help_text='Why the job failed, for the person who started it.'),
+            model_name="studyreport",
+            name="error",
+            field=models.TextField(blank=True, help_text="Why the job failed, for the person who started it."),
         ),
         migrations.AlterField(
-            model_name='studyreport',
-            name='status',
-            field=models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='queued', max_length=16),
+            model_name="studyreport",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "Queued"),
+                    ("running", "Running"),
+                    ("succeeded", "Succeeded"),
+                    ("failed", "Failed"),
+                ],
+                default="queued",
+                max_length=16,
+            ),
         ),
     ]

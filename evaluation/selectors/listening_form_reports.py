@@ -2,9 +2,15 @@
 
 Answers of participants whose work was rejected are left out (their count is reported); every
 other submitted answer counts, in the item's own terms (Annotation.response / levels).
+`form_answers_fingerprint` says what a report was computed from, so that a stored one is reused
+until something it depends on changes.
 """
 
+import hashlib
+import json
 from collections import defaultdict
+
+from django.db.models import Count, Max
 
 from annotation.models import Annotation, FormItem, Participant, Study
 from evaluation.stats import listening_forms as scoring
@@ -43,6 +49,29 @@ def form_study_report(*, study: Study) -> dict:
     if inputs[Kind.STANCE]:
         report["stance"] = scoring.stance_scores(inputs[Kind.STANCE])
     return report
+
+
+def form_answers_fingerprint(*, study: Study) -> str:
+    """Changes whenever what form_study_report reads changes: an answer added or removed, a
+    participant rejected or no longer rejected, a form item (its gold, options, metadata) or the
+    study's name edited."""
+    answers = Annotation.objects.filter(item__study_item__form_item__study=study).aggregate(
+        count=Count("pk"), last_id=Max("pk"), last_at=Max("submitted_at")
+    )
+    rejected = Participant.objects.filter(study=study, decision=Participant.Decision.REJECTED).order_by("pk")
+    items = FormItem.objects.filter(study=study).order_by("pk")
+    items = items.values_list("pk", "external_id", "item_type", "options", "settings", "gold", "metadata")
+    last_at = answers["last_at"].isoformat() if answers["last_at"] else "-"
+    return (
+        f"answers={answers['count']};last_id={answers['last_id']};last_at={last_at};"
+        f"rejected={_digest(list(rejected.values_list('pk', flat=True)))};"
+        f"items={_digest([study.name, study.slug, *items])}"
+    )
+
+
+def _digest(values: list) -> str:
+    # sort_keys: PostgreSQL's jsonb hands JSON fields back with their keys in its own order.
+    return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _answers_by_item(study: Study) -> tuple[dict[int, list], int]:

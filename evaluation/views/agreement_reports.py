@@ -7,14 +7,17 @@ import json
 from dataclasses import replace
 from urllib.parse import parse_qsl
 
-from django.http import HttpResponse, HttpResponseForbidden
-from django.shortcuts import get_object_or_404, redirect
+from django.http import HttpResponse
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
 
+from annotation.access import get_study_for_staff, require_perm
+from annotation.jobs import job_refresh
 from annotation.models import Study
+from evaluation.access import get_report_for_staff
 from evaluation.forms import FIELDS, ReportForm, parameters_query
 from evaluation.models import StudyReport
 from evaluation.reports.agreement_format import agreement_groups, report_csv
@@ -27,13 +30,10 @@ SERIES = ["Fleiss' kappa (95 % CI, clips as clusters)", "Krippendorff's alpha, o
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def report_page(request, study_id: int, *, admin_site):
-    if not request.user.has_perm("evaluation.view_studyreport"):
-        return HttpResponseForbidden("You may not view agreement reports.")
-    study = get_object_or_404(Study, pk=study_id, kind=Study.Kind.EMPHASIS)
+    study = get_study_for_staff(request, study_id, perm="evaluation.view_studyreport", kind=Study.Kind.EMPHASIS)
     page = reverse("admin:evaluation_studyreport_study", args=[study.pk])
     if request.method == "POST":
-        if not request.user.has_perm("evaluation.add_studyreport"):
-            return HttpResponseForbidden("You may not compute agreement reports.")
+        require_perm(request, "evaluation.add_studyreport")
         form = ReportForm(request.POST, study=study)
         if form.is_valid():
             study_report_request(study=study, parameters=form.parameters(), user=request.user)
@@ -64,9 +64,7 @@ def report_page(request, study_id: int, *, admin_site):
 
 @require_safe
 def report_progress(request, pk: int):
-    if not request.user.has_perm("evaluation.view_studyreport"):
-        return HttpResponseForbidden("You may not view agreement reports.")
-    report = get_object_or_404(StudyReport, pk=pk)
+    report = job_refresh(get_report_for_staff(request, pk, perm="evaluation.view_studyreport"))
     response = TemplateResponse(request, "evaluation/report.html#progress", {"report": report})
     if report.finished and request.htmx:
         response.status_code = 286  # htmx stops polling; the page reloads to show the result
@@ -76,9 +74,7 @@ def report_progress(request, pk: int):
 
 @require_safe
 def report_download(request, pk: int, kind: str):
-    if not request.user.has_perm("evaluation.view_studyreport"):
-        return HttpResponseForbidden("You may not view agreement reports.")
-    report = get_object_or_404(StudyReport.objects.select_related("study"), pk=pk, status=StudyReport.Status.SUCCEEDED)
+    report = get_report_for_staff(request, pk, perm="evaluation.view_studyreport", status=StudyReport.Status.SUCCEEDED)
     name = f"agreement-{report.study.slug}-{report.language or 'all'}-{report.pk}.{kind}"
     if kind == "json":
         response = HttpResponse(report.result_json, content_type="application/json")

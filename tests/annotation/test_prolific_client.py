@@ -1,4 +1,4 @@
-"""The Prolific client and the admin's "send to Prolific", against a real local HTTP server.
+"""The Prolific client and the admin's "send to Prolific" (a background job), against a real local HTTP server.
 
 These machines reach no outside host, so `FakeProlific` serves the four endpoints on
 127.0.0.1 as Prolific's API v1 documentation describes them: token header, body checks
@@ -249,8 +249,19 @@ def reviewer(client):
     return user
 
 
+def send_and_show(client, study, capture) -> str:
+    """Press "Send to Prolific"; the (eager) worker runs the queued job once the request's
+    transaction commits; then the review page, as it reloads when the job has finished."""
+    with capture(execute=True):
+        response = client.post(reverse("admin:annotation_participant_send", args=[study.pk]))
+    assert response.status_code == 302
+    return client.get(reverse("admin:annotation_participant_review", args=[study.pk])).content.decode()
+
+
 @pytest.mark.django_db
-def test_admin_sends_approvals_in_bulk_rejections_and_return_requests(client, reviewer, prolific):
+def test_admin_sends_approvals_in_bulk_rejections_and_return_requests(
+    client, reviewer, prolific, django_capture_on_commit_callbacks
+):
     study = StudyFactory()
     ana, ben, dan, eve = (ParticipantFactory(study=study) for _ in range(4))
     local = ParticipantFactory(study=study, prolific_pid="", prolific_study_id="", prolific_session_id="")
@@ -273,7 +284,7 @@ def test_admin_sends_approvals_in_bulk_rejections_and_return_requests(client, re
     )
     assert "Send 5 decisions to Prolific" in client.get(url).content.decode()
 
-    page = client.post(reverse("admin:annotation_participant_send", args=[study.pk]), follow=True).content.decode()
+    page = send_and_show(client, study, django_capture_on_commit_callbacks)
 
     assert prolific.bodies(BULK_APPROVE) == [
         {"study_id": ana.prolific_study_id, "participant_ids": [ana.prolific_pid, ben.prolific_pid]}
@@ -298,12 +309,14 @@ def test_admin_sends_approvals_in_bulk_rejections_and_return_requests(client, re
     assert "Send 1 decision to Prolific" in page  # the local one stays unsent
 
     calls = len(prolific.calls)
-    client.post(reverse("admin:annotation_participant_send", args=[study.pk]))
+    send_and_show(client, study, django_capture_on_commit_callbacks)
     assert len(prolific.calls) == calls  # the local participant is skipped again, nothing resent
 
 
 @pytest.mark.django_db
-def test_admin_reports_prolifics_errors_and_keeps_the_decision_unsent(client, reviewer, prolific):
+def test_admin_reports_prolifics_errors_and_keeps_the_decision_unsent(
+    client, reviewer, prolific, django_capture_on_commit_callbacks
+):
     study = StudyFactory()
     waiting, already, unknown = (ParticipantFactory(study=study) for _ in range(3))
     prolific.add(waiting)
@@ -312,7 +325,7 @@ def test_admin_reports_prolifics_errors_and_keeps_the_decision_unsent(client, re
         participants=[waiting, already, unknown], decision="rejected", note=MESSAGE, category="LOW_EFFORT"
     )
 
-    page = client.post(reverse("admin:annotation_participant_send", args=[study.pk]), follow=True).content.decode()
+    page = send_and_show(client, study, django_capture_on_commit_callbacks)
 
     assert f"Not sent for {already}: Prolific answered 400: Cannot transition a submission in status APPROVED." in page
     assert f"Not sent for {unknown}: Prolific answered 404: No Submission matches the given query." in page
@@ -380,11 +393,11 @@ def test_a_decision_changed_while_sending_is_not_marked_sent(prolific):
 
 
 @pytest.mark.django_db
-def test_nothing_to_send(client, reviewer, prolific):
+def test_nothing_to_send(client, reviewer, prolific, django_capture_on_commit_callbacks):
     study = StudyFactory()
     ParticipantFactory(study=study)
 
-    page = client.post(reverse("admin:annotation_participant_send", args=[study.pk]), follow=True).content.decode()
+    page = send_and_show(client, study, django_capture_on_commit_callbacks)
 
     assert "There were no decisions left to send." in page
     assert prolific.calls == []

@@ -1,5 +1,6 @@
 """Form scores from the database: a StressTest form taken by 3 simulated participants, the staff-only
-report page, and its CSV and JSON downloads."""
+report page, its progress while the scores are computed in the background, and its CSV and JSON
+downloads (409 until the scores are ready)."""
 
 import csv
 import io
@@ -8,12 +9,16 @@ import json
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
+from django.urls import reverse
 
 from annotation.models import Annotation, FormItem, Participant, Study
 from annotation.services.assignment import assignment_claim
 from annotation.services.listening_forms import FormItemSpec
 from annotation.services.submission import annotation_submit
+from evaluation.models import ListeningFormReport
 from evaluation.selectors.listening_form_reports import form_study_report
+from evaluation.services import listening_form_reports as services
+from evaluation.services.listening_form_reports import form_report_request
 from tests.annotation.study_helpers import listened, live_form, live_study, ready_participant
 from tests.audio_files import speechlike, write_audio
 
@@ -108,6 +113,14 @@ def answered_form():
     return study
 
 
+@pytest.fixture
+def scored_form(answered_form, django_capture_on_commit_callbacks):
+    """The form with its scores computed, as a worker would have after a first visit."""
+    with django_capture_on_commit_callbacks(execute=True):
+        form_report_request(study=answered_form)
+    return answered_form
+
+
 def staff(*, can_view: bool, is_staff: bool = True) -> User:
     user = User.objects.create_user(f"user{User.objects.count()}", is_staff=is_staff)  # no password: no slow hashing
     if can_view:
@@ -115,10 +128,10 @@ def staff(*, can_view: bool, is_staff: bool = True) -> User:
     return user
 
 
-def test_the_page_shows_every_section_and_is_linked_from_the_study_admin(client, answered_form):
+def test_the_page_shows_every_section_and_is_linked_from_the_study_admin(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    page = client.get(f"/evaluation/forms/{answered_form.pk}/")
+    page = client.get(f"/evaluation/forms/{scored_form.pk}/")
 
     assert page.status_code == 200
     text = page.content.decode()
@@ -128,8 +141,8 @@ def test_the_page_shows_every_section_and_is_linked_from_the_study_admin(client,
     assert "10 answers from 2 participants" in text
     superuser = User.objects.create_superuser("admin", password=None)
     client.force_login(superuser)
-    change_page = client.get(f"/admin/annotation/study/{answered_form.pk}/change/").content.decode()
-    assert f'href="/evaluation/forms/{answered_form.pk}/"' in change_page
+    change_page = client.get(f"/admin/annotation/study/{scored_form.pk}/change/").content.decode()
+    assert f'href="/evaluation/forms/{scored_form.pk}/"' in change_page
 
 
 def test_no_link_and_no_page_for_an_emphasis_study(client):
@@ -141,8 +154,8 @@ def test_no_link_and_no_page_for_an_emphasis_study(client):
 
 
 @pytest.mark.parametrize("suffix", ["", "scores.csv", "scores.json"])
-def test_staff_only_and_with_the_view_permission(client, answered_form, suffix):
-    url = f"/evaluation/forms/{answered_form.pk}/{suffix}"
+def test_staff_only_and_with_the_view_permission(client, scored_form, suffix):
+    url = f"/evaluation/forms/{scored_form.pk}/{suffix}"
 
     anonymous = client.get(url)
     assert anonymous.status_code == 302 and "/admin/login/" in anonymous["Location"]
@@ -154,12 +167,12 @@ def test_staff_only_and_with_the_view_permission(client, answered_form, suffix):
     assert client.get(url).status_code == 200
 
 
-def test_json_download_holds_every_score(client, answered_form):
+def test_json_download_holds_every_score(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    response = client.get(f"/evaluation/forms/{answered_form.pk}/scores.json")
+    response = client.get(f"/evaluation/forms/{scored_form.pk}/scores.json")
 
-    assert response["Content-Disposition"] == f'attachment; filename="form-{answered_form.slug}-scores.json"'
+    assert response["Content-Disposition"] == f'attachment; filename="form-{scored_form.slug}-scores.json"'
     report = json.loads(response.content)
     assert report["answers"] == 10 and report["participants"] == 2
     assert report["single_choice"]["accuracy"]["value"] == 1.0
@@ -179,10 +192,10 @@ def test_json_download_holds_every_score(client, answered_form):
     assert report["agreement"]["stressed_words"]["units"] == 7
 
 
-def test_csv_download_is_long_form_one_measure_a_row(client, answered_form):
+def test_csv_download_is_long_form_one_measure_a_row(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    response = client.get(f"/evaluation/forms/{answered_form.pk}/scores.csv")
+    response = client.get(f"/evaluation/forms/{scored_form.pk}/scores.csv")
 
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     by_measure = {(row["section"], row["group"], row["item"], row["measure"]): row for row in rows}
@@ -201,3 +214,109 @@ def test_rejected_participants_are_left_out(answered_form):
     report = form_study_report(study=answered_form)
 
     assert (report["answers"], report["answers_left_out_rejected"], report["participants"]) == (5, 5, 1)
+
+
+# --- computed in the background: progress, failure, downloads before the scores are ready --------
+
+
+def page_url(study) -> str:
+    return reverse("evaluation:form_report", args=[study.pk])
+
+
+def test_a_first_visit_queues_the_scores_and_shows_progress_until_the_worker_ran(
+    client, answered_form, django_capture_on_commit_callbacks
+):
+    client.force_login(staff(can_view=True))
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        first = client.get(page_url(answered_form)).content.decode()
+    job = ListeningFormReport.objects.get()
+    progress_url = reverse("evaluation:form_report_progress", args=[job.pk])
+    assert job.status == ListeningFormReport.Status.QUEUED and len(callbacks) == 1
+    assert f'hx-get="{progress_url}"' in first and "every 1s" in first and "waiting for a worker" in first
+    assert ">Single choice</h2>" not in first
+
+    callbacks[0]()  # the eager task: the worker runs the job
+
+    second = client.get(page_url(answered_form)).content.decode()
+    assert ">Single choice</h2>" in second and "hx-get" not in second
+    assert ListeningFormReport.objects.get().status == ListeningFormReport.Status.SUCCEEDED
+
+
+def test_progress_polls_until_the_job_finishes_then_stops_with_286(client, answered_form):
+    client.force_login(staff(can_view=True))
+    job = form_report_request(study=answered_form)  # queued: nothing committed, no worker ran
+    url = reverse("evaluation:form_report_progress", args=[job.pk])
+
+    waiting = client.get(url, HTTP_HX_REQUEST="true")
+    assert waiting.status_code == 200 and f'hx-get="{url}"' in waiting.content.decode()
+
+    ListeningFormReport.objects.filter(pk=job.pk).update(status=ListeningFormReport.Status.SUCCEEDED)
+    finished = client.get(url, HTTP_HX_REQUEST="true")
+    assert finished.status_code == 286 and finished["HX-Refresh"] == "true"
+    assert "hx-get" not in finished.content.decode()
+
+
+def test_progress_needs_the_view_permission(client, answered_form):
+    job = form_report_request(study=answered_form)
+    url = reverse("evaluation:form_report_progress", args=[job.pk])
+
+    client.force_login(staff(can_view=False))
+    assert client.get(url).status_code == 403
+    client.force_login(staff(can_view=True))
+    assert client.get(reverse("evaluation:form_report_progress", args=[job.pk + 1])).status_code == 404
+
+
+def test_a_failure_is_shown_with_its_message_and_tried_again_on_request(
+    client, answered_form, django_capture_on_commit_callbacks, monkeypatch
+):
+    client.force_login(staff(can_view=True))
+    monkeypatch.setattr(services, "form_study_report", lambda *, study: 1 / 0)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.get(page_url(answered_form))
+    failed = ListeningFormReport.objects.get()
+    assert (failed.status, failed.error) == (ListeningFormReport.Status.FAILED, "internal error: division by zero")
+
+    page = client.get(page_url(answered_form)).content.decode()  # the same answers: not queued again
+    assert "The scores could not be computed" in page and "internal error: division by zero" in page
+    assert "Try again" in page and "hx-get" not in page
+    assert ListeningFormReport.objects.count() == 1
+
+    monkeypatch.undo()
+    with django_capture_on_commit_callbacks(execute=True):
+        retried = client.post(page_url(answered_form))
+    assert retried.status_code == 302 and retried["Location"] == page_url(answered_form)
+    assert ListeningFormReport.objects.first().status == ListeningFormReport.Status.SUCCEEDED
+    assert ">Single choice</h2>" in client.get(page_url(answered_form)).content.decode()
+
+
+@pytest.mark.parametrize("suffix", ["scores.csv", "scores.json"])
+def test_a_download_before_the_scores_are_ready_answers_409(client, answered_form, suffix):
+    client.force_login(staff(can_view=True))
+
+    response = client.get(f"/evaluation/forms/{answered_form.pk}/{suffix}")  # queues the scores
+
+    assert response.status_code == 409 and response["Retry-After"] == "5"
+    assert "Content-Disposition" not in response
+    text = response.content.decode()
+    assert "being computed" in text and f"http://testserver{page_url(answered_form)}" in text
+    assert ListeningFormReport.objects.get().status == ListeningFormReport.Status.QUEUED
+
+
+def test_a_download_of_scores_that_failed_answers_409_with_the_error(client, answered_form):
+    client.force_login(staff(can_view=True))
+    job = form_report_request(study=answered_form)
+    ListeningFormReport.objects.filter(pk=job.pk).update(status=ListeningFormReport.Status.FAILED, error="disk full")
+
+    response = client.get(f"/evaluation/forms/{answered_form.pk}/scores.csv")
+
+    assert response.status_code == 409 and "Retry-After" not in response
+    assert "could not be computed: disk full" in response.content.decode()
+
+
+def test_the_json_download_is_the_stored_text(client, scored_form):
+    client.force_login(staff(can_view=True))
+
+    response = client.get(f"/evaluation/forms/{scored_form.pk}/scores.json")
+
+    assert response.content.decode() == ListeningFormReport.objects.get().result_json

@@ -1,0 +1,47 @@
+"""The mismatch review of study items: a clip that participants report as not
+matching its transcript leaves assignment until a reviewer clears or excludes it.
+
+The states and the moves between them are written here, once:
+
+    active --(reports reach the study's mismatch_threshold)--> needs_review
+    needs_review, excluded --(reviewer: the audio matches)--> cleared
+    active, needs_review, cleared --(reviewer: never assign again)--> excluded
+
+The first move happens on the submission hot path, inside the UPDATE that
+counts the report (annotation.services.submission_rows), which takes its
+states and threshold as parameters from here; `mismatch_sends_to_review` is the
+same rule in Python. Reviewers' moves go through `study_item_review_set`.
+"""
+
+from django.db.models import QuerySet
+
+from annotation.models import StudyItem
+
+Review = StudyItem.Review
+
+# The state mismatch reports move a clip from, and the one they move it to.
+# Only an active clip is sent to review: a cleared one has been heard by a
+# reviewer, so later reports leave it in assignment.
+REPORTED_FROM, REPORTED_TO = Review.ACTIVE, Review.NEEDS_REVIEW
+
+# The states a reviewer may move a clip to, each with the states it may come from.
+# Clearing an active clip is refused: it would exempt the clip from future reports.
+REVIEWER_MOVES: dict[str, tuple[str, ...]] = {
+    Review.CLEARED: (Review.NEEDS_REVIEW, Review.EXCLUDED),
+    Review.EXCLUDED: (Review.ACTIVE, Review.NEEDS_REVIEW, Review.CLEARED),
+}
+
+
+def mismatch_sends_to_review(*, reports: int, threshold: int) -> bool:
+    """Whether an active clip with this many mismatch reports leaves assignment for review."""
+    return reports >= threshold
+
+
+def study_item_review_set(*, items: QuerySet[StudyItem], state: str) -> int:
+    """Move the items that may go to `state` (a reviewer's decision: cleared or
+    excluded) there, and leave the others as they are. Returns how many moved.
+    One conditional UPDATE, so a clip the hot path sends to review meanwhile is
+    judged by the state it has when the update reaches it."""
+    if state not in REVIEWER_MOVES:
+        raise ValueError(f"A reviewer may set {', '.join(REVIEWER_MOVES)}, not {state!r}.")
+    return items.filter(review__in=REVIEWER_MOVES[state]).update(review=state)

@@ -1,0 +1,21 @@
+"""Access checks for evaluation's own objects, on the same rule as annotation/access.py
+(403 before 404; the helper returns the object or raises). Studies are looked up
+with annotation.access.get_study_for_staff."""
+
+from django.shortcuts import get_object_or_404
+
+from annotation.access import require_perm
+from evaluation.models import ListeningFormReport, StudyReport
+
+
+def get_report_for_staff(request, pk: int, *, perm: str, status: str | None = None) -> StudyReport:
+    """The report `pk` with its study (in `status`, when given: a report in another state is 404 too)."""
+    require_perm(request, perm)
+    lookup = {"pk": pk} if status is None else {"pk": pk, "status": status}
+    return get_object_or_404(StudyReport.objects.select_related("study"), **lookup)
+
+
+def get_form_report_for_staff(request, pk: int, *, perm: str) -> ListeningFormReport:
+    """The listening-form report `pk`, whatever its state."""
+    require_perm(request, perm)
+    return get_object_or_404(ListeningFormReport, pk=pk)
