@@ -1,8 +1,10 @@
 """Database rows to the arrays of evaluation.stats.study_data, and the fingerprint of a study's annotations.
 
-What a report covers: the study's clips (its StudyItems) except those a researcher excluded in
-review; every annotation of those clips by the study's participants; attention-check answers
-apart. Rows that cannot be used are left out and counted in StudyData.notes:
+What a report (and a label set) covers: the study's clips (its StudyItems) except those a
+researcher excluded in review; every annotation of those clips by the study's participants
+except those a researcher rejected; attention-check answers apart. Rows that cannot be used
+are left out and counted in StudyData.notes:
+- every annotation of a rejected participant;
 - an annotation whose number of levels differs from its clip's number of words, or with a level
   outside 0-2;
 - a participant's second annotation of a clip (the first submitted is kept).
@@ -33,6 +35,7 @@ def study_data(*, study: Study, language: str | None = None) -> StudyData:
     clips = {pk: (key, {"words": words, "language": lang, "variety": variety, "emotion": emotion})
              for pk, key, lang, variety, emotion, words in clip_rows}  # fmt: skip
     names = _annotator_names(study)
+    rejected = _rejected(study)
     notes: Counter = Counter()
     seen: set[tuple[int, int]] = set()
     annotations = []
@@ -43,6 +46,9 @@ def study_data(*, study: Study, language: str | None = None) -> StudyData:
         "participant_id", "clip_id", "levels", "mismatch_reported", "seconds_spent"
     )
     for participant, clip, levels, mismatch, seconds in rows.iterator(chunk_size=5000):
+        if participant in rejected:
+            notes["annotations of rejected participants"] += 1
+            continue
         if clip not in clips:
             notes["annotations of clips excluded in review" if clip in excluded else
                   "annotations of clips that are not in the study"] += 1  # fmt: skip
@@ -62,7 +68,7 @@ def study_data(*, study: Study, language: str | None = None) -> StudyData:
         for participant, passed, seconds in Annotation.objects.filter(
             participant__study=study, item__attention_check__isnull=False
         ).values_list("participant_id", "attention_passed", "seconds_spent")
-        if language is None or names[participant] in annotators
+        if participant not in rejected and (language is None or names[participant] in annotators)
     ]
     return StudyData.build(
         study=study.slug,
@@ -74,19 +80,29 @@ def study_data(*, study: Study, language: str | None = None) -> StudyData:
 
 
 def annotations_fingerprint(*, study: Study) -> str:
-    """Changes whenever an annotation of the study is added or removed, or a clip is excluded in review."""
+    """Changes whenever an annotation of the study is added or removed, a clip is excluded in
+    review, or a participant is rejected or no longer rejected."""
     summary = Annotation.objects.filter(participant__study=study).aggregate(
         count=Count("pk"), last_id=Max("pk"), last_at=Max("submitted_at")
     )
     excluded = StudyItem.objects.filter(study=study, review=StudyItem.Review.EXCLUDED)
     excluded_ids = ",".join(str(pk) for pk in sorted(excluded.values_list("clip_id", flat=True)))
     last_at = summary["last_at"].isoformat() if summary["last_at"] else "-"
-    digest = hashlib.sha256(excluded_ids.encode()).hexdigest()[:16]
-    return f"annotations={summary['count']};last_id={summary['last_id']};last_at={last_at};excluded={digest}"
+    rejected_ids = ",".join(str(pk) for pk in sorted(_rejected(study)))
+    excluded_digest = hashlib.sha256(excluded_ids.encode()).hexdigest()[:16]
+    rejected_digest = hashlib.sha256(rejected_ids.encode()).hexdigest()[:16]
+    return (
+        f"annotations={summary['count']};last_id={summary['last_id']};last_at={last_at};"
+        f"excluded={excluded_digest};rejected={rejected_digest}"
+    )
 
 
 def study_languages(*, study: Study) -> list[str]:
     return sorted(set(Clip.objects.filter(study_items__study=study).values_list("language", flat=True)))
+
+
+def _rejected(study: Study) -> set[int]:
+    return set(study.participants.filter(decision=Participant.Decision.REJECTED).values_list("pk", flat=True))
 
 
 def _annotator_names(study: Study) -> dict[int, str]:

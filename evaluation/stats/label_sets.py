@@ -164,3 +164,35 @@ def _by_language(clips: Sequence[SplitClip]) -> dict[str, list[SplitClip]]:
     for clip in sorted(clips, key=lambda c: c.key):
         languages[clip.language].append(clip)
     return dict(sorted(languages.items()))
+
+
+@dataclass(frozen=True)
+class LabelledClip:
+    key: str
+    annotators: list[str]  # annotator keys, sorted
+    levels: np.ndarray  # (annotators x words) levels of the kept annotations
+    labels: WordLabels
+
+
+def labelled_clips(data, kept: np.ndarray) -> list[LabelledClip]:
+    """The clips of a StudyData that have kept annotations, with their words' labels.
+    `kept` selects annotations (evaluation.stats.selection); rows are already by clip, then annotator."""
+    rows = np.flatnonzero(kept)
+    result = []
+    if rows.size == 0:
+        return result
+    clips = data.clip[rows]
+    starts = np.flatnonzero(np.r_[True, clips[1:] != clips[:-1]])
+    for begin, end in zip(starts, [*starts[1:], rows.size]):
+        chosen = rows[begin:end]
+        clip = int(data.clip[chosen[0]])
+        levels = data.levels[chosen, : int(data.clip_words[clip])].astype(np.int64)
+        result.append(
+            LabelledClip(
+                key=data.clip_keys[clip],
+                annotators=[data.annotator_keys[i] for i in data.annotator[chosen]],
+                levels=levels,
+                labels=word_labels(levels),
+            )
+        )
+    return result

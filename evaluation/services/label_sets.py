@@ -1,0 +1,315 @@
+"""Label sets: create (a worker builds the rows), finalize (freeze), archive, delete drafts.
+
+The build reads each study as its agreement report does (evaluation.selectors.agreement_reports)
+and chooses annotations with the report's rule (evaluation.stats.selection), so a label set and
+a report with the same parameters use exactly the same annotations. The arithmetic is in
+evaluation.stats.label_sets; this module only moves rows in and out of the database.
+"""
+
+import hashlib
+import subprocess
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.jobs import JobFailed, job_enqueue, job_run
+from annotation.models import Study, StudyItem
+from evaluation.models import LabelSet, LabelSetClip
+from evaluation.reports.agreement import ReportParameters, report_compute
+from evaluation.reports.label_set_files import canonical_line
+from evaluation.selectors.agreement_reports import study_data
+from evaluation.selectors.label_sets import clip_details, label_set_rows, opaque_annotator_id
+from evaluation.stats.label_sets import (
+    DEFAULT_PROPORTIONS,
+    MMEE_AROUSAL,
+    SCALE_STEPS,
+    SplitClip,
+    arousal_of,
+    assign_splits,
+    check_arousal_mapping,
+    check_proportions,
+    labelled_clips,
+    scale_steps,
+)
+from evaluation.stats.quality import Thresholds
+from evaluation.stats.selection import select_annotations
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class LabelSetRefused(ValueError):
+    """A label-set action that the set's state or the studies do not allow; the message says why."""
+
+
+@dataclass(frozen=True)
+class LabelSetParameters:
+    subsample: int | None = 10  # annotations per clip; None keeps every annotation
+    seed: int = 0  # the subsample's seed (the agreement report's)
+    split_seed: int = 0
+    proportions: tuple[float, float, float] = DEFAULT_PROPORTIONS
+    split_by_speaker: bool = False
+    exclude_flagged: bool = False
+    exclude_failed_checks: bool = False
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    scale_steps: tuple[int, ...] = SCALE_STEPS
+    arousal: dict[str, list[str]] = field(default_factory=lambda: check_arousal_mapping(MMEE_AROUSAL))
+    resamples: int = 1000  # bootstrap resamples of the agreement summary
+
+    def __post_init__(self):
+        if self.subsample is not None and self.subsample < 1:
+            raise ValueError("subsample must be at least 1 annotation per clip (or None for all)")
+        if self.seed < 0 or self.split_seed < 0 or self.resamples < 0:
+            raise ValueError("seeds and resamples cannot be negative")
+        check_proportions(self.proportions)
+        check_arousal_mapping(self.arousal)
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "proportions": list(self.proportions), "scale_steps": list(self.scale_steps)}
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "LabelSetParameters":
+        known = {name: values[name] for name in cls.__dataclass_fields__ if name in values}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ValueError(f"unknown label-set parameter(s): {', '.join(unknown)}")
+        if "thresholds" in known:
+            known["thresholds"] = Thresholds(**known["thresholds"])
+        for name in ("proportions", "scale_steps"):
+            if name in known:
+                known[name] = tuple(known[name])
+        return cls(**known)
+
+    def report_parameters(self, study: Study) -> ReportParameters:
+        """The agreement report that sees exactly this set's annotations of `study`."""
+        return ReportParameters(
+            subsample=self.subsample, seed=self.seed, resamples=self.resamples,
+            exclude_flagged=self.exclude_flagged, thresholds=self.thresholds,
+            mismatch_threshold=study.mismatch_threshold,
+        )  # fmt: skip
+
+
+def label_set_default_parameters(*, studies: list[Study], **overrides) -> LabelSetParameters:
+    """The first study's target annotations and review thresholds, as the agreement report takes them."""
+    first = studies[0]
+    thresholds = Thresholds(
+        min_kappa=first.review_min_kappa,
+        min_attention=first.review_min_attention,
+        min_median_seconds=first.review_min_seconds_per_clip,
+    )
+    return LabelSetParameters(**{"subsample": first.target_annotations, "thresholds": thresholds, **overrides})
+
+
+def label_set_create(
+    *, name: str, studies: list[Study], parameters: LabelSetParameters, user=None, enqueue: bool = True
+) -> LabelSet:
+    """A new draft (the next version of `name`), built by a worker once this transaction commits
+    (or, with enqueue=False, by whoever calls label_set_build next: the management command)."""
+    name = name.strip()
+    if not name:
+        raise LabelSetRefused("a label set needs a name")
+    if not studies:
+        raise LabelSetRefused("a label set needs at least one study")
+    not_emphasis = [study.slug for study in studies if study.kind != Study.Kind.EMPHASIS]
+    if not_emphasis:
+        raise LabelSetRefused(f"label sets are made from emphasis studies; not: {', '.join(not_emphasis)}")
+    with transaction.atomic():
+        latest = LabelSet.objects.select_for_update().filter(name=name).aggregate(latest=Max("version"))["latest"]
+        label_set = LabelSet.objects.create(
+            name=name, version=(latest or 0) + 1, parameters=parameters.as_dict(),
+            created_by=user if user is not None and user.is_authenticated else None,
+        )  # fmt: skip
+        label_set.studies.set(studies)
+        if enqueue:
+            job_enqueue(label_set)
+    return label_set
+
+
+def label_set_build(*, label_set_id: int) -> None:
+    job_run(model=LabelSet, job_id=label_set_id, work=_build)
+
+
+def _build(label_set: LabelSet, progress) -> dict:
+    if label_set.state != LabelSet.State.DRAFT or label_set.clips.exists():
+        raise JobFailed("only a new draft is built; its rows are never rebuilt")
+    parameters = LabelSetParameters.from_dict(label_set.parameters)
+    studies = list(label_set.studies.order_by("slug"))
+    entries, left_out, agreement = [], {}, {}
+    for index, study in enumerate(studies):
+        progress(f"reading {study.slug}", index, len(studies))
+        data = study_data(study=study)
+        selection = select_annotations(
+            data, thresholds=parameters.thresholds, exclude_flagged=parameters.exclude_flagged,
+            n=parameters.subsample, seed=parameters.seed, exclude_failed_checks=parameters.exclude_failed_checks,
+        )  # fmt: skip
+        clips = labelled_clips(data, selection.kept)
+        details = clip_details(study=study, clip_keys=[clip.key for clip in clips])
+        entries += [(study, clip, details[clip.key]) for clip in clips]
+        left_out[study.slug] = _left_out(study, data, selection)
+        progress(f"agreement of {study.slug}", index, len(studies))
+        agreement[study.slug] = _agreement_summary(report_compute(data, parameters.report_parameters(study)))
+    _refuse_duplicate_clips(entries)
+    progress("splitting", 0, len(entries))
+    rows = _rows(label_set, entries, parameters)
+    LabelSetClip.objects.bulk_create(rows, batch_size=2000)
+    progress("stored", len(rows), len(rows))
+    return {"summary": _summary(rows, left_out, agreement)}
+
+
+def _refuse_duplicate_clips(entries) -> None:
+    seen: dict[str, str] = {}
+    for study, clip, _ in entries:
+        if clip.key in seen:
+            raise JobFailed(f"clip {clip.key!r} is in studies {seen[clip.key]!r} and {study.slug!r}: "
+                            "a label set holds each clip once")  # fmt: skip
+        seen[clip.key] = study.slug
+
+
+def _rows(label_set: LabelSet, entries, parameters: LabelSetParameters) -> list[LabelSetClip]:
+    split_clips = [SplitClip(clip.key, detail.language, detail.variety, detail.speaker) for _, clip, detail in entries]
+    splits = assign_splits(split_clips, seed=parameters.split_seed, proportions=parameters.proportions,
+                           by_speaker=parameters.split_by_speaker)  # fmt: skip
+    train = [clip for clip in split_clips if splits[clip.key] == "train"]
+    steps = scale_steps(train, seed=parameters.split_seed, steps=parameters.scale_steps)
+    ordered = sorted(entries, key=lambda entry: (entry[0].slug, entry[1].key))
+    return [
+        LabelSetClip(
+            label_set=label_set,
+            position=position,
+            clip_id=detail.pk,
+            study=study,
+            clip_key=clip.key,
+            split=splits[clip.key],
+            language=detail.language,
+            variety=detail.variety,
+            speaker=detail.speaker,
+            emotion=detail.emotion,
+            arousal=arousal_of(detail.emotion, parameters.arousal),
+            scale_step=steps.get(clip.key),
+            duration=detail.duration,
+            annotators=[opaque_annotator_id(study.slug, key) for key in clip.annotators],
+            words=_words(clip, detail),
+        )
+        for position, (study, clip, detail) in enumerate(ordered)
+    ]
+
+
+def _words(clip, detail) -> list[dict]:
+    return [
+        {
+            "index": index,
+            "text": text,
+            "start": start,
+            "end": end,
+            "binary": clip.labels.binary[index],
+            "scalar": clip.labels.scalar[index],
+            "levels": [int(level) for level in clip.levels[:, index]],
+        }
+        for index, (text, start, end) in enumerate(detail.words)
+    ]
+
+
+def _left_out(study: Study, data, selection) -> dict:
+    return {
+        "clips_excluded_in_review": StudyItem.objects.filter(study=study, review=StudyItem.Review.EXCLUDED).count(),
+        "clips_short": [{"clip": key, "annotations": n} for key, n in selection.short],
+        "annotators_excluded": [
+            {
+                "annotator": opaque_annotator_id(study.slug, data.annotator_keys[i]),
+                "flags": list(selection.quality[i].flags),
+                "failed_checks": bool(((data.check_annotator == i) & ~data.check_passed).any()),
+            }
+            for i in selection.excluded
+        ],
+        "annotations_left_out_by_source": dict(sorted(data.notes.items())),
+    }
+
+
+def _agreement_summary(report: dict) -> dict:
+    """The pooled and per-language headline figures of the report computed on the same annotations."""
+
+    def figures(result: dict) -> dict:
+        return {
+            "clips": result["clips"], "words": result["words"], "annotators": result["annotators"],
+            "cohen": result["cohen"]["value"],
+            "fleiss": result["fleiss"]["value"], "fleiss_ci95": result["fleiss"]["ci95"],
+            "alpha_ordinal": result["krippendorff"]["ordinal"]["value"],
+            "alpha_ordinal_ci95": (result["krippendorff"]["ordinal"]["bootstrap"] or {}).get("ci95"),
+        }  # fmt: skip
+
+    return {
+        "pooled": figures(report["agreement"]["pooled"]),
+        "language": {lang: figures(result) for lang, result in report["agreement"].get("language", {}).items()},
+    }
+
+
+def _summary(rows: list[LabelSetClip], left_out: dict, agreement: dict) -> dict:
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        per_language = counts.setdefault(row.language, {})
+        per_language[row.split] = per_language.get(row.split, 0) + 1
+    return {
+        "clips": len(rows),
+        "words": sum(len(row.words) for row in rows),
+        "annotations": sum(len(row.annotators) for row in rows),
+        "counts": counts,
+        "left_out": left_out,
+        "agreement": agreement,
+    }
+
+
+def label_set_finalize(*, label_set: LabelSet, user=None) -> LabelSet:
+    """Freeze a built draft: record the checksum of its rows and the code version. Final sets never change."""
+    if label_set.status != LabelSet.Status.SUCCEEDED:
+        raise LabelSetRefused(f"{label_set} is not built yet ({label_set.status}); it can be finalized once built")
+    checksum = label_set_checksum(label_set_id=label_set.pk)
+    frozen = LabelSet.objects.filter(pk=label_set.pk, state=LabelSet.State.DRAFT).update(
+        state=LabelSet.State.FINAL, checksum=checksum, code_version=code_version(), finalized_at=timezone.now(),
+        finalized_by=user if user is not None and user.is_authenticated else None,
+    )  # fmt: skip
+    if not frozen:
+        raise LabelSetRefused(f"{label_set} is already {LabelSet.objects.get(pk=label_set.pk).state}")
+    label_set.refresh_from_db()
+    return label_set
+
+
+def label_set_checksum(*, label_set_id: int) -> str:
+    digest = hashlib.sha256()
+    for row in label_set_rows(label_set_id=label_set_id):
+        digest.update((canonical_line(row) + "\n").encode())
+    return digest.hexdigest()
+
+
+def label_set_archive(*, label_set: LabelSet) -> LabelSet:
+    if not LabelSet.objects.filter(pk=label_set.pk, state=LabelSet.State.FINAL).update(state=LabelSet.State.ARCHIVED):
+        raise LabelSetRefused(f"only a final label set can be archived; {label_set} is {label_set.state}")
+    label_set.refresh_from_db()
+    return label_set
+
+
+def label_set_delete(*, label_set: LabelSet) -> None:
+    """Drafts only: a final set stays, for the results and exports made from it."""
+    if label_set.is_final:
+        raise LabelSetRefused(f"{label_set} is final: archive it instead of deleting it")
+    if label_set.status in (LabelSet.Status.QUEUED, LabelSet.Status.RUNNING):
+        raise LabelSetRefused(f"{label_set} is being built; delete it once the build has ended")
+    label_set.delete()
+
+
+def code_version() -> str:
+    """The package version and, in a git checkout, the commit (with +dirty for uncommitted changes)."""
+    try:
+        package = version("emphasis-platform")
+    except PackageNotFoundError:
+        package = "unknown"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True, timeout=5, check=True).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return package
+    return f"{package}+g{commit}{'.dirty' if dirty else ''}"
