@@ -5,7 +5,7 @@ with annotation.access.get_study_for_staff."""
 from django.shortcuts import get_object_or_404
 
 from annotation.access import require_perm
-from evaluation.models import ListeningFormReport, StudyReport
+from evaluation.models import LabelSet, ListeningFormReport, StudyReport
 
 
 def get_report_for_staff(request, pk: int, *, perm: str, status: str | None = None) -> StudyReport:
@@ -19,3 +19,9 @@ def get_form_report_for_staff(request, pk: int, *, perm: str) -> ListeningFormRe
     """The listening-form report `pk`, whatever its state."""
     require_perm(request, perm)
     return get_object_or_404(ListeningFormReport, pk=pk)
+
+
+def get_label_set_for_staff(request, pk: int, *, perm: str) -> LabelSet:
+    """The label set `pk`, whatever its state."""
+    require_perm(request, perm)
+    return get_object_or_404(LabelSet, pk=pk)

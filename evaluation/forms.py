@@ -93,3 +93,42 @@ def _threshold_values(thresholds: Thresholds) -> dict:
         "min_median_seconds": thresholds.min_median_seconds,
         "max_marked_share": thresholds.max_marked_share,
     }
+
+
+class LabelSetCreateForm(forms.Form):
+    """The admin's "Add label set" page; empty numbers take the first study's defaults."""
+
+    name = forms.CharField(max_length=200, help_text="An existing name makes its next version.")
+    studies = forms.ModelMultipleChoiceField(
+        queryset=Study.objects.filter(kind=Study.Kind.EMPHASIS).order_by("name"),
+        help_text="One or more emphasis studies (MMEE pools one study per variety).",
+    )
+    subsample = forms.IntegerField(
+        required=False, min_value=0, max_value=1000,
+        help_text="Annotations per clip, as the agreement report (default: the study's target; 0 uses all).",
+    )  # fmt: skip
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**32 - 1, help_text="The subsample's seed.")
+    split_seed = forms.IntegerField(initial=0, min_value=0, max_value=2**32 - 1)
+    train = forms.FloatField(initial=0.8, min_value=0, max_value=1, label="Train share")
+    validation = forms.FloatField(initial=0.1, min_value=0, max_value=1, label="Validation share")
+    test = forms.FloatField(initial=0.1, min_value=0, max_value=1, label="Test share")
+    split_by_speaker = forms.BooleanField(required=False, label="Keep each speaker in one split")
+    exclude_flagged = forms.BooleanField(required=False, label="Leave out flagged annotators")
+    exclude_failed_checks = forms.BooleanField(required=False, label="Leave out annotators who failed a check")
+    resamples = forms.IntegerField(initial=1000, min_value=0, max_value=20_000, help_text="For the agreement summary.")
+
+    def clean(self):
+        data = super().clean()
+        shares = [data.get(name) for name in ("train", "validation", "test")]
+        if None not in shares and abs(sum(shares) - 1) > 1e-9:
+            raise forms.ValidationError("The train, validation and test shares must add up to 1.")
+        return data
+
+    def parameter_overrides(self) -> dict:
+        data = self.cleaned_data
+        overrides = {name: data[name] for name in ("seed", "split_seed", "split_by_speaker", "exclude_flagged",
+                                                   "exclude_failed_checks", "resamples")}  # fmt: skip
+        overrides["proportions"] = (data["train"], data["validation"], data["test"])
+        if data["subsample"] is not None:
+            overrides["subsample"] = data["subsample"] or None
+        return overrides

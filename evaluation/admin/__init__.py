@@ -1,0 +1,6 @@
+"""Django admin for evaluation, one module per area (the modules register their models)."""
+
+from evaluation.admin import (
+    label_sets,  # noqa: F401
+    reports,  # noqa: F401
+)
