@@ -103,3 +103,20 @@ def test_report_flags_agree_with_the_participant_review_page():
         assert row.kappa == review[row.annotator].kappa
     assert any(row.flags for row in rows)
     assert len(golden_rows()[1]) == sum(row.clips for row in rows)
+
+
+def test_rejected_participants_are_left_out_counted_and_change_the_fingerprint():
+    from annotation.models import Participant
+    from evaluation.reports.agreement import report_compute
+
+    study = small_study()
+    before = annotations_fingerprint(study=study)
+    Participant.objects.filter(study=study, prolific_pid="p2").update(decision=Participant.Decision.REJECTED)
+
+    data = study_data(study=study)
+
+    assert data.annotator_keys == ("p1",) and data.n_annotations == 2 and data.check_annotator.tolist() == [0]
+    assert data.notes == {"annotations of rejected participants": 3}
+    assert annotations_fingerprint(study=study) != before
+    report = report_compute(data, report_parameters(study=study, subsample=None, resamples=0))
+    assert report["data"]["left_out_by_source"] == {"annotations of rejected participants": 3}
