@@ -33,6 +33,11 @@ def _sees_prolific_ids(request) -> bool:
     return request.user.has_perm(REVIEWS_PARTICIPANTS)
 
 
+def _participant_column(request) -> str:
+    """The participant column (list and detail page) this user may see."""
+    return "participant_with_prolific_id" if _sees_prolific_ids(request) else "participant_ref"
+
+
 def _participant_label(participant: Participant, *, with_prolific_id: bool) -> str:
     if with_prolific_id and participant.prolific_pid:
         return f"#{participant.pk} ({participant.prolific_pid})"
@@ -84,6 +89,7 @@ class AnnotationAdmin(admin.ModelAdmin):
     ]  # fmt: skip
     list_select_related = ["participant__study", "clip", "item__study_item__form_item"]
     list_per_page = 50
+    show_full_result_count = False  # a second COUNT over every annotation on each filtered page
     date_hierarchy = "submitted_at"
     ordering = ["-submitted_at", "-pk"]
     search_fields = ["clip__external_id"]
@@ -106,8 +112,7 @@ class AnnotationAdmin(admin.ModelAdmin):
         return super().get_queryset(request).prefetch_related(words)
 
     def get_list_display(self, request):
-        participant = "participant_with_prolific_id" if _sees_prolific_ids(request) else "participant_ref"
-        return [participant if name == "participant_ref" else name for name in self.list_display]
+        return [_participant_column(request) if name == "participant_ref" else name for name in self.list_display]
 
     def get_search_fields(self, request):
         if _sees_prolific_ids(request):
@@ -115,9 +120,8 @@ class AnnotationAdmin(admin.ModelAdmin):
         return self.search_fields
 
     def get_fields(self, request, obj=None):
-        participant = "participant_with_prolific_id" if _sees_prolific_ids(request) else "participant_ref"
         return [
-            "submitted_at", "study", participant, "clip", "answer", "levels", "response", "mismatch_reported",
+            "submitted_at", "study", _participant_column(request), "clip", "answer", "levels", "response", "mismatch_reported",
             "attention_check", "coverage", "seconds_spent",
         ]  # fmt: skip
 
