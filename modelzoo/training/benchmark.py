@@ -1,0 +1,72 @@
+"""One benchmark run, end to end: read the export folder, choose the setting's clips, train a
+detector (keeping its best epoch on validation), predict the test clips, score them per language
+and pooled. Returns plain dicts (JSON-ready) for the caller (the Celery task) to store.
+
+    result = run_benchmark(folder=..., detector="whisper-tokens", setting={"kind": "multilingual"},
+                           checkpoint_dir=settings.MODELZOO_CHECKPOINT_DIR, progress=..., should_stop=...)
+"""
+
+import time
+from pathlib import Path
+
+from modelzoo.training.checkpoints import DEFAULT_BACKBONES
+from modelzoo.training.data import load_folder
+from modelzoo.training.detectors import detector_class
+from modelzoo.training.detectors.base import Progress, StopCheck, check_stop, prediction_rows
+from modelzoo.training.experiments import Setting, partition
+from modelzoo.training.metrics import score
+
+# EmphaClass halves its batch for multilingual and arousal runs (MMEE section 3)
+SMALLER_BATCH_SETTINGS = {"frame-classifier": {"multilingual": 4, "cross-arousal": 4}}
+
+
+def run_benchmark(
+    *, folder: Path | str, detector: str, setting: Setting | dict, checkpoint_dir: Path | str | None = None,
+    backbone: str | None = None, config: dict | None = None, test_folder: Path | str | None = None,
+    output_dir: Path | str | None = None, progress: Progress | None = None, should_stop: StopCheck | None = None,
+    resamples: int = 1000, seed: int = 0,
+) -> dict:  # fmt: skip
+    """Train `detector` ("acoustic", "frame-classifier", "whisper-tokens") on one setting of the
+    set in `folder` and test it. `config` overrides the detector's defaults (MMEE's
+    hyperparameters); `output_dir`, when given, receives the trained detector (load it with
+    modelzoo.training.detectors.load_detector). `progress(phase, done, total)` is called as it goes;
+    `should_stop()` is asked between steps, and a True stops the run with modelzoo.Cancelled."""
+    report = progress or (lambda phase, done, total: None)
+    started = time.monotonic()
+    setting = setting if isinstance(setting, Setting) else Setting.from_dict(setting)
+    report("reading the set", 0, 1)
+    clips = load_folder(folder)
+    other = load_folder(test_folder) if test_folder is not None else None
+    chosen = partition(setting, clips, other)
+    check_stop(should_stop)
+
+    cls = detector_class(detector)
+    backbone = backbone or DEFAULT_BACKBONES.get(detector)
+    model = cls(backbone, Path(checkpoint_dir) if checkpoint_dir else None)
+    train_config = run_config(detector, setting, config)
+    model.fit(chosen.train, chosen.validation, train_config, report, should_stop)
+    trained = time.monotonic()
+
+    predictions = model.predict(chosen.test, report, should_stop)
+    rows = prediction_rows(chosen.test, predictions)
+    report("scoring", 0, 1)
+    metrics = score(rows, resamples=resamples, seed=seed, by=setting.by)
+    if output_dir is not None:
+        model.save(Path(output_dir))
+    report("finished", 1, 1)
+    return {
+        "detector": detector, "backbone": backbone if cls.kind != "acoustic" else None,
+        "setting": setting.as_dict(), "setting_label": setting.label, "config": train_config.as_dict(),
+        "clips": chosen.sizes(), "test_languages": sorted(metrics["by_language"]),
+        "history": model.history, "metrics": metrics, "predictions": rows,
+        "seconds": {"training": round(trained - started, 3), "total": round(time.monotonic() - started, 3)},
+    }  # fmt: skip
+
+
+def run_config(detector: str, setting: Setting, overrides: dict | None):
+    """The detector's defaults, adjusted for the setting as the paper did, then the caller's overrides."""
+    defaults = detector_class(detector).config_class()
+    batch = SMALLER_BATCH_SETTINGS.get(detector, {}).get(setting.kind)
+    if batch is not None:
+        defaults = defaults.with_overrides({"batch_size": batch})
+    return defaults.with_overrides(overrides)

@@ -1,0 +1,102 @@
+"""Training configurations. The defaults are MMEE's hyperparameters (section 3); every field can be
+overridden, e.g. from the JSON a benchmark run was started with (`with_overrides`)."""
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Self
+
+SELECTION_MEASURES = ("accuracy", "f1", "pearson")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int = 1
+    learning_rate: float = 1e-4
+    warmup_ratio: float = 0.0  # share of the optimizer steps with a linearly rising learning rate
+    weight_decay: float = 0.0
+    batch_size: int = 8
+    gradient_accumulation: int = 1
+    eval_batch_size: int = 16
+    max_grad_norm: float = 1.0
+    seed: int = 0
+    bf16: bool = True  # bf16 autocast, on CUDA only
+    device: str = "auto"  # "auto" (CUDA when available), "cpu", "cuda", "cuda:1", ...
+    num_workers: int = 0  # DataLoader worker processes preparing batches
+    # The best checkpoint is the epoch with the highest pooled validation value of this measure.
+    selection_measure: str = "f1"
+    # Both heads train together on one backbone; a weight of 0 trains one mode alone, as the
+    # paper does (binary: cross-entropy, scalar: MSE or BCE).
+    binary_loss_weight: float = 1.0
+    scalar_loss_weight: float = 1.0
+    max_steps: int | None = None  # stop after this many optimizer steps (smoke tests, benchmarks)
+
+    def __post_init__(self):
+        if self.selection_measure not in SELECTION_MEASURES:
+            raise ValueError(f"selection_measure must be one of {', '.join(SELECTION_MEASURES)}")
+        if self.epochs < 1 or self.batch_size < 1 or self.gradient_accumulation < 1:
+            raise ValueError("epochs, batch_size and gradient_accumulation must be at least 1")
+        if (
+            self.binary_loss_weight < 0
+            or self.scalar_loss_weight < 0
+            or not (self.binary_loss_weight or self.scalar_loss_weight)
+        ):
+            raise ValueError("the loss weights must be non-negative and not both 0")
+
+    def with_overrides(self, overrides: dict | None) -> Self:
+        known = {field.name for field in fields(self)}
+        unknown = sorted(set(overrides or {}) - known)
+        if unknown:
+            raise ValueError(f"unknown settings for {type(self).__name__}: {', '.join(unknown)}")
+        # JSON has no tuples: a list given for a tuple field (class_weights, c_grid) becomes one
+        values = {key: tuple(value) if isinstance(value, list) else value for key, value in (overrides or {}).items()}
+        return replace(self, **values)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FrameClassifierConfig(TrainConfig):
+    """EmphaClass: 15 epochs, lr 7.97e-5, 12.5 % warmup, batch 8 (4 for multilingual and arousal
+    runs), gradient accumulation 3; the whole backbone is fine-tuned."""
+
+    epochs: int = 15
+    learning_rate: float = 7.97e-5
+    warmup_ratio: float = 0.125
+    batch_size: int = 8
+    gradient_accumulation: int = 3
+    eval_batch_size: int = 8
+    freeze_feature_encoder: bool = False  # the convolutional front end; EmphaClass trains it too
+    gradient_checkpointing: bool = False  # trades compute for memory on the 1B backbone
+    max_seconds: float | None = None  # crop longer training clips (memory); None keeps them whole
+
+
+@dataclass(frozen=True)
+class WhisperTokenConfig(TrainConfig):
+    """WhiStress: 2 epochs, lr 5e-4, 5 % warmup, weight decay 0.01, batch 32; frozen Whisper,
+    one extra decoder block on the layer-9 hidden states."""
+
+    epochs: int = 2
+    learning_rate: float = 5e-4
+    warmup_ratio: float = 0.05
+    weight_decay: float = 0.01
+    batch_size: int = 32
+    eval_batch_size: int = 32
+    hidden_layer: int = 9  # hidden_states index of encoder and decoder fed to the extra block (clamped to the depth)
+    extra_block_init: str = "fresh"  # "fresh" (as WhiStress) or "copy" (of the backbone's next decoder layer)
+    token_rule: str = "any"  # token -> word rule for binary labels (modelzoo.training.pooling.TOKEN_RULES)
+    class_weights: tuple[float, float] = (1.0, 2.33)  # weighted cross-entropy, not emphasized / emphasized
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.extra_block_init not in ("fresh", "copy"):
+            raise ValueError('extra_block_init must be "fresh" or "copy"')
+
+
+@dataclass(frozen=True)
+class AcousticConfig(TrainConfig):
+    """Logistic regression (binary) and ridge regression (scalar) on prosodic word features; the
+    regularization strength is chosen on the validation clips."""
+
+    epochs: int = 1
+    c_grid: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)  # logistic regression's C
+    alpha_grid: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0)  # ridge's alpha

@@ -1,0 +1,31 @@
+"""The detectors, by the name a benchmark run gives. Their modules are imported only when asked
+for, so choosing the acoustic baseline never imports torch."""
+
+from importlib import import_module
+from pathlib import Path
+
+from modelzoo.training.detectors.base import MANIFEST, Detector
+
+DETECTORS = {
+    "acoustic": ("modelzoo.training.detectors.acoustic", "AcousticDetector"),
+    "frame-classifier": ("modelzoo.training.detectors.frame_classifier", "FrameClassifierDetector"),
+    "whisper-tokens": ("modelzoo.training.detectors.whisper_tokens", "WhisperTokenDetector"),
+}
+
+
+def detector_class(kind: str) -> type[Detector]:
+    if kind not in DETECTORS:
+        raise ValueError(f"unknown detector {kind!r}; one of {', '.join(DETECTORS)}")
+    module, name = DETECTORS[kind]
+    return getattr(import_module(module), name)
+
+
+def load_detector(directory: Path | str, *, checkpoint_dir: Path | str | None = None) -> Detector:
+    """A trained detector saved with `save(directory)`, whichever kind it is."""
+    import json
+
+    manifest = Path(directory) / MANIFEST
+    if not manifest.is_file():
+        raise FileNotFoundError(f"no trained detector in {directory} ({MANIFEST} is missing)")
+    kind = json.loads(manifest.read_text())["kind"]
+    return detector_class(kind).load(Path(directory), checkpoint_dir=Path(checkpoint_dir) if checkpoint_dir else None)

@@ -1,0 +1,144 @@
+"""The training loop both neural detectors share: AdamW with linear warmup and decay, gradient
+accumulation, bf16 autocast on CUDA, fixed seeds, a validation pass after every epoch, and the
+state of the best epoch restored at the end."""
+
+import math
+import random
+import time
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
+
+import numpy as np
+import torch
+from torch import nn
+
+from modelzoo.training.config import TrainConfig
+from modelzoo.training.detectors.base import Progress, StopCheck, check_stop
+from modelzoo.training.metrics import selection_value
+
+
+def set_seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # seeds every CUDA device too
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def autocast(device: torch.device, bf16: bool):
+    """bf16 autocast on CUDA; full precision on CPU, where bf16 matmuls are slow and imprecise."""
+    if bf16 and device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return nullcontext()
+
+
+def to_device(batch: dict, device: torch.device) -> dict:
+    return {key: value.to(device, non_blocking=True) if torch.is_tensor(value) else value
+            for key, value in batch.items()}  # fmt: skip
+
+
+def seeded_generator(seed: int) -> torch.Generator:
+    """For DataLoader shuffling: the same seed gives the same batches."""
+    generator = torch.Generator()
+    generator.manual_seed(seed)
+    return generator
+
+
+class Trainer:
+    """One optimizer over the trainable parameters; `step` runs forward and backward on a batch
+    and updates the weights every `gradient_accumulation` batches."""
+
+    def __init__(self, *, parameters: list[nn.Parameter], loss_of: Callable[[dict], torch.Tensor],
+                 config: TrainConfig, device: torch.device, total_updates: int):  # fmt: skip
+        self.parameters, self.loss_of, self.config, self.device = parameters, loss_of, config, device
+        decay = [p for p in parameters if p.ndim >= 2]  # no weight decay on biases and norms
+        no_decay = [p for p in parameters if p.ndim < 2]
+        groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+        self.optimizer = torch.optim.AdamW(groups, lr=config.learning_rate)
+        warmup = math.ceil(config.warmup_ratio * total_updates)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _warmup_then_decay(warmup, total_updates))
+        self.batches_seen = 0
+        self.updates = 0
+
+    def step(self, batch: dict, *, last_of_epoch: bool = False) -> float:
+        batch = to_device(batch, self.device)
+        with autocast(self.device, self.config.bf16):
+            loss = self.loss_of(batch)
+        (loss / self.config.gradient_accumulation).backward()
+        self.batches_seen += 1
+        if self.batches_seen % self.config.gradient_accumulation == 0 or last_of_epoch:
+            torch.nn.utils.clip_grad_norm_(self.parameters, self.config.max_grad_norm)
+            self.optimizer.step()
+            self.scheduler.step()
+            self.optimizer.zero_grad(set_to_none=True)
+            self.batches_seen = 0
+            self.updates += 1
+        return float(loss.detach())
+
+
+def _warmup_then_decay(warmup: int, total: int) -> Callable[[int], float]:
+    def factor(update: int) -> float:
+        if update < warmup:
+            return (update + 1) / (warmup + 1)
+        return max(0.0, (total - update) / max(1, total - warmup))
+
+    return factor
+
+
+def updates_per_epoch(batches: int, config: TrainConfig) -> int:
+    return math.ceil(batches / config.gradient_accumulation)
+
+
+def train_epochs(*, trainer: Trainer, trainable: nn.Module, batches: Callable[[], Iterable[dict]], batch_count: int,
+                 validate: Callable[[], dict], config: TrainConfig, progress: Progress | None,
+                 should_stop: StopCheck | None) -> list[dict]:  # fmt: skip
+    """Train for config.epochs (or until config.max_steps updates), validate after each epoch,
+    and leave `trainable` in the state of the epoch with the best validation measure.
+    Returns the history: one dict per epoch."""
+    report = progress or (lambda phase, done, total: None)
+    history, best_value, best_state, best_epoch = [], float("-inf"), None, 0
+    for epoch in range(1, config.epochs + 1):
+        trainable.train()
+        started, losses = time.monotonic(), []
+        for index, batch in enumerate(batches(), start=1):
+            check_stop(should_stop)
+            losses.append(trainer.step(batch, last_of_epoch=index == batch_count))
+            report(f"training: epoch {epoch}/{config.epochs}", index, batch_count)
+            if config.max_steps is not None and trainer.updates >= config.max_steps:
+                break
+        check_stop(should_stop)
+        report(f"validating after epoch {epoch}/{config.epochs}", 0, 1)
+        metrics = validate()
+        value = selection_value(metrics, config.selection_measure)
+        improved = best_state is None or value > best_value
+        if improved:
+            best_value, best_state, best_epoch = value, _copy_state(trainable), epoch
+        record = {
+            "epoch": epoch, "updates": trainer.updates, "loss": float(np.mean(losses)) if losses else None,
+            "validation": {name: metrics["pooled"][name]["value"] for name in ("accuracy", "f1", "pearson")},
+            "seconds": round(time.monotonic() - started, 3),
+        }  # fmt: skip
+        history.append(record)
+        report(_epoch_line(record, config), epoch, config.epochs)
+        if config.max_steps is not None and trainer.updates >= config.max_steps:
+            break
+    trainable.load_state_dict(best_state)
+    for record in history:
+        record["best"] = record["epoch"] == best_epoch
+    return history
+
+
+def _epoch_line(record: dict, config: TrainConfig) -> str:
+    value = record["validation"][config.selection_measure]
+    shown = "undefined" if value is None else f"{value:.3f}"
+    loss = "n/a" if record["loss"] is None else f"{record['loss']:.4f}"
+    return f"epoch {record['epoch']}/{config.epochs}: loss {loss}, validation {config.selection_measure} {shown}"
+
+
+def _copy_state(module: nn.Module) -> dict:
+    """The module's weights, copied to the CPU (the GPU copy goes on training)."""
+    return {name: tensor.detach().to("cpu", copy=True) for name, tensor in module.state_dict().items()}

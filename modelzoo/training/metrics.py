@@ -1,0 +1,95 @@
+"""Benchmark metrics on per-word predictions: binary accuracy and F1 (emphasized = positive),
+scalar Pearson correlation; pooled and per language, each with a 95 % interval from the
+agreement module's clip bootstrap (evaluation.stats.resampling: whole clips are resampled, since
+the words of a clip share a speaker and annotators).
+
+Each measure is a function of sums of per-clip statistics, which is what the bootstrap resamples:
+- accuracy = correct / words;  F1 = 2 TP / (2 TP + FP + FN);
+- Pearson from n, sum x, sum y, sum x^2, sum y^2, sum xy of (label, prediction).
+The binary statistics are integers (exact in any order); the Pearson sums are floats, so their
+intervals can differ in the last bits between machines.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+import numpy as np
+
+from evaluation.stats.resampling import METHOD, bootstrap_sums, percentile_interval
+
+# columns of the per-clip statistics
+WORDS, CORRECT, TP, FP, FN, SX, SY, SXX, SYY, SXY = range(10)
+MEASURES = ("accuracy", "f1", "pearson")
+
+
+def clip_statistics(rows: list[dict]) -> np.ndarray:
+    """One clip's statistics from its word rows (binary_true/pred, scalar_true/pred)."""
+    truth = np.array([row["binary_true"] for row in rows], dtype=bool)
+    guess = np.array([row["binary_pred"] for row in rows], dtype=bool)
+    x = np.array([row["scalar_true"] for row in rows], dtype=np.float64)
+    y = np.array([row["scalar_pred"] for row in rows], dtype=np.float64)
+    return np.array([
+        len(rows), np.sum(truth == guess), np.sum(truth & guess), np.sum(~truth & guess), np.sum(truth & ~guess),
+        x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum(),
+    ], dtype=np.float64)  # fmt: skip
+
+
+def measures_from_sums(sums: np.ndarray) -> dict[str, np.ndarray]:
+    """accuracy, f1, pearson from (... x statistics) sums; NaN where a measure is undefined."""
+    sums = np.atleast_2d(sums)
+    n = sums[:, WORDS]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        accuracy = sums[:, CORRECT] / n
+        f1 = 2 * sums[:, TP] / (2 * sums[:, TP] + sums[:, FP] + sums[:, FN])
+        cov = sums[:, SXY] - sums[:, SX] * sums[:, SY] / n
+        var_x = sums[:, SXX] - sums[:, SX] ** 2 / n
+        var_y = sums[:, SYY] - sums[:, SY] ** 2 / n
+        pearson = cov / np.sqrt(var_x * var_y)
+    # a constant label or prediction has no correlation (rounding can leave a tiny non-zero variance)
+    constant = (var_x <= 1e-12 * np.maximum(n, 1)) | (var_y <= 1e-12 * np.maximum(n, 1))
+    pearson = np.where(constant, np.nan, np.clip(pearson, -1.0, 1.0))
+    return {"accuracy": accuracy, "f1": f1, "pearson": pearson}
+
+
+def score(rows: Iterable[dict], *, resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
+          by: str = "language") -> dict:  # fmt: skip
+    """Metrics of per-word prediction rows (clip_id, language, binary_true, binary_pred,
+    scalar_true, scalar_pred): {"pooled": group, "by_language": {language: group}, "interval": how},
+    grouped by the rows' `by` column ("language", or "variety" for regional varieties),
+    a group being {"clips", "words", "accuracy", "f1", "pearson"}, each measure
+    {"value", "low", "high"} (None where undefined; no interval with resamples=0)."""
+    by_clip: dict[str, list[dict]] = defaultdict(list)
+    group_of: dict[str, str] = {}
+    for row in rows:
+        by_clip[row["clip_id"]].append(row)
+        group_of[row["clip_id"]] = row[by]
+    clip_ids = list(by_clip)
+    per_clip = np.array([clip_statistics(by_clip[clip_id]) for clip_id in clip_ids]).reshape(len(clip_ids), 10)
+    groups = np.array([group_of[clip_id] for clip_id in clip_ids])
+    group = {"resamples": resamples, "seed": seed, "confidence": confidence}
+    return {
+        "pooled": _group(per_clip, **group),
+        "by_language": {name: _group(per_clip[groups == name], **group) for name in sorted(set(groups))},
+        "grouped_by": by,
+        "interval": f"{int(confidence * 100)} % {METHOD}" if resamples else "none",
+    }
+
+
+def _group(per_clip: np.ndarray, *, resamples: int, seed: int, confidence: float) -> dict:
+    point = measures_from_sums(per_clip.sum(axis=0))
+    result = {"clips": int(per_clip.shape[0]), "words": int(per_clip[:, WORDS].sum())}
+    resampled = measures_from_sums(bootstrap_sums(per_clip, resamples=resamples, seed=seed)) if resamples else None
+    for measure in MEASURES:
+        value = float(point[measure][0])
+        entry = {"value": None if np.isnan(value) else value, "low": None, "high": None}
+        if resampled is not None:
+            interval = percentile_interval(resampled[measure], confidence=confidence)
+            entry |= {"low": interval.low, "high": interval.high}
+        result[measure] = entry
+    return result
+
+
+def selection_value(metrics: dict, measure: str) -> float:
+    """The pooled value best-checkpoint selection compares; -inf where undefined."""
+    value = metrics["pooled"][measure]["value"]
+    return float("-inf") if value is None else value
