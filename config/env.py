@@ -4,6 +4,7 @@ Pure functions over a mapping, so that tests can feed them any environment.
 Every bad or missing value raises ImproperlyConfigured naming the variable.
 """
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -55,6 +56,18 @@ def http_url(environ: Mapping[str, str], name: str, default: str) -> str:
     value = environ.get(name, "").strip() or default
     if urlsplit(value).scheme not in ("http", "https") or not urlsplit(value).netloc:
         raise ImproperlyConfigured(f"{name} must be an http(s) URL, not {value!r}")
+    return value
+
+
+# DRF reads a rate as "<requests>/<period>" and looks only at the period's first letter.
+_RATE = re.compile(r"^[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)$")
+
+
+def rate(environ: Mapping[str, str], name: str, default: str) -> str:
+    """A request rate such as "120/minute" (periods: second, minute, hour, day)."""
+    value = environ.get(name, "").strip() or default
+    if not _RATE.match(value):
+        raise ImproperlyConfigured(f"{name} must be a rate like 120/minute or 5000/day, not {value!r}")
     return value
 
 

@@ -32,6 +32,10 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and ReDoc as static files: the docs pages need no CDN
     "annotation",
     "evaluation",
 ]
@@ -122,9 +126,40 @@ AUDIO_URL_TTL_SECONDS = env.env_int(ENV, "AUDIO_URL_TTL_SECONDS", 900, minimum=1
 # --- Celery ------------------------------------------------------------------
 globals().update(env.celery(ENV, DATA_DIR))
 
+# --- REST API (README "REST API"; the code is in evaluation/api/) ------------
+API_THROTTLE_RATE = env.rate(ENV, "API_THROTTLE_RATE", "120/minute")
 REST_FRAMEWORK = {
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissions"],
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    # Tokens for scripts, the session for the browsable API. Token first: its WWW-Authenticate
+    # header is what makes a request without credentials a 401 rather than a 403.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["evaluation.api.permissions.ModelPermissions"],
+    "DEFAULT_PAGINATION_CLASS": "evaluation.api.pagination.PageNumberPagination",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"user": API_THROTTLE_RATE},
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "evaluation.api.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Emphasis platform API",
+    "DESCRIPTION": "Corpora, studies, annotations, agreement reports, label sets and dataset exports. "
+    "Send `Authorization: Token <key>`; every endpoint needs the Django permission it names.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    # Request bodies get their own components, so read-only fields do not show up as inputs.
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Two models have a "status": name their choices, rather than let the schema invent names.
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "annotation.models.background_job.BackgroundJob.Status",
+        "StudyStatusEnum": "annotation.models.study.Study.Status",
+    },
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {

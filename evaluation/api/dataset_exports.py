@@ -1,0 +1,101 @@
+"""Dataset exports, through evaluation.services.dataset_exports:
+
+- POST /dataset-exports/ (evaluation.add_datasetexport, and the right to read what is exported:
+  evaluation.view_labelset for a label set, annotation.view_annotation for a study's raw
+  annotations, annotation.change_participant with Prolific ids): 202 with the export to poll;
+- GET /dataset-exports/, /dataset-exports/{id}/ (evaluation.view_datasetexport);
+- GET /dataset-exports/{id}/link/ (evaluation.view_datasetexport): a short-lived download link,
+  which needs no credentials, as a presigned S3 URL.
+"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from annotation.access import require_perm
+from annotation.models import Study
+from evaluation.api.base import ApiViewSet
+from evaluation.api.errors import Refused
+from evaluation.api.jobs import JOB_FIELDS, JobRetrieveMixin
+from evaluation.models import DatasetExport, LabelSet
+from evaluation.services.dataset_exports import (
+    LINK_TTL_SECONDS,
+    ExportRefused,
+    dataset_export_link,
+    dataset_export_request,
+)
+
+
+class ExportRequestSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=DatasetExport.Format.choices)
+    label_set = serializers.PrimaryKeyRelatedField(
+        queryset=LabelSet.objects.all(), required=False, allow_null=True,
+        help_text="A final label set, for every format but raw.",
+    )  # fmt: skip
+    study = serializers.PrimaryKeyRelatedField(
+        queryset=Study.objects.all(), required=False, allow_null=True, help_text="A study, for the raw format."
+    )
+    include_prolific_ids = serializers.BooleanField(
+        default=False,
+        help_text="Raw exports: Prolific ids instead of opaque ids (needs annotation.change_participant).",
+    )
+
+
+class ExportSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="api:dataset-export-detail")
+    link_url = serializers.HyperlinkedIdentityField(
+        view_name="api:dataset-export-link", help_text="Where to get a download link once succeeded."
+    )
+
+    class Meta:
+        model = DatasetExport
+        fields = [
+            "id", "url", "link_url", "format", "label_set", "study", "include_prolific_ids", "file_name", "size",
+            "sha256", *JOB_FIELDS,
+        ]  # fmt: skip
+
+
+class ExportLinkSerializer(serializers.Serializer):
+    url = serializers.URLField(help_text="Download the zip from here; no credentials needed.")
+    expires_in = serializers.IntegerField(help_text="Seconds the link stays valid.")
+
+
+class DatasetExportViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
+    queryset = DatasetExport.objects.order_by("-created_at", "-pk")
+    serializer_class = ExportSerializer
+    filterset_fields = ["format", "status", "label_set", "study"]
+
+    @extend_schema(request=ExportRequestSerializer, responses={202: ExportSerializer})
+    def create(self, request):
+        given = ExportRequestSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        _require_read_perms(request, given.validated_data)
+        try:
+            export = dataset_export_request(**given.validated_data, user=request.user)
+        except ExportRefused as refusal:
+            raise Refused(str(refusal)) from None
+        export.refresh_from_db()  # a worker in this process (eager tasks) may have built it already
+        body = self.get_serializer(export).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": str(body["url"])})
+
+    @extend_schema(responses={200: ExportLinkSerializer})
+    @action(detail=True, methods=["get"], required_perms=("evaluation.view_datasetexport",))
+    def link(self, request, pk: int):
+        """A fresh download link for a succeeded export; 400 while it is not built."""
+        try:
+            url = dataset_export_link(export=self.get_object())
+        except ExportRefused as refusal:
+            raise Refused(str(refusal)) from None
+        # Locally the link is a path on this server; on S3 it is already absolute.
+        return Response({"url": request.build_absolute_uri(url), "expires_in": LINK_TTL_SECONDS})
+
+
+def _require_read_perms(request, given: dict) -> None:
+    """An export copies what it holds: asking for one needs the right to read it."""
+    if given.get("label_set") is not None:
+        require_perm(request, "evaluation.view_labelset")
+    if given.get("study") is not None:
+        require_perm(request, "annotation.view_annotation")
+    if given["include_prolific_ids"]:
+        require_perm(request, "annotation.change_participant")

@@ -1,0 +1,77 @@
+"""Studies with their progress: GET /studies/ and /studies/{id}/ (annotation.view_study), and
+POST /studies/{id}/status/ (annotation.change_study), through the service the admin's actions use."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from annotation.models import Study
+from annotation.services.studies import study_set_status
+from evaluation.api.base import ApiViewSet
+from evaluation.api.study_progress import studies_with_progress
+
+
+class DecisionCountsSerializer(serializers.Serializer):
+    pending = serializers.IntegerField(source="decision_pending")
+    approved = serializers.IntegerField(source="decision_approved")
+    rejected = serializers.IntegerField(source="decision_rejected")
+    return_requested = serializers.IntegerField(source="decision_return_requested")
+
+
+class ParticipantCountsSerializer(serializers.Serializer):
+    total = serializers.IntegerField(source="participants_total")
+    completed = serializers.IntegerField(source="participants_completed")
+    screened_out = serializers.IntegerField(source="participants_screened_out")
+    in_progress = serializers.IntegerField(source="participants_in_progress")
+    decisions = DecisionCountsSerializer(source="*", help_text="The researcher's review decisions.")
+
+
+class StudyProgressSerializer(serializers.Serializer):
+    clips = serializers.IntegerField(source="clip_count")
+    clips_to_review = serializers.IntegerField(help_text="Clips out of assignment, awaiting mismatch review.")
+    annotations_done = serializers.IntegerField(help_text="Annotations submitted for the study's clips.")
+    annotations_target = serializers.IntegerField(help_text="Clips times the target annotations per clip.")
+    participants = ParticipantCountsSerializer(source="*")
+
+
+class StudySerializer(serializers.ModelSerializer):
+    progress = StudyProgressSerializer(source="*", read_only=True)
+
+    class Meta:
+        model = Study
+        fields = [
+            "id", "name", "slug", "kind", "status", "corpus", "language", "interface_language", "clips_per_task",
+            "target_annotations", "places", "created_at", "progress",
+        ]  # fmt: skip
+
+
+class StudyStatusSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Study.Status.choices)
+
+
+class StudyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
+    queryset = Study.objects.select_related("corpus").order_by("-created_at", "-pk")
+    serializer_class = StudySerializer
+    filterset_fields = ["status", "kind", "corpus", "language"]
+
+    def get_queryset(self):
+        return studies_with_progress(super().get_queryset())
+
+    @extend_schema(
+        request=StudyStatusSerializer,
+        responses={200: StudySerializer},
+        description="Set the study live, paused, closed or back to draft. A change the study's state does "
+        "not allow is refused with 400 and the reason, e.g. back to draft once participants have entered.",
+    )
+    @action(detail=True, methods=["post"], url_path="status", required_perms=("annotation.change_study",))
+    def set_status(self, request, pk: int):
+        study = self.get_object()
+        serializer = StudyStatusSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            study = study_set_status(study=study, status=serializer.validated_data["status"])
+        except ValueError as refusal:
+            raise ValidationError({"status": [str(refusal)]}) from None
+        return Response(self.get_serializer(study).data)

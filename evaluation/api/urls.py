@@ -1,0 +1,40 @@
+"""/api/v1/: one router for every resource. A new resource is a viewset on evaluation.api.base
+and one register() line here, e.g. router.register("benchmark-runs", BenchmarkRunViewSet)."""
+
+from django.urls import re_path
+from rest_framework import routers
+
+from evaluation.api.agreement_reports import AgreementReportViewSet
+from evaluation.api.annotations import StudyAnnotationViewSet
+from evaluation.api.clips import ClipViewSet
+from evaluation.api.corpora import CorpusViewSet
+from evaluation.api.dataset_exports import DatasetExportViewSet
+from evaluation.api.errors import not_found
+from evaluation.api.label_set_rows import LabelSetRowViewSet
+from evaluation.api.label_sets import LabelSetViewSet
+from evaluation.api.studies import StudyViewSet
+
+
+class ApiRootView(routers.APIRootView):
+    """The list of endpoints, for any signed-in user (each endpoint checks its own permission)."""
+
+    required_perms = ()
+
+
+class Router(routers.DefaultRouter):
+    APIRootView = ApiRootView
+    include_format_suffixes = False  # ?format=json does the same, without doubling every path
+
+
+app_name = "api"
+router = Router(use_regex_path=False)
+router.register("corpora", CorpusViewSet, basename="corpus")
+router.register("clips", ClipViewSet, basename="clip")
+router.register("studies", StudyViewSet, basename="study")
+router.register("studies/<int:study_pk>/annotations", StudyAnnotationViewSet, basename="study-annotation")
+router.register("agreement-reports", AgreementReportViewSet, basename="agreement-report")
+router.register("label-sets", LabelSetViewSet, basename="label-set")
+router.register("label-sets/<int:label_set_pk>/rows", LabelSetRowViewSet, basename="label-set-row")
+router.register("dataset-exports", DatasetExportViewSet, basename="dataset-export")
+
+urlpatterns = [*router.urls, re_path(r"", not_found)]
