@@ -50,11 +50,19 @@ $(VENV)/.synced-run: pyproject.toml uv.lock | $(VENV)/.uv-$(UV_VERSION)
 	touch $@
 
 $(VENV)/.synced-test: pyproject.toml uv.lock | $(VENV)/.uv-$(UV_VERSION)
-	$(SYNC) --extra test
+	$(SYNC) --extra test --extra zoo
+	touch $@
+
+# torch for the model zoo's tests, outside the lock (see pyproject.toml): pip takes the CPU
+# build these machines keep on local disk (pip's find-links); pinned, so that nothing pulls a
+# multi-GB CUDA build instead.
+TORCH_VERSION := 2.13.0
+$(VENV)/.torch-$(TORCH_VERSION): | $(VENV)/.uv-$(UV_VERSION)
+	$(PYTHON) -m pip --python $(PY) install --quiet --disable-pip-version-check torch==$(TORCH_VERSION)
 	touch $@
 
 install: $(VENV)/.synced-run
-install-test: $(VENV)/.synced-test
+install-test: $(VENV)/.synced-test $(VENV)/.torch-$(TORCH_VERSION)
 
 run: install
 	$(PY) manage.py migrate --noinput

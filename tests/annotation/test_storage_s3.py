@@ -68,7 +68,7 @@ def _moto_command() -> list[str]:
     try:
         import moto.server  # noqa: F401
     except ImportError:
-        message = "moto[server] is not installed (pip install -e '.[test]')"
+        message = "moto[server] is not installed (`make test` installs the test extra)"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
