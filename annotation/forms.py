@@ -48,7 +48,7 @@ class ImportUploadForm(forms.Form):
     def _folder_paths(self, raw: str | None, count: int) -> list[str]:
         try:
             paths = json.loads(raw or "")
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             paths = None
         if not isinstance(paths, list) or len(paths) != count or not all(isinstance(p, str) for p in paths):
             raise forms.ValidationError(

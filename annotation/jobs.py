@@ -130,7 +130,7 @@ def job_requeue_stale(*, model: type[BackgroundJob], job_ids=None) -> dict[str, 
     message was lost (a second message is harmless: the claim takes the job once)."""
     now = timezone.now()
     jobs = model.objects.all() if job_ids is None else model.objects.filter(pk__in=job_ids)
-    silent = Q(heartbeat_at__lt=now - model.STALE_AFTER) | Q(heartbeat_at=None, created_at__lt=now - model.STALE_AFTER)
+    silent = _silent(model, now)
     stale = jobs.filter(silent, status=Status.RUNNING)
     failed = stale.filter(attempts__gte=model.MAX_ATTEMPTS).update(
         status=Status.FAILED, phase="failed", finished_at=now,
@@ -150,6 +150,25 @@ def job_requeue_stale(*, model: type[BackgroundJob], job_ids=None) -> dict[str, 
             _send_on_commit(model, job_id)
             counts["resent"] += 1
     return counts
+
+
+def job_fail_unattended(*, model: type[BackgroundJob], job_id: int, error: str) -> bool:
+    """Fail the job now if no worker holds it: still queued, or running with its worker silent for
+    STALE_AFTER (for a job cancelled before or after its worker died). A worker that claims it later
+    finds it taken; one that was only slow finds its claim gone at its next progress write.
+    Whether it was failed."""
+    now = timezone.now()
+    unattended = Q(status=Status.QUEUED) | (Q(status=Status.RUNNING) & _silent(model, now))
+    return bool(
+        model.objects.filter(unattended, pk=job_id).update(
+            status=Status.FAILED, phase="failed", error=error, finished_at=now
+        )
+    )
+
+
+def _silent(model: type[BackgroundJob], now) -> Q:
+    """Nothing heard of the job for its kind's STALE_AFTER (BackgroundJob.is_silent, as a filter)."""
+    return Q(heartbeat_at__lt=now - model.STALE_AFTER) | Q(heartbeat_at=None, created_at__lt=now - model.STALE_AFTER)
 
 
 def jobs_requeue_stale() -> dict[str, dict[str, int]]:

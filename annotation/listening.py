@@ -2,9 +2,12 @@
 
 Pure: events in, verdict out. The page reports play, pause, seeking/seeked,
 timeupdate, ratechange and ended events, each with the media position, the
-playback rate and the page's own clock. The page's clock is trusted only for
-spacing events *within* the span the server itself saw pass: a page cannot
-claim more listening than the wall time between the server's receipts allows.
+playback rate, the page's own clock and the page load it came from (a reload
+starts a new page clock). The page's clock is trusted only for spacing events
+*within* the span the server itself saw pass: a page cannot claim more
+listening than the wall time between the server's receipts allows. It is
+anchored afresh at each page load's first report and at each "play" (sent at
+once), so a reload or a lost report costs only what was played before it.
 
 A stretch counts as listened when the position advanced while playing by no
 more than the elapsed time times the rate (plus a little slack, once per
@@ -27,6 +30,7 @@ class Event:
     rate: float
     client_seconds: float
     received_seconds: float  # the server's clock when the event arrived
+    page: int = 0  # the page load that sent it
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,14 @@ def verify(
     tolerance_seconds: float = 0.3,
 ) -> Verdict:
     ordered = sorted(events, key=lambda e: (e.received_seconds, e.client_seconds))
-    intervals, fastest_rate = _played_intervals(_trusted_times(ordered))
+    pages: dict[int, list[Event]] = {}
+    for event in ordered:
+        pages.setdefault(event.page, []).append(event)
+    intervals, fastest_rate, slack = [], 1.0, SLACK_SECONDS
+    for page_events in pages.values():  # one slack budget for all of them
+        played, fastest, slack = _played_intervals(_trusted_times(page_events), slack)
+        intervals += played
+        fastest_rate = max(fastest_rate, fastest)
     plays = [event for event in ordered if event.kind == "play"]
     wall = now_seconds - plays[0].received_seconds if plays else 0.0
     required_wall = max(0.0, duration / fastest_rate - tolerance_seconds) if duration > 0 else 0.0
@@ -71,14 +82,18 @@ def verify(
 
 
 def _trusted_times(events: list[Event]) -> list[tuple[Event, float]]:
-    """Pair each event with a time the server can vouch for: the page's clock,
-    shifted to start at the first receipt and never ahead of the receipt."""
+    """Pair each of one page load's events with a time the server can vouch for:
+    the page's clock, shifted to the receipt of the page's first event or of the
+    latest "play", never before the time of the event before it nor ahead of
+    its own receipt."""
     if not events:
         return []
     offset = events[0].received_seconds - events[0].client_seconds
     trusted = []
     previous = events[0].received_seconds
     for event in events:
+        if event.kind == "play":
+            offset = event.received_seconds - event.client_seconds
         claimed = event.client_seconds + offset
         time = min(max(claimed, previous), event.received_seconds)
         trusted.append((event, time))
@@ -90,16 +105,17 @@ def _rate(value: float) -> float:
     return min(max(value, MIN_RATE), MAX_RATE)
 
 
-def _played_intervals(events: list[tuple[Event, float]]) -> tuple[list[tuple[float, float]], float]:
-    """Stretches played, and the fastest rate used. While playing, the position
-    may advance by the elapsed time times the rate; SLACK_SECONDS is one budget
-    for the whole clip, so repeated small jumps cannot add up. A bigger advance
-    is a seek and earns nothing."""
+def _played_intervals(
+    events: list[tuple[Event, float]], slack: float
+) -> tuple[list[tuple[float, float]], float, float]:
+    """Stretches played, the fastest rate used and the slack left. While playing,
+    the position may advance by the elapsed time times the rate; the slack is
+    one budget for the whole clip (SLACK_SECONDS, over all its page loads), so
+    repeated small jumps cannot add up. A bigger advance is a seek and earns nothing."""
     intervals: list[tuple[float, float]] = []
     playing = False
     position = since = 0.0
     rate = fastest = 1.0
-    slack = SLACK_SECONDS
     for event, time in events:
         if playing and event.kind in ("timeupdate", "pause", "ended", "ratechange", "seeking"):
             advance = event.media_time - position
@@ -115,7 +131,7 @@ def _played_intervals(events: list[tuple[Event, float]]) -> tuple[list[tuple[flo
             rate = _rate(event.rate)
             fastest = max(fastest, rate)
         position, since = event.media_time, time
-    return intervals, fastest
+    return intervals, fastest, slack
 
 
 def _covered(intervals: list[tuple[float, float]], duration: float) -> float:

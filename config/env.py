@@ -60,13 +60,13 @@ def http_url(environ: Mapping[str, str], name: str, default: str) -> str:
 
 
 # DRF reads a rate as "<requests>/<period>" and looks only at the period's first letter.
-_RATE = re.compile(r"^[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)$")
+_RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
 
 
 def rate(environ: Mapping[str, str], name: str, default: str) -> str:
     """A request rate such as "120/minute" (periods: second, minute, hour, day)."""
     value = environ.get(name, "").strip() or default
-    if not _RATE.match(value):
+    if not _RATE.fullmatch(value):
         raise ImproperlyConfigured(f"{name} must be a rate like 120/minute or 5000/day, not {value!r}")
     return value
 
@@ -102,9 +102,10 @@ def _local_secret_key(data_dir: Path) -> str:
 
 
 def debug(environ: Mapping[str, str]) -> bool:
-    embedded = is_embedded(environ)
-    value = env_bool(environ, "DEBUG", default=embedded)
-    if value and not embedded:
+    """Off unless DEBUG=true is set, and then only on the embedded default: debug
+    pages show settings and every URL pattern to whoever gets an error."""
+    value = env_bool(environ, "DEBUG", default=False)
+    if value and not is_embedded(environ):
         raise ImproperlyConfigured("DEBUG must be False when DATABASE_URL points to a server or STORAGE_BACKEND is s3")
     return value
 
@@ -216,3 +217,13 @@ def celery(environ: Mapping[str, str], data_dir: Path) -> dict:
         "CELERY_TASK_IGNORE_RESULT": True,
         "CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP": True,
     }
+
+
+def folder(environ: Mapping[str, str], name: str, default: Path) -> Path:
+    """An absolute folder path (it need not exist yet); a relative one is read from the working
+    directory. A path that names a file is refused."""
+    raw = environ.get(name, "").strip()
+    path = Path(raw).expanduser().resolve() if raw else default
+    if path.exists() and not path.is_dir():
+        raise ImproperlyConfigured(f"{name} must be a folder, not the file {path}")
+    return path

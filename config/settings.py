@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI and ReDoc as static files: the docs pages need no CDN
     "annotation",
     "evaluation",
+    "modelzoo",
 ]
 
 MIDDLEWARE = [
@@ -53,6 +54,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "annotation.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -84,6 +86,9 @@ STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request when it is missing
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# On the embedded default whitenoise serves static files straight from the
+# source folders, DEBUG or not, so `make run` needs no collectstatic.
+WHITENOISE_USE_FINDERS = env.is_embedded(ENV)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -125,6 +130,12 @@ AUDIO_URL_TTL_SECONDS = env.env_int(ENV, "AUDIO_URL_TTL_SECONDS", 900, minimum=1
 
 # --- Celery ------------------------------------------------------------------
 globals().update(env.celery(ENV, DATA_DIR))
+# Training goes to the GPU workers (`celery -A config worker -Q gpu`); everything else to the default queue.
+CELERY_TASK_ROUTES = {"modelzoo.tasks.*": {"queue": "gpu"}}
+
+# --- Model zoo (README "Model zoo") -------------------------------------------
+# Pretrained backbones in Hugging Face layout (whisper-small, wav2vec2-xls-r-1b, ...); nothing is downloaded.
+MODELZOO_CHECKPOINT_DIR = env.folder(ENV, "MODELZOO_CHECKPOINT_DIR", DATA_DIR / "checkpoints")
 
 # --- REST API (README "REST API"; the code is in evaluation/api/) ------------
 API_THROTTLE_RATE = env.rate(ENV, "API_THROTTLE_RATE", "120/minute")
@@ -156,6 +167,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "annotation.models.background_job.BackgroundJob.Status",
         "StudyStatusEnum": "annotation.models.study.Study.Status",
+        # The model zoo's setting kind and arousal choices appear in several fields: one name each.
+        "BenchmarkSettingKindEnum": "modelzoo.models.benchmark_run.BenchmarkRun.Kind",
+        "ArousalEnum": "modelzoo.models.benchmark_run.BenchmarkRun.Arousal",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

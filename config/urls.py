@@ -12,5 +12,6 @@ urlpatterns = [
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("", include("annotation.urls")),
     path("evaluation/", include("evaluation.urls")),
+    path("modelzoo/", include("modelzoo.urls")),
     path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),
 ]

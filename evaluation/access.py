@@ -5,7 +5,7 @@ with annotation.access.get_study_for_staff."""
 from django.shortcuts import get_object_or_404
 
 from annotation.access import require_perm
-from evaluation.models import LabelSet, ListeningFormReport, StudyReport
+from evaluation.models import DatasetExport, LabelSet, ListeningFormReport, StudyReport
 
 
 def get_report_for_staff(request, pk: int, *, perm: str, status: str | None = None) -> StudyReport:
@@ -25,3 +25,10 @@ def get_label_set_for_staff(request, pk: int, *, perm: str) -> LabelSet:
     """The label set `pk`, whatever its state."""
     require_perm(request, perm)
     return get_object_or_404(LabelSet, pk=pk)
+
+
+def get_export_for_staff(request, pk: int, *, perm: str | tuple[str, ...], status: str | None = None) -> DatasetExport:
+    """The dataset export `pk` (in `status`, when given: an export in another state is 404 too)."""
+    require_perm(request, perm)
+    lookup = {"pk": pk} if status is None else {"pk": pk, "status": status}
+    return get_object_or_404(DatasetExport.objects.select_related("label_set", "study"), **lookup)

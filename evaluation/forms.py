@@ -12,7 +12,7 @@ from evaluation.stats.quality import Thresholds
 
 FIELDS = (
     "language", "subsample", "seed", "resamples", "exclude_flagged",
-    "min_kappa", "min_attention", "min_median_seconds", "max_marked_share",
+    "min_kappa", "min_attention", "min_time_ratio", "max_marked_share",
 )  # fmt: skip
 
 
@@ -26,7 +26,10 @@ class ReportForm(forms.Form):
     exclude_flagged = forms.BooleanField(required=False, label="Leave out flagged annotators")
     min_kappa = forms.FloatField(required=False, label="Flag kappa below")
     min_attention = forms.FloatField(required=False, min_value=0, max_value=1, label="Flag attention share below")
-    min_median_seconds = forms.FloatField(required=False, min_value=0, label="Flag median seconds per clip below")
+    min_time_ratio = forms.FloatField(
+        required=False, min_value=0, label="Flag median time per clip below",
+        help_text="As a multiple of the clip's duration (1 = less time than playing the clip once).",
+    )  # fmt: skip
     max_marked_share = forms.FloatField(required=False, min_value=0, max_value=1, label="Flag share marked above")
 
     def __init__(self, data=None, *, study: Study):
@@ -64,7 +67,7 @@ class ReportForm(forms.Form):
             thresholds=Thresholds(
                 min_kappa=values["min_kappa"],
                 min_attention=values["min_attention"],
-                min_median_seconds=values["min_median_seconds"],
+                min_time_ratio=values["min_time_ratio"],
                 max_marked_share=values["max_marked_share"],
                 min_others=thresholds.min_others,
                 min_words=thresholds.min_words,
@@ -90,7 +93,7 @@ def _threshold_values(thresholds: Thresholds) -> dict:
     return {
         "min_kappa": thresholds.min_kappa,
         "min_attention": thresholds.min_attention,
-        "min_median_seconds": thresholds.min_median_seconds,
+        "min_time_ratio": thresholds.min_time_ratio,
         "max_marked_share": thresholds.max_marked_share,
     }
 

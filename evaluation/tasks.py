@@ -1,6 +1,7 @@
 from celery import shared_task
 
 from evaluation.services.agreement_reports import study_report_run
+from evaluation.services.dataset_exports import dataset_export_run
 from evaluation.services.label_sets import label_set_build
 from evaluation.services.listening_form_reports import form_report_run
 
@@ -18,3 +19,8 @@ def listening_form_report_run_task(report_id: int) -> None:
 @shared_task(acks_late=True)  # idempotent: annotation.jobs claims each job once
 def label_set_build_task(label_set_id: int) -> None:
     label_set_build(label_set_id=label_set_id)
+
+
+@shared_task(acks_late=True)  # idempotent: annotation.jobs claims each job once
+def dataset_export_task(export_id: int) -> None:
+    dataset_export_run(export_id=export_id)

@@ -1,10 +1,11 @@
 from django.urls import path
 
-from evaluation.views import listening_form_reports
+from evaluation.views import dataset_exports, listening_form_reports
 
 app_name = "evaluation"
 
 urlpatterns = [
+    path("exports/download/<str:token>", dataset_exports.export_download, name="export_download"),
     path("forms/<int:study_id>/", listening_form_reports.form_report, name="form_report"),
     path("forms/reports/<int:pk>/progress/", listening_form_reports.form_report_progress, name="form_report_progress"),
     path(

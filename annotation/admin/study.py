@@ -86,7 +86,7 @@ class StudyAdmin(admin.ModelAdmin):
             "reward", "reward_currency", "estimated_minutes", "completion_code", "screen_out_code",
         ]}),
         ("Participant review thresholds", {"fields": [
-            "review_min_attention", "review_min_kappa", "review_min_seconds_per_clip",
+            "review_min_attention", "review_min_kappa", "review_min_time_ratio",
         ]}),
     ]  # fmt: skip
 

@@ -80,6 +80,12 @@ def sniff_demuxer(path: Path) -> str:
     return DEMUXERS[kind.extension]
 
 
+# The source's tags (title, artist, comments, chapters, cover art) stay out of
+# what is served: participants must learn nothing about a clip but its sound.
+# (bitexact also leaves out the "encoder" tag naming ffmpeg's version.)
+NO_METADATA = ("-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+bitexact", "-flags:a", "+bitexact")
+
+
 def convert(path: Path, staging: Path, *, max_seconds: float) -> tuple[Path, Path, Path]:
     """One ffmpeg run, three outputs: a 16-bit WAV at the native rate for the
     checks, the 16 kHz mono 16-bit WAV for models, and the browser's MP3.
@@ -92,8 +98,8 @@ def convert(path: Path, staging: Path, *, max_seconds: float) -> tuple[Path, Pat
         "-protocol_whitelist", "file",
         "-t", f"{max_seconds + 1:.3f}", "-f", demuxer, "-i", str(path),
         "-map", "0:a:0", "-acodec", "pcm_s16le", "-f", "wav", str(decoded),
-        "-map", "0:a:0", "-ar", "16000", "-ac", "1", "-acodec", "pcm_s16le", "-f", "wav", str(model_wav),
-        "-map", "0:a:0", "-b:a", BROWSER_BITRATE, "-f", "mp3", str(browser_mp3),
+        *NO_METADATA, "-map", "0:a:0", "-ar", "16000", "-ac", "1", "-acodec", "pcm_s16le", "-f", "wav", str(model_wav),
+        *NO_METADATA, "-map", "0:a:0", "-b:a", BROWSER_BITRATE, "-f", "mp3", str(browser_mp3),
     ]  # fmt: skip
     try:
         result = subprocess.run(command, capture_output=True, timeout=DECODE_TIMEOUT_SECONDS)

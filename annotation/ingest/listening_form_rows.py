@@ -84,6 +84,8 @@ def read_items(path: Path, *, with_ssd: bool = False, language: str = "") -> tup
             drafts += _row_drafts(line, raw, with_ssd, language)
         except json.JSONDecodeError as error:
             problems.append(ItemProblem(line, "", "", f"not valid JSON ({error.msg})"))
+        except RecursionError:
+            problems.append(ItemProblem(line, "", "", "not valid JSON (nested too deeply)"))
         except _Bad as bad:
             problems.append(ItemProblem(line, item_id, bad.field_name, bad.reason))
     if not drafts and not problems:

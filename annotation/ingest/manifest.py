@@ -73,6 +73,9 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict | RowProblem]]:
         except json.JSONDecodeError as error:
             out.append((line, RowProblem(line, "", "", f"not valid JSON ({error.msg})")))
             continue
+        except RecursionError:
+            out.append((line, RowProblem(line, "", "", "not valid JSON (nested too deeply)")))
+            continue
         if not isinstance(value, dict):
             out.append((line, RowProblem(line, "", "", "a row must be a JSON object")))
             continue
@@ -106,8 +109,9 @@ def _read_csv(path: Path) -> list[tuple[int, dict | RowProblem]]:
         if "words" in values:
             try:
                 values["words"] = json.loads(values["words"])
-            except json.JSONDecodeError as error:
-                out.append((line, RowProblem(line, values.get("id", ""), "words", f"not a JSON list ({error.msg})")))
+            except (json.JSONDecodeError, RecursionError) as error:
+                why = getattr(error, "msg", "nested too deeply")
+                out.append((line, RowProblem(line, values.get("id", ""), "words", f"not a JSON list ({why})")))
                 continue
         out.append((line, values))
     if not out:

@@ -117,6 +117,7 @@ class PlaybackEvent(models.Model):
     media_time = models.FloatField()
     rate = models.FloatField(default=1.0)
     client_ms = models.FloatField(help_text="The page's clock (performance.now), for spacing only.")
+    page = models.PositiveIntegerField(default=0, help_text="The page load that reported it (random per load).")
     received_at = models.DateTimeField()
 
     class Meta:

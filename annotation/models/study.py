@@ -91,7 +91,12 @@ class Study(models.Model):
 
     review_min_attention = models.FloatField(default=1.0, help_text="Flag below this share of checks passed.")
     review_min_kappa = models.FloatField(default=0.1, help_text="Flag below this agreement with the others.")
-    review_min_seconds_per_clip = models.FloatField(default=3.0, help_text="Flag a median time per clip below this.")
+    review_min_time_ratio = models.FloatField(
+        default=1.0,
+        validators=[MinValueValidator(0.0)],
+        help_text="Flag a median time per clip below this multiple of the clip's duration "
+        "(1.0: less time than it takes to play the clip once).",
+    )
 
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,26 +1,43 @@
-"""One row per participant of a study, for the researcher's review. Two queries per study.
+"""One row per participant of a study, for the researcher's review. A fixed number of queries.
 
-- clips: clips submitted, attention checks not counted;
-- attention: checks passed / checks submitted;
-- median seconds per clip: over every clip submitted, checks included (time is effort either way);
-- marked share: words marked 1 or 2 over all words submitted, checks excluded;
-- kappa: leave-one-out kappa against the majority of the study's other annotators of the
-  same clips (evaluation.stats.annotator_quality), or None with the reason;
-- flags: the names of the Study thresholds the row falls below.
+The figures are the agreement report's annotator quality (evaluation.stats.quality), computed on
+the annotations the report reads (evaluation.selectors.agreement_reports.study_data: clips excluded
+in review and annotations whose levels do not fit their clip left out, a clip answered twice by the
+same participant counted once) with the study's review thresholds (study_thresholds), so that a
+participant shows the same kappa and the same flags here and in the report. Rejected participants
+are in neither the report nor anyone's reference majority; their own rows still show their figures,
+their kappa against the majority of the participants who are not rejected.
+
+- clips: clips answered, attention checks not counted;
+- attention: checks passed / checks answered;
+- median seconds per clip, and median time over the clip's duration: over every clip answered,
+  checks included (time is effort either way);
+- marked share: words marked 1 or 2 over all words answered, checks excluded;
+- kappa: leave-one-out kappa against the majority of the study's other annotators of the same
+  clips, or None with the reason;
+- flags: the names of the thresholds crossed (evaluation.stats.quality.FLAG_DESCRIPTIONS).
+
+A listening-form study has no words to agree on: each answer is a "clip" of no words (so no kappa),
+an answer to an attention-check item is a check, and time is compared with the item's audio.
 """
 
-import statistics
-from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
-from annotation.models import Annotation, Participant, Study
-from evaluation.stats.annotator_quality import MIN_OTHERS, MIN_WORDS, KappaResult, leave_one_out_kappas
+import numpy as np
 
-FLAG_ATTENTION = "review_min_attention"
-FLAG_KAPPA = "review_min_kappa"
-FLAG_SECONDS = "review_min_seconds_per_clip"
-FLAG_LABELS = {FLAG_ATTENTION: "attention checks", FLAG_KAPPA: "agreement", FLAG_SECONDS: "too quick"}
+from annotation.models import Annotation, Participant, Study
+from evaluation.selectors.agreement_reports import annotator_key, study_data, study_thresholds
+from evaluation.stats.quality import AnnotatorQuality, annotator_quality
+from evaluation.stats.study_data import StudyData
+
+FLAG_ATTENTION = "min_attention"
+FLAG_KAPPA = "min_kappa"
+FLAG_TOO_QUICK = "min_time_ratio"
+FLAG_LABELS = {
+    FLAG_ATTENTION: "attention checks", FLAG_KAPPA: "agreement", FLAG_TOO_QUICK: "too quick",
+    "min_median_seconds": "too quick", "max_marked_share": "marks too many words",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -40,6 +57,7 @@ class ReviewRow:
     decision_note: str
     decision_sent_at: datetime | None
     completed_at: datetime | None
+    median_time_ratio: float | None = None
 
     @property
     def attention_share(self) -> float | None:
@@ -54,74 +72,60 @@ class ReviewRow:
         return Participant.Decision(self.decision).label
 
 
-@dataclass
-class _Tally:
-    clips: int = 0
-    words: int = 0
-    marked: int = 0
-    checks_passed: int = 0
-    checks_total: int = 0
-    seconds: list[float] = field(default_factory=list)
-
-
-def participant_review_rows(
-    *, study: Study, min_others: int = MIN_OTHERS, min_words: int = MIN_WORDS
-) -> list[ReviewRow]:
-    tallies: dict[int, _Tally] = defaultdict(_Tally)
-    clips: dict[int, dict[int, list[int]]] = defaultdict(dict)
-    annotations = (
-        Annotation.objects.filter(participant__study=study)
-        .order_by("submitted_at", "pk")
-        .values_list(
-            "participant_id", "clip_id", "levels", "attention_passed", "seconds_spent", "item__attention_check_id"
-        )
-    )
-    for participant_id, clip_id, levels, passed, seconds, check_id in annotations.iterator():
-        tally = tallies[participant_id]
-        tally.seconds.append(seconds)
-        if check_id is not None:
-            tally.checks_total += 1
-            tally.checks_passed += passed is True
-            continue
-        tally.clips += 1
-        tally.words += len(levels)
-        tally.marked += sum(1 for level in levels if level >= 1)
-        clips[clip_id].setdefault(participant_id, levels)  # a repeated clip counts once, as first given
-    kappas = leave_one_out_kappas(clips.values(), min_others=min_others, min_words=min_words)
-    participants = (
+def participant_review_rows(*, study: Study) -> list[ReviewRow]:
+    participants = list(
         Participant.objects.filter(study=study)
         .only("prolific_pid", "prolific_session_id", "decision", "decision_note", "decision_sent_at", "completed_at")
         .order_by("created_at", "pk")
     )
-    return [_row(person, tallies[person.pk], kappas.get(person.pk), study) for person in participants]
+    quality = _quality_by_key(study, participants)
+    return [_row(person, quality.get(annotator_key(person.pk, person.prolific_pid))) for person in participants]
 
 
-def _row(participant: Participant, tally: _Tally, kappa: KappaResult | None, study: Study) -> ReviewRow:
-    median = statistics.median(tally.seconds) if tally.seconds else None
-    attention = tally.checks_passed / tally.checks_total if tally.checks_total else None
+def _quality_by_key(study: Study, participants: list[Participant]) -> dict[str, AnnotatorQuality]:
+    data = study_data(study=study, include_rejected=True) if study.kind == Study.Kind.EMPHASIS else _form_data(study)
+    rejected = {
+        annotator_key(person.pk, person.prolific_pid)
+        for person in participants
+        if person.decision == Participant.Decision.REJECTED
+    }
+    reference = np.array([key not in rejected for key in data.annotator_keys], dtype=bool)
+    rows = annotator_quality(data, study_thresholds(study=study), reference=reference)
+    return {row.annotator: row for row in rows}
+
+
+def _form_data(study: Study) -> StudyData:
+    """A listening-form study's answers as StudyData: one wordless "clip" per answered task item."""
+    rows = Annotation.objects.filter(participant__study=study).values_list(
+        "participant_id", "participant__prolific_pid", "item_id", "seconds_spent", "item__duration", "attention_passed"
+    )
+    clips, answers, checks = {}, [], []
+    for participant, prolific_pid, item, seconds, duration, passed in rows.iterator():
+        name = annotator_key(participant, prolific_pid)
+        if passed is None:
+            clips[f"item-{item}"] = {"words": 0, "duration": duration}
+            answers.append((f"item-{item}", name, [], False, seconds))
+        else:
+            checks.append((name, passed, seconds, duration))
+    return StudyData.build(study=study.slug, clips=clips, annotations=answers, checks=checks)
+
+
+def _row(participant: Participant, quality: AnnotatorQuality | None) -> ReviewRow:
     return ReviewRow(
         participant_id=participant.pk,
         prolific_pid=participant.prolific_pid,
         prolific_session_id=participant.prolific_session_id,
-        clips=tally.clips,
-        checks_passed=tally.checks_passed,
-        checks_total=tally.checks_total,
-        median_seconds=median,
-        marked_share=tally.marked / tally.words if tally.words else None,
-        kappa=kappa.kappa if kappa else None,
-        kappa_reason=kappa.reason if kappa else "no clips submitted",
-        flags=_flags(study, attention, kappa.kappa if kappa else None, median),
+        clips=quality.clips if quality else 0,
+        checks_passed=quality.checks_passed if quality else 0,
+        checks_total=quality.checks_total if quality else 0,
+        median_seconds=quality.median_seconds if quality else None,
+        marked_share=quality.marked_share if quality else None,
+        kappa=quality.kappa if quality else None,
+        kappa_reason=quality.kappa_reason if quality else "no clips submitted",
+        flags=quality.flags if quality else (),
         decision=participant.decision,
         decision_note=participant.decision_note,
         decision_sent_at=participant.decision_sent_at,
         completed_at=participant.completed_at,
+        median_time_ratio=quality.median_time_ratio if quality else None,
     )
-
-
-def _flags(study: Study, attention: float | None, kappa: float | None, median: float | None) -> tuple[str, ...]:
-    crossed = [
-        (FLAG_ATTENTION, attention is not None and attention < study.review_min_attention),
-        (FLAG_KAPPA, kappa is not None and kappa < study.review_min_kappa),
-        (FLAG_SECONDS, median is not None and median < study.review_min_seconds_per_clip),
-    ]
-    return tuple(name for name, below in crossed if below)

@@ -2,6 +2,7 @@
 for the item, the emphasis marking rules, and listening to every clip."""
 
 import math
+from dataclasses import replace
 from datetime import datetime
 
 from django.utils.translation import gettext as _
@@ -97,9 +98,10 @@ def listening_verdicts(
     item, study, now: datetime, events: list[tuple[int, listening.Event]]
 ) -> list[listening.Verdict]:
     """One verdict per clip the item plays (two for an A/B pair), from its
-    (track, event) playback reports."""
+    (track, event) playback reports. The clips of a pair are heard one after
+    the other: the time since the first play of either must cover both."""
     durations = item.presentation.get("durations") or [item.duration]
-    return [
+    verdicts = [
         listening.verify(
             [event for track, event in events if track == index],
             duration=duration,
@@ -108,6 +110,12 @@ def listening_verdicts(
         )
         for index, duration in enumerate(durations)
     ]
+    if len(verdicts) == 1:
+        return verdicts
+    plays = [event.received_seconds for _, event in events if event.kind == "play"]
+    wall = now.timestamp() - min(plays) if plays else 0.0
+    required = sum(verdict.required_wall_seconds for verdict in verdicts)
+    return [replace(verdict, wall_seconds=wall, required_wall_seconds=required) for verdict in verdicts]
 
 
 def listening_problems(verdicts: list[listening.Verdict]) -> list[str]:

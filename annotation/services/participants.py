@@ -12,7 +12,7 @@ from annotation import tones
 from annotation.models import Participant, PrerequisiteQuestion, Study, Task
 
 # Prolific's participant, study and session ids are 24 hexadecimal characters.
-PROLIFIC_ID = re.compile(r"^[0-9a-f]{24}$")
+PROLIFIC_ID = re.compile(r"[0-9a-f]{24}")
 
 
 class EntryRefused(ValueError):
@@ -31,7 +31,7 @@ def participant_enter(
             raise EntryRefused(_("The link has STUDY_ID or SESSION_ID but no PROLIFIC_PID."))
         return Participant.objects.create(study=study)
     for name, value in (("PROLIFIC_PID", prolific_pid), ("STUDY_ID", prolific_study_id), ("SESSION_ID", session_id)):
-        if value is not None and not PROLIFIC_ID.match(value):
+        if value is not None and not PROLIFIC_ID.fullmatch(value):
             raise EntryRefused(
                 _("The link's %(name)s (%(value)s) is not a Prolific id (24 hexadecimal characters).")
                 % {"name": name, "value": repr(value[:40])}

@@ -26,6 +26,21 @@ from annotation.services.gates import (  # noqa: F401  (max_marks is part of thi
 )
 
 MAX_EVENTS_PER_REPORT = 200
+MAX_EVENTS_PER_ITEM = 2000  # a few minutes of playing: far more than a clip needs
+MAX_PAGE_ID = 2**31 - 1
+
+
+class NotTheCurrentClip(ValueError):
+    """A playback report for an item other than the one being shown (409).
+    Says nothing about the item, so nothing can be learned of clips not yet shown."""
+
+    def __init__(self):
+        super().__init__("playback reports are taken only for the clip being shown")
+
+
+class TooManyReports(ValueError):
+    def __init__(self):
+        super().__init__(f"too many playback reports for this clip (at most {MAX_EVENTS_PER_ITEM} events)")
 
 
 @dataclass(frozen=True)
@@ -46,12 +61,21 @@ def item_for_participant(*, participant_id: int | None, item_id: int, slug: str 
 
 
 def playback_record(*, item, events, received_at: datetime | None = None) -> int:
-    """Store playback events for a pending item (a TaskItem or an ItemState);
-    reports for an item no longer pending are dropped."""
-    checked = [_event_row(item, raw) for raw in _event_list(events)]
+    """Store playback events for the clip being shown (a TaskItem or an ItemState):
+    the task's first pending item, while the task is open. Reports for an item
+    already submitted are dropped; for any other item, NotTheCurrentClip (before
+    the events are read, so that their checks reveal nothing of that clip).
+    TooManyReports once the item holds MAX_EVENTS_PER_ITEM events."""
+    now = received_at or timezone.now()
+    if isinstance(item, TaskItem):
+        item = item_for_participant(participant_id=item.task.participant_id, item_id=item.pk, now=now)
     if item.status != TaskItem.Status.PENDING:
         return 0
-    rows.insert_events(item.pk, checked, received_at or timezone.now())
+    if not item.task_open or item.next_position != item.position:
+        raise NotTheCurrentClip()
+    checked = [_event_row(item, raw) for raw in _event_list(events)]
+    if not rows.insert_events(item.pk, checked, now, limit=MAX_EVENTS_PER_ITEM):
+        raise TooManyReports()
     return len(checked)
 
 
@@ -61,8 +85,8 @@ def _event_list(events) -> list:
     return events
 
 
-def _event_row(item, raw) -> tuple[str, int, float, float, float]:
-    """(kind, track, media_time, rate, client_ms) of one reported event, checked."""
+def _event_row(item, raw) -> tuple[str, int, float, float, float, int]:
+    """(kind, track, media_time, rate, client_ms, page) of one reported event, checked."""
     if not isinstance(raw, dict) or raw.get("kind") not in PlaybackEvent.Kind.values:
         raise ValueError("each event needs a known kind")
     media_time, rate, client_ms = (_finite(raw.get(name)) for name in ("t", "rate", "at"))
@@ -72,7 +96,10 @@ def _event_row(item, raw) -> tuple[str, int, float, float, float]:
         raise ValueError("event track out of range")
     if not 0 <= media_time <= item.duration + 1 or not 0 < rate <= 16:
         raise ValueError("event time or rate out of range")
-    return raw["kind"], track, media_time, rate, client_ms
+    page = raw.get("page", 0)
+    if isinstance(page, bool) or not isinstance(page, int) or not 0 <= page <= MAX_PAGE_ID:
+        raise ValueError("event page must be a whole number")
+    return raw["kind"], track, media_time, rate, client_ms, page
 
 
 def _finite(value) -> float:
@@ -130,7 +157,10 @@ def _judged(item: rows.ItemState, form_item, levels, response, arrived: list[tup
 
 def _as_heard(arrived: list[tuple], now: datetime) -> list[tuple[int, listening.Event]]:
     """Events that travelled with the submit, as the listening check reads them."""
-    return [(track, listening.Event(kind, t, rate, ms / 1000, now.timestamp())) for kind, track, t, rate, ms in arrived]
+    return [
+        (track, listening.Event(kind, t, rate, ms / 1000, now.timestamp(), page))
+        for kind, track, t, rate, ms, page in arrived
+    ]
 
 
 def _attention_result(item, form_item, levels, response) -> bool | None:

@@ -105,21 +105,28 @@ def item_events(item_id: int) -> list[tuple[int, listening.Event]]:
     """(track, event) for every playback report stored for the item."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT track, kind, media_time, rate, client_ms, received_at FROM {_EVENT} WHERE item_id = %s", [item_id]
+            f"SELECT track, kind, media_time, rate, client_ms, page, received_at FROM {_EVENT} WHERE item_id = %s",
+            [item_id],
         )
         rows = cursor.fetchall()
     return [
-        (track, listening.Event(kind, media_time, rate, client_ms / 1000, _as_datetime(received).timestamp()))
-        for track, kind, media_time, rate, client_ms, received in rows
+        (track, listening.Event(kind, media_time, rate, client_ms / 1000, _as_datetime(received).timestamp(), page))
+        for track, kind, media_time, rate, client_ms, page, received in rows
     ]
 
 
-def insert_events(item_id: int, events: list[tuple[str, int, float, float, float]], received_at: datetime) -> None:
-    """One statement for all of a report's events: (kind, track, media_time, rate, client_ms) each."""
-    if events:
-        sql, params = _events_insert(item_id, events, received_at, guard="1 = 1")
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
+def insert_events(item_id: int, events: list[tuple], received_at: datetime, *, limit: int | None = None) -> bool:
+    """One statement for all of a report's events: (kind, track, media_time, rate, client_ms, page) each.
+    With a `limit`, nothing is written (and False returned) when the item would hold more events than that."""
+    if not events:
+        return True
+    guard, extra = "1 = 1", []
+    if limit is not None:
+        guard, extra = f"(SELECT COUNT(*) FROM {_EVENT} WHERE item_id = %s) <= %s", [item_id, limit - len(events)]
+    sql, params = _events_insert(item_id, events, received_at, guard=guard)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params + extra)
+        return cursor.rowcount > 0
 
 
 def store_submission(annotation: Annotation, *, task_id: int, events: list[tuple], study_item_id: int | None,
@@ -199,9 +206,9 @@ def _annotation_insert(a: Annotation) -> tuple[str, list]:
 
 def _events_insert(item_id: int, events: list[tuple], received_at: datetime, *, guard: str) -> tuple[str, list]:
     when = _when(received_at)
-    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(events))
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * len(events))
     return (
-        f"""INSERT INTO {_EVENT} (item_id, kind, track, media_time, rate, client_ms, received_at)
+        f"""INSERT INTO {_EVENT} (item_id, kind, track, media_time, rate, client_ms, page, received_at)
             SELECT * FROM (VALUES {values}) AS reported WHERE {guard}""",
         [value for event in events for value in (item_id, *event, when)],
     )

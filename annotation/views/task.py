@@ -22,6 +22,7 @@ from annotation.models import FormItem, Study, Task, TaskItem, Word
 from annotation.services.assignment import task_current
 from annotation.services.participants import next_step
 from annotation.services.submission import (
+    NotTheCurrentClip,
     SubmissionRefused,
     annotation_submit,
     max_marks,
@@ -83,10 +84,21 @@ def task_events(request, slug, item_id):
     now = timezone.now()
     item = get_item_for_participant(request, slug, item_id, now)
     try:
-        playback_record(item=item, events=json.loads(request.body or b"[]"), received_at=now)
-    except (ValueError, json.JSONDecodeError) as error:
+        playback_record(item=item, events=json_value(request.body or b"[]"), received_at=now)
+    except NotTheCurrentClip as error:
+        return HttpResponse(str(error), status=409, content_type="text/plain")
+    except ValueError as error:
         return HttpResponse(str(error), status=400, content_type="text/plain")
     return HttpResponse(status=204)
+
+
+def json_value(text: str | bytes):
+    """Parsed JSON from a request, or ValueError for anything unreadable: bad
+    syntax or encoding, and nesting too deep for the parser (RecursionError)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
 
 
 @require_POST
@@ -101,13 +113,13 @@ def task_submit(request, slug, item_id):
 def _submit(request, slug, item, now):
     unreadable = [_("The answer could not be read; reload the page and try again.")]
     try:
-        events = json.loads(request.POST.get("events") or "[]")
+        events = json_value(request.POST.get("events") or "[]")
         levels, response = _answer(item, request.POST)
         result = annotation_submit(
             participant_id=item.participant_id, item_id=item.pk, levels=levels, response=response,
             mismatch=request.POST.get("mismatch") == "on", events=events, now=now, item=item,
         )  # fmt: skip
-    except (ValueError, json.JSONDecodeError):
+    except ValueError:
         return _refused(request, item, unreadable, 400)
     except SubmissionRefused as refused:
         return _refused(request, item, refused.reasons, 409 if refused.final else 422)

@@ -51,7 +51,19 @@ class LabelSetAdmin(admin.ModelAdmin):
         return super().has_delete_permission(request, obj) and (obj is None or not obj.is_final)
 
     def get_actions(self, request):
-        return {}  # deleting a selection could reach final sets; drafts are deleted one at a time
+        # No bulk delete: a selection could reach final sets; drafts are deleted one at a time.
+        if not request.user.has_perm("modelzoo.add_benchmarkrun"):
+            return {}
+        return {"launch_benchmark": self.get_action("launch_benchmark")}
+
+    @admin.action(description="Launch a benchmark")
+    def launch_benchmark(self, request, queryset):
+        """On to the model zoo's launch form, with the (one) selected final set filled in."""
+        chosen = list(queryset.filter(state__in=(LabelSet.State.FINAL, LabelSet.State.ARCHIVED))[:2])
+        if len(chosen) != 1:
+            messages.error(request, "Select one final label set to benchmark (a second one is chosen in the form).")
+            return None
+        return redirect(f"{reverse('admin:modelzoo_benchmarkrun_add')}?label_set={chosen[0].pk}")
 
     @admin.display(description="clips")
     def clips(self, label_set):

@@ -7,7 +7,7 @@ message, not a dict), `Refused` carries a service's refusal, and `not_found` ans
 """
 
 from django.http import JsonResponse
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, ParseError
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -21,6 +21,8 @@ class Refused(APIException):
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, RecursionError):  # a body nested too deeply for the JSON parser
+        exc = ParseError("JSON parse error - nested too deeply")
     response = drf_exception_handler(exc, context)
     if response is not None and not isinstance(response.data, dict):
         response.data = {api_settings.NON_FIELD_ERRORS_KEY: response.data}

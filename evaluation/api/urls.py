@@ -6,6 +6,7 @@ from rest_framework import routers
 
 from evaluation.api.agreement_reports import AgreementReportViewSet
 from evaluation.api.annotations import StudyAnnotationViewSet
+from evaluation.api.benchmark_runs import BenchmarkRunViewSet
 from evaluation.api.clips import ClipViewSet
 from evaluation.api.corpora import CorpusViewSet
 from evaluation.api.dataset_exports import DatasetExportViewSet
@@ -36,5 +37,6 @@ router.register("agreement-reports", AgreementReportViewSet, basename="agreement
 router.register("label-sets", LabelSetViewSet, basename="label-set")
 router.register("label-sets/<int:label_set_pk>/rows", LabelSetRowViewSet, basename="label-set-row")
 router.register("dataset-exports", DatasetExportViewSet, basename="dataset-export")
+router.register("benchmark-runs", BenchmarkRunViewSet, basename="benchmark-run")
 
 urlpatterns = [*router.urls, re_path(r"", not_found)]

@@ -16,9 +16,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from evaluation.stats.alpha import METRICS, alpha_cluster_statistics, alpha_from_sums, alpha_layout, alpha_result
-from evaluation.stats.cohen import WEIGHTING, average_pairwise_kappa, clip_pair_tables
+from evaluation.stats.cohen import WEIGHTING, average_pairwise_kappas, clip_pair_tables
 from evaluation.stats.emphasis import emphasis_rates, histogram_edges, mismatch_summary, scalar_histogram
 from evaluation.stats.fleiss import fleiss_cluster_statistics, fleiss_from_sums, fleiss_kappa, fleiss_layout
+from evaluation.stats.gwet import gwet_ac, gwet_cluster_statistics, gwet_from_sums, gwet_layout
+from evaluation.stats.intervals import MIN_UNITS, too_few
+from evaluation.stats.kappa import WEIGHTINGS
 from evaluation.stats.quality import FLAG_DESCRIPTIONS, Thresholds
 from evaluation.stats.ratings import binary_counts
 from evaluation.stats.resampling import METHOD as BOOTSTRAP_METHOD
@@ -28,6 +31,7 @@ from evaluation.stats.study_data import DIMENSIONS, StudyData
 
 FORMAT = "emphasis-agreement-report/1"
 CONFIDENCE = 0.95
+AC2_WEIGHTING = "quadratic"
 Progress = Callable[[str, int, int], None]
 
 
@@ -69,8 +73,7 @@ def report_compute(data: StudyData, parameters: ReportParameters, *, progress: P
         tick(f"agreement: {dimension}" + (f" {value or '(none)'}" if value is not None else ""))
         clips = members & used_clips  # a group without usable clips is reported, all undefined
         units = clips[unit_clip]
-        label = dimension if value is None else f"{dimension}:{value}"
-        result = _agreement(ratings, tables, counts[units], unit_clip[units], clips, label, parameters)
+        result = _agreement(ratings, tables, counts[units], unit_clip[units], clips, parameters)
         rates = emphasis_rates(counts[units])
         if dimension == "pooled":
             agreement["pooled"], emphasis["pooled"] = result, rates
@@ -112,7 +115,7 @@ def report_compute(data: StudyData, parameters: ReportParameters, *, progress: P
 def _quality_row(row) -> dict:
     names = (
         "annotator", "clips", "words", "marked_share", "kappa", "kappa_reason", "kappa_words",
-        "checks_passed", "checks_total", "attention_share", "median_seconds",
+        "checks_passed", "checks_total", "attention_share", "median_seconds", "median_time_ratio",
     )  # fmt: skip
     return {name: getattr(row, name) for name in names} | {"flags": list(row.flags)}
 
@@ -127,20 +130,26 @@ def _groups(data: StudyData) -> list[tuple[str, str | None, np.ndarray]]:
     return groups
 
 
-def _agreement(ratings, tables, counts, unit_clip, clips, label, parameters) -> dict:
+def _agreement(ratings, tables, counts, unit_clip, clips, parameters) -> dict:
     binary = binary_counts(counts)
     rated = counts.sum(axis=1) > 0
     counts, binary, unit_clip = counts[rated], binary[rated], unit_clip[rated]
     codes, n_clusters = cluster_codes(unit_clip)
-    fleiss = fleiss_kappa(binary, unit_clip, confidence=CONFIDENCE)
-    f_layout, a_layout = fleiss_layout(binary), alpha_layout(counts)
-    alpha_per_clip = alpha_cluster_statistics(counts, codes, n_clusters, a_layout)
-    alpha_totals = alpha_per_clip.sum(axis=0)
-    alphas = {metric: alpha_result(counts, alpha_totals, a_layout, metric) for metric in METRICS}
-    per_clip = np.hstack([fleiss_cluster_statistics(binary, codes, n_clusters, f_layout), alpha_per_clip])
-    sums = bootstrap_sums(per_clip, resamples=parameters.resamples, seed=parameters.seed, label=label)
-    fleiss_boot = fleiss_from_sums(sums[:, : f_layout.width], f_layout)[0]
-    cohen = average_pairwise_kappa(tables, clips)
+    layouts = {
+        "fleiss": fleiss_layout(binary), "ac1": gwet_layout(binary), "ac2": gwet_layout(counts, AC2_WEIGHTING),
+        "alpha": alpha_layout(counts),
+    }  # fmt: skip
+    per_clip = {
+        "fleiss": fleiss_cluster_statistics(binary, codes, n_clusters, layouts["fleiss"]),
+        "ac1": gwet_cluster_statistics(binary, codes, n_clusters, layouts["ac1"]),
+        "ac2": gwet_cluster_statistics(counts, codes, n_clusters, layouts["ac2"]),
+        "alpha": alpha_cluster_statistics(counts, codes, n_clusters, layouts["alpha"]),
+    }
+    sums = _split(bootstrap_sums(np.hstack(list(per_clip.values())), resamples=parameters.resamples,
+                                 seed=parameters.seed), per_clip)  # fmt: skip
+    alpha_totals = per_clip["alpha"].sum(axis=0)
+    alphas = {metric: alpha_result(counts, alpha_totals, layouts["alpha"], metric) for metric in METRICS}
+    cohen = average_pairwise_kappas(tables, clips, (None, *WEIGHTINGS))
     rows = clips[ratings.clip]
     return {
         "clips": n_clusters,
@@ -148,47 +157,88 @@ def _agreement(ratings, tables, counts, unit_clip, clips, label, parameters) -> 
         "annotations": int(rows.sum()),
         "annotators": int(np.unique(ratings.annotator[rows]).size),
         "cohen": {
-            "value": cohen.value,
-            "undefined": cohen.reason or None,
+            **_cohen(cohen[None]),
             "weighting": WEIGHTING,
-            "pairs": cohen.pairs,
-            "pairs_undefined": cohen.pairs_undefined,
-            "mean_weighted_by_shared_words": cohen.mean_weighted_by_words,
+            "levels": {weighting: _cohen(cohen[weighting]) for weighting in WEIGHTINGS},
         },
-        "fleiss": {
-            "value": fleiss.value,
-            "undefined": fleiss.reason or None,
-            "pa": fleiss.pa,
-            "pe": fleiss.pe,
-            "words_with_2_or_more_ratings": fleiss.units_paired,
-            "se": fleiss.se,
-            "ci95": _pair(fleiss.ci),
-            "ci95_undefined": "needs at least two clips" if fleiss.value is not None and fleiss.ci is None else None,
-            "se_words_independent": fleiss.se_units,
-            "ci95_words_independent": _pair(fleiss.ci_units),
-            "bootstrap": _bootstrap(fleiss_boot, fleiss.value, n_clusters),
+        "fleiss": _linearized(
+            fleiss_kappa(binary, unit_clip, confidence=CONFIDENCE),
+            fleiss_from_sums(sums["fleiss"], layouts["fleiss"])[0],
+            n_clusters,
+        ),
+        "gwet": {
+            "ac1": _linearized(
+                gwet_ac(binary, unit_clip, confidence=CONFIDENCE),
+                gwet_from_sums(sums["ac1"], layouts["ac1"])[0],
+                n_clusters,
+            ),
+            f"ac2_{AC2_WEIGHTING}": _linearized(
+                gwet_ac(counts, unit_clip, weighting=AC2_WEIGHTING, confidence=CONFIDENCE),
+                gwet_from_sums(sums["ac2"], layouts["ac2"])[0],
+                n_clusters,
+            ),
         },
         "krippendorff": {
-            metric: {
-                "value": result.value,
-                "undefined": result.reason or None,
-                "pairable_values": result.pairable_values,
-                "bootstrap": _bootstrap(
-                    alpha_from_sums(sums[:, f_layout.width :], a_layout, metric), result.value, n_clusters
-                ),
-            }
+            metric: _alpha(result, alpha_from_sums(sums["alpha"], layouts["alpha"], metric), n_clusters)
             for metric, result in alphas.items()
         },
     }
 
 
+def _alpha(result, resampled: np.ndarray, clips: int) -> dict:
+    return {
+        "value": result.value,
+        "undefined": result.reason or None,
+        "pairable_values": result.pairable_values,
+        "bootstrap": _bootstrap(resampled, result.value, clips),
+    }
+
+
+def _split(sums: np.ndarray, blocks: dict) -> dict:
+    """The bootstrap sums of each block of per-clip statistics, by name."""
+    out, start = {}, 0
+    for name, block in blocks.items():
+        out[name] = sums[:, start : start + block.shape[1]]
+        start += block.shape[1]
+    return out
+
+
+def _cohen(result) -> dict:
+    return {
+        "value": result.value,
+        "undefined": result.reason or None,
+        "pairs": result.pairs,
+        "pairs_undefined": result.pairs_undefined,
+        "mean_weighted_by_shared_words": result.mean_weighted_by_words,
+    }
+
+
+def _linearized(result, resampled: np.ndarray, clips: int) -> dict:
+    """Fleiss' kappa or a Gwet coefficient: the value, its linearized intervals and the bootstrap."""
+    defined = result.value is not None
+    return {
+        "value": result.value,
+        "undefined": result.reason or None,
+        "pa": result.pa,
+        "pe": result.pe,
+        "words_with_2_or_more_ratings": result.units_paired,
+        "se": result.se,
+        "ci95": _pair(result.ci),
+        "ci95_undefined": (result.ci_reason or None) if defined else None,
+        "se_words_independent": result.se_units,
+        "ci95_words_independent": _pair(result.ci_units),
+        "ci95_words_independent_undefined": (result.ci_units_reason or None) if defined else None,
+        "bootstrap": _bootstrap(resampled, result.value, clips),
+    }
+
+
 def _bootstrap(values: np.ndarray, point: float | None, clips: int) -> dict | None:
-    """The percentile interval, or None when the measure or the bootstrap is off; a reason when it cannot vary."""
+    """The percentile interval, or None when the measure or the bootstrap is off; a reason when too few clips."""
     if point is None or values.size == 0:
         return None
-    if clips < 2:
-        return {"ci95": None, "se": None, "undefined_resamples": 0,
-                "undefined": "one clip only: resampling clips cannot vary"}  # fmt: skip
+    few = too_few(clips, "clips")
+    if few:
+        return {"ci95": None, "se": None, "undefined_resamples": 0, "undefined": few}
     interval = percentile_interval(values, confidence=CONFIDENCE)
     return {
         "ci95": None if interval.low is None else [interval.low, interval.high],
@@ -231,21 +281,37 @@ def _methods(parameters: ReportParameters) -> dict:
         ),
         "binary_label": "emphasized when more than half of the clip's annotators gave level 1 or 2",
         "scalar_label": "mean of the scores 0, 0.5, 1 of levels 0, 1, 2",
-        "cohen": "average pairwise Cohen's kappa on the binary collapse: "
-        + WEIGHTING
-        + "; each pair on the words both labelled; pairs whose kappa is 0/0 are counted and left out",
-        "fleiss": "Fleiss' kappa on the binary collapse, generalized to any number of raters per word "
-        "(Gwet 2014; irrCAC fleiss.kappa.raw). se: Gwet's linearized (non-null) variance with clips as "
-        "clusters; ci95: kappa -/+ t(0.975, clips - 1) se. se_words_independent, ci95_words_independent: "
+        "cohen": "Light's kappa (Light 1971): the unweighted mean over annotator pairs of Cohen's kappa "
+        "(Cohen 1960), each pair on the words both labelled; pairs whose kappa is 0/0 are counted and left "
+        "out. value: on the binary collapse (" + WEIGHTING + "), MMEE's average pairwise Cohen's kappa. "
+        "levels: on the three levels 0, 1, 2, unweighted, and linear and quadratic weighted (Cohen 1968; "
+        "agreement weights 1 - |i - j| / 2 and 1 - (i - j)^2 / 4). No interval here; a pair's kappa with "
+        "the Fleiss, Cohen & Everitt (1969) standard error and a bootstrap is evaluation.stats.kappa",
+        "fleiss": "Fleiss' kappa (Fleiss 1971) on the binary collapse, generalized to any number of raters "
+        "per word (Gwet 2014; irrCAC fleiss.kappa.raw). se: Gwet's linearized (non-null) variance with clips "
+        "as clusters; ci95: kappa -/+ t(0.975, clips - 1) se. se_words_independent, ci95_words_independent: "
         "the same variance treating words as independent (irrCAC's, t with words - 1 df), which is too "
         "narrow when words of a clip share annotators",
-        "krippendorff": "Krippendorff's alpha on levels 0, 1, 2 with the nominal, ordinal (Krippendorff's "
-        "rank metric) and interval (squared difference of levels) metrics",
-        "bootstrap": f"{BOOTSTRAP_METHOD}; {parameters.resamples} resamples; seed {parameters.seed}; "
-        "numpy PCG64 seeded with [seed, crc32(group label)]; 95 % percentile interval, linear interpolation",
+        "gwet": "Gwet's agreement coefficients (Gwet 2008, Br. J. Math. Stat. Psychol. 61; Handbook of "
+        "Inter-Rater Reliability, 4th ed., 2014; irrCAC gwet.ac1.raw): ac1 on the binary collapse, beside "
+        f"Fleiss; ac2_{AC2_WEIGHTING} on the three levels with {AC2_WEIGHTING} weights. Their chance "
+        "agreement stays small when nearly every word is not emphasized, where Fleiss' kappa and alpha drop "
+        "although annotators agree on nearly every word (the prevalence paradox): read them beside Fleiss, "
+        "not instead. se, ci95 and the bootstrap as for Fleiss. Every rating in one category: undefined "
+        "(irrCAC answers 1)",
+        "krippendorff": "Krippendorff's alpha (Krippendorff 2011, Computing Krippendorff's Alpha-Reliability) "
+        "on levels 0, 1, 2 with the nominal, ordinal (Krippendorff's rank metric, from the marginals), "
+        "interval (squared difference of levels) and ratio (squared difference over sum: level 0 is the "
+        "true zero, 1 and 2 are 1/9 apart) metrics",
+        "bootstrap": f"{BOOTSTRAP_METHOD}; {parameters.resamples} resamples; numpy PCG64 seeded with the "
+        f"report's seed ({parameters.seed}) alone, so two groups with the same clips get the same interval; "
+        "95 % percentile interval, linear interpolation",
+        "intervals": f"no interval from fewer than {MIN_UNITS} clips (or, words independent, {MIN_UNITS} "
+        "words): the measure is given, its interval is null with the reason",
         "undefined": "a measure that is undefined for the data is null, with the reason in 'undefined'",
         "annotator_quality": "computed on every annotation in scope before subsampling; kappa against the "
-        "leave-one-out majority of the other annotators of the same clips",
+        "leave-one-out majority of the other annotators of the same clips; median_time_ratio: the median "
+        "over clips of seconds spent over the clip's duration (min_time_ratio flags an annotator below it)",
     }
 
 

@@ -81,12 +81,21 @@ def _rows(report: dict):
             "value": cohen["mean_weighted_by_shared_words"],
             "note": cohen["undefined"],
         }
-        fleiss = result["fleiss"]
-        yield base | _interval_row("fleiss", fleiss, "se", "ci95", "t interval, clips as clusters")
-        yield base | _interval_row(
-            "fleiss", fleiss, "se_words_independent", "ci95_words_independent", "t interval, words independent (irrCAC)"
-        )
-        yield base | _bootstrap_row("fleiss", fleiss)
+        for weighting, kappa in cohen.get("levels", {}).items():
+            yield base | {
+                "measure": f"cohen_levels_{weighting}",
+                "value": kappa["value"],
+                "method": f"Light's kappa on levels 0, 1, 2, {weighting}",
+                "note": kappa["undefined"] or f"{kappa['pairs']} pairs, {kappa['pairs_undefined']} undefined",
+            }
+        coefficients = [("fleiss", result["fleiss"])]
+        coefficients += [(f"gwet_{name}", gwet) for name, gwet in result.get("gwet", {}).items()]
+        for name, coefficient in coefficients:
+            yield base | _interval_row(name, coefficient, "", "t interval, clips as clusters")
+            yield base | _interval_row(
+                name, coefficient, "_words_independent", "t interval, words independent (irrCAC)"
+            )
+            yield base | _bootstrap_row(name, coefficient)
         for metric, alpha in result["krippendorff"].items():
             yield base | _bootstrap_row(f"krippendorff_{metric}", alpha)
     emphasis = report["emphasis"]
@@ -114,13 +123,13 @@ def _rows(report: dict):
     excluded = set(report["annotators"]["excluded"])
     for row in report["annotators"]["rows"]:
         note = ",".join(row["flags"]) + (" (excluded)" if row["annotator"] in excluded else "")
-        for measure in ("kappa", "marked_share", "attention_share", "median_seconds", "clips"):
+        for measure in ("kappa", "marked_share", "attention_share", "median_seconds", "median_time_ratio", "clips"):
             yield {
                 "section": "annotator",
                 "dimension": "annotator",
                 "group": row["annotator"],
                 "measure": measure,
-                "value": row[measure],
+                "value": row.get(measure),  # median_time_ratio: absent from reports stored before it
                 "words": row["words"],
                 "note": row["kappa_reason"] if measure == "kappa" and row["kappa"] is None else note,
             }
@@ -133,16 +142,17 @@ def _emphasis_groups(emphasis: dict):
             yield dimension, group, rates
 
 
-def _interval_row(name, result, se_key, ci_key, method):
-    ci = result[ci_key] or [None, None]
+def _interval_row(name, result, suffix, method):
+    """A linearized interval: se{suffix}, ci95{suffix}, and why it is missing when it is."""
+    ci = result[f"ci95{suffix}"] or [None, None]
     return {
         "measure": name,
         "value": result["value"],
-        "se": result[se_key],
+        "se": result[f"se{suffix}"],
         "ci_low": ci[0],
         "ci_high": ci[1],
         "method": method,
-        "note": result["undefined"],
+        "note": result["undefined"] or result.get(f"ci95{suffix}_undefined"),
     }
 
 
@@ -156,7 +166,7 @@ def _bootstrap_row(name, result):
         "ci_low": ci[0],
         "ci_high": ci[1],
         "method": "percentile bootstrap over clips",
-        "note": result["undefined"],
+        "note": result["undefined"] or boot.get("undefined"),
     }
 
 

@@ -11,8 +11,10 @@ the same bytes on any database.
 """
 
 import csv
+import hashlib
 import io
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -24,7 +26,17 @@ CLIP_COLUMNS = (
     "clip_id", "split", "language", "variety", "speaker", "emotion", "arousal", "scale_step", "duration",
     "words", "binary", "scalar", "annotators",
 )  # fmt: skip
-RAW_COLUMNS = ("study", "clip_id", "language", "annotator", "word_index", "word", "level", "submitted_at")
+# Raw exports: one row per annotator, clip and word (emphasis studies) or per answer (listening
+# forms). `decision` is the researcher's decision on the participant (rejected ones are kept here,
+# unlike in label sets); `attention_check` marks the answers to attention-check items.
+RAW_COLUMNS = (
+    "study", "clip_id", "language", "annotator", "decision", "completed", "attention_check", "attention_passed",
+    "word_index", "word", "level", "mismatch_reported", "seconds_spent", "submitted_at",
+)  # fmt: skip
+FORM_RAW_COLUMNS = (
+    "study", "item_id", "item_type", "clip_id", "second_clip_id", "annotator", "decision", "completed",
+    "attention_check", "attention_passed", "answer", "levels", "seconds_spent", "submitted_at",
+)  # fmt: skip
 
 
 def canonical_line(row: dict) -> str:
@@ -66,7 +78,7 @@ def csv_chunks(rows: Iterable[dict], columns: tuple[str, ...], *, rows_per_chunk
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n", extrasaction="raise")
     writer.writeheader()
     for count, row in enumerate(rows, start=1):
-        writer.writerow({key: "" if row.get(key) is None else row[key] for key in columns})
+        writer.writerow(csv_cells(row, columns))
         if count % rows_per_chunk == 0:
             yield buffer.getvalue()
             buffer.seek(0)
@@ -74,21 +86,52 @@ def csv_chunks(rows: Iterable[dict], columns: tuple[str, ...], *, rows_per_chunk
     yield buffer.getvalue()
 
 
-def audiofolder_metadata(clip: dict, file_name: str) -> dict:
-    """One line of an audiofolder split's metadata.jsonl (`file_name` relative to that file)."""
+def csv_cells(row: dict, columns: tuple[str, ...]) -> dict:
+    """The row's cells for csv.DictWriter: None is written as an empty cell."""
+    return {key: "" if row.get(key) is None else row[key] for key in columns}
+
+
+def audiofolder_metadata(clip: dict, file_name: str, *, word_times: bool = True) -> dict:
+    """One line of an audiofolder split's metadata.jsonl (`file_name` relative to that file).
+
+    Hugging Face `datasets` infers each split's column types from its own metadata file and
+    refuses splits whose types differ, and a column holding only nulls has a type of its own. So
+    no column may be null throughout a split: `scale_step` is 0 for validation and test clips (in
+    no training subset), and the word times are left out (`word_times=False`) unless every clip
+    of the set has them."""
     words = clip["words"]
-    return {
+    row = {
         "file_name": file_name, "clip_id": clip["clip_id"], "language": clip["language"],
         "variety": clip["variety"], "speaker": clip["speaker"], "emotion": clip["emotion"],
-        "arousal": clip["arousal"], "scale_step": clip["scale_step"],
-        "words": [w["text"] for w in words], "start": [w["start"] for w in words], "end": [w["end"] for w in words],
-        "binary": [int(w["binary"]) for w in words], "scalar": [w["scalar"] for w in words],
+        "arousal": clip["arousal"], "scale_step": clip["scale_step"] or 0,
+        "words": [w["text"] for w in words],
+        "binary": [int(w["binary"]) for w in words], "scalar": [float(w["scalar"]) for w in words],
         "annotators": len(clip["annotators"]),
     }  # fmt: skip
+    if word_times:
+        row |= {"start": [float(w["start"]) for w in words], "end": [float(w["end"]) for w in words]}
+    return row
+
+
+def all_words_timed(clip: dict) -> bool:
+    """Every word has a start and an end (what the audiofolder's time columns need)."""
+    return all(w["start"] is not None and w["end"] is not None for w in clip["words"])
+
+
+def safe_file_stem(clip_id: str) -> str:
+    """A file name for the clip, safe in any zip and file system; ids that had to be changed get
+    a short hash of the original, so two ids never share a name."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", clip_id).strip(".")[:150] or "clip"
+    if safe == clip_id:
+        return safe
+    return f"{safe}-{hashlib.sha256(clip_id.encode()).hexdigest()[:10]}"
 
 
 def has_word_times(clip: dict) -> bool:
-    return all(w["start"] is not None and w["end"] is not None and w["end"] > w["start"] for w in clip["words"])
+    """Every word has a start before its end (what a TextGrid's intervals need)."""
+    words = clip["words"]
+    return bool(words) and all(w["start"] is not None and w["end"] is not None and w["end"] > w["start"]
+                               for w in words)  # fmt: skip
 
 
 def write_textgrid(clip: dict, path: Path) -> None:
@@ -109,9 +152,12 @@ def write_textgrid(clip: dict, path: Path) -> None:
     grid.save(str(path), format="long_textgrid", includeBlankSpaces=True, reportingMode="error")
 
 
-def data_card(*, title: str, facts: dict, counts: dict[str, dict[str, int]], agreement: dict, files: str) -> str:
+def data_card(
+    *, title: str, facts: dict, counts: dict[str, dict[str, int]], agreement: dict, files: str,
+    left_out: Iterable[str] = (),
+) -> str:  # fmt: skip
     """The README of an export: what the set is, how it was made, how big it is, how much the
-    annotators agreed, and what the files hold."""
+    annotators agreed, what was left out, and what the files hold."""
     lines = [f"# {title}", ""]
     lines += [f"- **{key}**: {value}" for key, value in facts.items()]
     if counts:
@@ -124,5 +170,9 @@ def data_card(*, title: str, facts: dict, counts: dict[str, dict[str, int]], agr
     if agreement:
         lines += ["", "## Agreement of the annotations in this set", ""]
         lines += [f"- {name}: {value}" for name, value in agreement.items()]
+    left_out = list(left_out)
+    if left_out:
+        lines += ["", "## Left out", ""]
+        lines += [f"- {line}" for line in left_out]
     lines += ["", "## Files", "", files.strip(), ""]
     return "\n".join(lines)

@@ -80,6 +80,86 @@ def scatter_chart(points: list[tuple[float, float, bool, str]], *, title: str, x
     return "".join(parts) + "</svg>"
 
 
+def heatmap_chart(
+    rows: list[str], columns: list[str], cells: dict, *, title: str, row_label: str, column_label: str
+) -> str:
+    """A matrix of coloured cells: `cells[(row, column)]` is {"value", "low", "high"} (or missing);
+    darker is higher, on a scale from min(0, lowest value) to 1. Each cell prints its value and
+    shows its interval on hover."""
+    cell_w, cell_h, left, top = 76, 34, 90, 62
+    width, height = left + cell_w * max(1, len(columns)) + 20, top + cell_h * max(1, len(rows)) + 34
+    values = [entry["value"] for entry in cells.values() if entry and entry["value"] is not None]
+    low = min([0.0, *values])
+    parts = [_open(width, height, title), _text(width / 2, 16, title, anchor="middle", bold=True)]
+    parts.append(_text(left + cell_w * len(columns) / 2, 34, column_label, anchor="middle"))
+    for c, column in enumerate(columns):
+        parts.append(_text(left + cell_w * (c + 0.5), top - 8, column, anchor="middle"))
+    for r, row in enumerate(rows):
+        y = top + cell_h * r
+        parts.append(_text(left - 6, y + cell_h / 2 + 4, row, anchor="end"))
+        for c, column in enumerate(columns):
+            parts.append(_heat_cell(left + cell_w * c, y, cell_w, cell_h, cells.get((row, column)), low,
+                                    f"{row_label} {row}, {column_label} {column}"))  # fmt: skip
+    parts.append(_text(left, height - 10, f"rows: {row_label}; colour from {low:g} (light) to 1 (dark)"))
+    return "".join(parts) + "</svg>"
+
+
+def _heat_cell(x: float, y: float, w: float, h: float, entry: dict | None, low: float, where: str) -> str:
+    if not entry or entry["value"] is None:
+        return (f'<rect x="{x + 1:.1f}" y="{y + 1:.1f}" width="{w - 2:.1f}" height="{h - 2:.1f}" fill="#f2f2f2">'
+                f"<title>{escape(where)}: no result</title></rect>"
+                + _text(x + w / 2, y + h / 2 + 4, "-", anchor="middle", colour="#777"))  # fmt: skip
+    value, lo, hi = entry["value"], entry["low"], entry["high"]
+    share = min(1.0, max(0.0, (value - low) / ((1.0 - low) or 1.0)))
+    fill = _blend("#f7fbff", "#08306b", share)
+    interval = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
+    ink = "#fff" if share > 0.55 else "#222"
+    return (f'<rect x="{x + 1:.1f}" y="{y + 1:.1f}" width="{w - 2:.1f}" height="{h - 2:.1f}" fill="{fill}">'
+            f"<title>{escape(where)}: {value:.3f}{interval}</title></rect>"
+            + _text(x + w / 2, y + h / 2 + 4, f"{value:.2f}", anchor="middle", colour=ink))  # fmt: skip
+
+
+def _blend(start: str, end: str, share: float) -> str:
+    a = [int(start[i : i + 2], 16) for i in (1, 3, 5)]
+    b = [int(end[i : i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(x + (y - x) * share):02x}" for x, y in zip(a, b))
+
+
+def curve_chart(series: list[tuple[str, list[tuple[float, float | None, float | None, float | None]]]], *,
+                title: str, x_label: str, y_label: str) -> str:  # fmt: skip
+    """Lines through (x, value) points with vertical interval bars, one line per series:
+    series = [(name, [(x, value, low, high), ...])]. Points without a value are left out."""
+    width, height, left, right, top, bottom = 640, 300, 50, 20, 30, 60
+    points = [p for _, line in series for p in line if p[1] is not None]
+    xs = [p[0] for p in points] or [0.0, 100.0]
+    y_low = min([0.0, *(p[2] if p[2] is not None else p[1] for p in points)])
+    x = _scale(0.0, max(xs), left, width - right)
+    y = _scale(y_low, 1.0, height - bottom, top)
+    parts = [_open(width, height, title), _text(width / 2, 16, title, anchor="middle", bold=True)]
+    for tick in _ticks(y_low, 1.0):
+        parts.append(_text(left - 6, y(tick) + 4, f"{tick:g}", anchor="end"))
+        parts.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{width - right}" y2="{y(tick):.1f}" stroke="#eee"/>')
+    for tick in sorted(set(xs)):
+        parts.append(_text(x(tick), height - bottom + 14, f"{tick:g}", anchor="middle"))
+    for s, (name, line) in enumerate(series):
+        colour = COLOURS[s % len(COLOURS)]
+        shown = [p for p in line if p[1] is not None]
+        if len(shown) > 1:
+            path = " ".join(f"{x(px):.1f},{y(value):.1f}" for px, value, _, _ in shown)
+            parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+        for px, value, lo, hi in shown:
+            if lo is not None and hi is not None:
+                parts.append(f'<line x1="{x(px):.1f}" y1="{y(lo):.1f}" x2="{x(px):.1f}" y2="{y(hi):.1f}" '
+                             f'stroke="{colour}" stroke-width="2" stroke-opacity="0.6"/>')  # fmt: skip
+            interval = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
+            parts.append(f'<circle cx="{x(px):.1f}" cy="{y(value):.1f}" r="3.5" fill="{colour}">'
+                         f"<title>{escape(name)} at {px:g}: {value:.3f}{interval}</title></circle>")  # fmt: skip
+    parts.append(_text(width / 2, height - bottom + 30, x_label, anchor="middle"))
+    parts.append(_text(12, (height - bottom) / 2, y_label, anchor="middle", rotate=True))
+    parts += _legend([name for name, _ in series], left, height - 12)
+    return "".join(parts) + "</svg>"
+
+
 def _open(width: int, height: int, title: str) -> str:
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
             f'height="{height}" role="img" aria-label="{escape(title)}">')  # fmt: skip

@@ -1,10 +1,11 @@
 """Database rows to the arrays of evaluation.stats.study_data, and the fingerprint of a study's annotations.
 
-What a report (and a label set) covers: the study's clips (its StudyItems) except those a
-researcher excluded in review; every annotation of those clips by the study's participants
-except those a researcher rejected; attention-check answers apart. Rows that cannot be used
-are left out and counted in StudyData.notes:
-- every annotation of a rejected participant;
+What a report (and a label set, and the participant review page) covers: the study's clips (its
+StudyItems) except those a researcher excluded in review; every annotation of those clips by the
+study's participants except those a researcher rejected (the review page asks for them too, to show
+their own figures); attention-check answers apart, with their clips' durations. Rows that cannot be
+used are left out and counted in StudyData.notes:
+- every annotation of a rejected participant (unless asked for);
 - an annotation whose number of levels differs from its clip's number of words, or with a level
   outside 0-2;
 - a participant's second annotation of a clip (the first submitted is kept).
@@ -19,10 +20,20 @@ from collections import Counter
 from django.db.models import Count, Max
 
 from annotation.models import Annotation, Clip, Participant, Study, StudyItem
+from evaluation.stats.quality import Thresholds
 from evaluation.stats.study_data import StudyData
 
 
-def study_data(*, study: Study, language: str | None = None) -> StudyData:
+def study_thresholds(*, study: Study) -> Thresholds:
+    """The study's review thresholds: what the review page flags, and the reports' defaults."""
+    return Thresholds(
+        min_kappa=study.review_min_kappa,
+        min_attention=study.review_min_attention,
+        min_time_ratio=study.review_min_time_ratio,
+    )
+
+
+def study_data(*, study: Study, language: str | None = None, include_rejected: bool = False) -> StudyData:
     excluded = set(
         StudyItem.objects.filter(study=study, review=StudyItem.Review.EXCLUDED).values_list("clip_id", flat=True)
     )
@@ -30,12 +41,12 @@ def study_data(*, study: Study, language: str | None = None) -> StudyData:
     if language is not None:
         clips_qs = clips_qs.filter(language=language)
     clip_rows = clips_qs.annotate(word_count=Count("words", distinct=True)).values_list(
-        "pk", "external_id", "language", "variety", "emotion", "word_count"
+        "pk", "external_id", "language", "variety", "emotion", "word_count", "duration"
     )
-    clips = {pk: (key, {"words": words, "language": lang, "variety": variety, "emotion": emotion})
-             for pk, key, lang, variety, emotion, words in clip_rows}  # fmt: skip
+    clips = {pk: (key, {"words": words, "language": lang, "variety": variety, "emotion": emotion, "duration": length})
+             for pk, key, lang, variety, emotion, words, length in clip_rows}  # fmt: skip
     names = _annotator_names(study)
-    rejected = _rejected(study)
+    rejected = set() if include_rejected else _rejected(study)
     notes: Counter = Counter()
     seen: set[tuple[int, int]] = set()
     annotations = []
@@ -64,10 +75,10 @@ def study_data(*, study: Study, language: str | None = None) -> StudyData:
         annotations.append((key, names[participant], levels, mismatch, seconds))
     annotators = {row[1] for row in annotations}
     checks = [
-        (names[participant], passed is True, seconds)
-        for participant, passed, seconds in Annotation.objects.filter(
+        (names[participant], passed is True, seconds, duration)
+        for participant, passed, seconds, duration in Annotation.objects.filter(
             participant__study=study, item__attention_check__isnull=False
-        ).values_list("participant_id", "attention_passed", "seconds_spent")
+        ).values_list("participant_id", "attention_passed", "seconds_spent", "clip__duration")
         if participant not in rejected and (language is None or names[participant] in annotators)
     ]
     return StudyData.build(
@@ -105,9 +116,14 @@ def _rejected(study: Study) -> set[int]:
     return set(study.participants.filter(decision=Participant.Decision.REJECTED).values_list("pk", flat=True))
 
 
+def annotator_key(pk: int, prolific_pid: str) -> str:
+    """A participant's name in StudyData: the Prolific id, or "local-<pk>" without one."""
+    return prolific_pid or f"local-{pk}"
+
+
 def _annotator_names(study: Study) -> dict[int, str]:
     participants = Participant.objects.filter(study=study).values_list("pk", "prolific_pid")
-    return {pk: pid or f"local-{pk}" for pk, pid in participants}
+    return {pk: annotator_key(pk, pid) for pk, pid in participants}
 
 
 def _valid(levels, words: int) -> bool:

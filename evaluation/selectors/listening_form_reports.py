@@ -12,6 +12,7 @@ from collections import defaultdict
 
 from django.db.models import Count, Max
 
+from annotation.answer_forms import SLIDER_MAX
 from annotation.models import Annotation, FormItem, Participant, Study
 from evaluation.stats import listening_forms as scoring
 
@@ -89,6 +90,14 @@ def _answers_by_item(study: Study) -> tuple[dict[int, list], int]:
     return by_item, rejected.count()
 
 
+def _rating_scale(item: FormItem) -> tuple[float, float]:
+    """The lowest and highest rating the item offered: its labelled values (1..n by default), or the slider's."""
+    if not item.options:
+        return 0.0, float(SLIDER_MAX)
+    values = [float(v) for v in item.settings.get("values") or range(1, len(item.options) + 1)]
+    return min(values), max(values)
+
+
 def _scoring_input(item: FormItem, answers: list):
     if item.item_type == Kind.SINGLE_CHOICE:
         gold = item.gold if isinstance(item.gold, int) else None
@@ -97,7 +106,8 @@ def _scoring_input(item: FormItem, answers: list):
         markings = tuple((str(participant), tuple(levels)) for participant, levels, _ in answers)
         return scoring.MarkedItem(item.external_id, tuple(item.gold or ()), markings, item.metadata)
     if item.item_type == Kind.RATING:
-        return scoring.RatedItem(item.external_id, tuple(r["value"] for _, _, r in answers), item.metadata)
+        values = tuple(r["value"] for _, _, r in answers)
+        return scoring.RatedItem(item.external_id, values, item.metadata, scale=_rating_scale(item))
     if item.item_type == Kind.PAIRWISE:
         return scoring.PairItem(item.external_id, tuple(r["prefer"] for _, _, r in answers), item.metadata)
     settings = item.settings

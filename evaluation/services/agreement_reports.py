@@ -14,7 +14,7 @@ from annotation.models import Study
 from evaluation.models import StudyReport
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.agreement_format import canonical, report_json
-from evaluation.selectors.agreement_reports import annotations_fingerprint, study_data
+from evaluation.selectors.agreement_reports import annotations_fingerprint, study_data, study_thresholds
 from evaluation.stats.quality import Thresholds
 
 logger = logging.getLogger(__name__)
@@ -27,11 +27,7 @@ def report_parameters(
 ) -> ReportParameters:  # fmt: skip
     """Parameters with the study's defaults: subsample to its target annotations, its review thresholds."""
     if thresholds is None:
-        thresholds = Thresholds(
-            min_kappa=study.review_min_kappa,
-            min_attention=study.review_min_attention,
-            min_median_seconds=study.review_min_seconds_per_clip,
-        )
+        thresholds = study_thresholds(study=study)
     return ReportParameters(
         subsample=study.target_annotations if subsample is _UNSET else subsample,
         seed=seed,

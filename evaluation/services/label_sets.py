@@ -21,7 +21,7 @@ from annotation.models import Study, StudyItem
 from evaluation.models import LabelSet, LabelSetClip
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.label_set_files import canonical_line
-from evaluation.selectors.agreement_reports import study_data
+from evaluation.selectors.agreement_reports import study_data, study_thresholds
 from evaluation.selectors.label_sets import clip_details, label_set_rows, opaque_annotator_id
 from evaluation.stats.label_sets import (
     DEFAULT_PROPORTIONS,
@@ -95,11 +95,7 @@ class LabelSetParameters:
 def label_set_default_parameters(*, studies: list[Study], **overrides) -> LabelSetParameters:
     """The first study's target annotations and review thresholds, as the agreement report takes them."""
     first = studies[0]
-    thresholds = Thresholds(
-        min_kappa=first.review_min_kappa,
-        min_attention=first.review_min_attention,
-        min_median_seconds=first.review_min_seconds_per_clip,
-    )
+    thresholds = study_thresholds(study=first)
     return LabelSetParameters(**{"subsample": first.target_annotations, "thresholds": thresholds, **overrides})
 
 

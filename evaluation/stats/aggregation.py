@@ -73,7 +73,7 @@ def subsample(clip_keys: Sequence[str], annotator_keys: Sequence[str], *, n: int
     if n < 1:
         raise ValueError("n must be at least 1, or None to keep every annotation")
     clip_names, clip_codes = np.unique(clips.astype(str), return_inverse=True)
-    priority = np.array([keyed_priority(seed, c, a) for c, a in zip(clips, annotators)], dtype=np.uint64)
+    priority = np.array(keyed_priorities(seed, zip(clips, annotators)), dtype=np.uint64)
     annotator_rank = np.unique(annotators.astype(str), return_inverse=True)[1]
     order = np.lexsort((annotator_rank, priority, clip_codes))
     if clips.size and np.any((np.diff(clip_codes[order]) == 0) & (np.diff(annotator_rank[order]) == 0)):
@@ -89,8 +89,19 @@ def subsample(clip_keys: Sequence[str], annotator_keys: Sequence[str], *, n: int
 
 def keyed_priority(seed: int, *parts: str) -> int:
     """A 64-bit pseudo-random number that depends only on the seed and the parts (keyed BLAKE2b)."""
-    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8, key=str(int(seed)).encode())
-    return int.from_bytes(digest.digest(), "big")
+    return keyed_priorities(seed, [parts])[0]
+
+
+def keyed_priorities(seed: int, rows) -> list[int]:
+    """keyed_priority of each row of parts. The keyed state is built once and copied per row (the
+    key is BLAKE2b's first block, so a copy that goes on hashing the row gives the same digest)."""
+    keyed = hashlib.blake2b(digest_size=8, key=str(int(seed)).encode())
+    priorities = []
+    for parts in rows:
+        digest = keyed.copy()
+        digest.update("\x1f".join(map(str, parts)).encode())
+        priorities.append(int.from_bytes(digest.digest(), "big"))
+    return priorities
 
 
 def majority_vote(counts: np.ndarray, *, tie: str, seed: int | None = None) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Krippendorff's alpha: nominal, ordinal and interval metrics, any number of raters, missing values.
+"""Krippendorff's alpha: nominal, ordinal, interval and ratio metrics, any number of raters, missing values.
 
 Pure numpy. Follows Krippendorff, "Computing Krippendorff's Alpha-Reliability" (2011):
 
@@ -12,6 +12,12 @@ with the squared distances d_ck of the metric:
     ordinal   (sum_{g=c..k} n_g - (n_c + n_k) / 2)^2   -- Krippendorff's rank metric, built from
               the marginals n_g, not integer weights ("linear"/"quadratic" weighting is another thing)
     interval  (v_c - v_k)^2
+    ratio     ((v_c - v_k) / (v_c + v_k))^2, 0 when v_c = v_k = 0 (Krippendorff 2011, "ratio
+              metric"; values must not be negative; the krippendorff package's choice for 0 + 0)
+
+For the ratio metric the values are the levels 0, 1, 2 (or any multiple, such as the scalar scores
+0, 0.5, 1: only their ratios count), so "not emphasized" is the true zero: it is as far from 1 as
+from 2 (d = 1), and 1 and 2 are 1/9 apart.
 
 Alpha is undefined when no unit has two values, and when every pairable value is in one
 category (expected disagreement 0, alpha 0/0).
@@ -27,7 +33,7 @@ import numpy as np
 
 from evaluation.stats.resampling import cluster_sums
 
-METRICS = ("nominal", "ordinal", "interval")
+METRICS = ("nominal", "ordinal", "interval", "ratio")
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ def alpha_from_sums(sums: np.ndarray, layout: AlphaLayout, metric: str, values=N
 
 def alpha(counts: np.ndarray, metric: str, values=None) -> AlphaResult:
     """Alpha of a (units x categories) count matrix; `values` places the categories for the interval
-    metric (default 0, 1, ...); for the ordinal metric only their order matters."""
+    and ratio metrics (default 0, 1, ...); for the ordinal metric only their order matters."""
     counts = np.asarray(counts, dtype=np.int64)
     layout = alpha_layout(counts)
     totals = alpha_cluster_statistics(counts, np.zeros(counts.shape[0], dtype=np.int64), 1, layout)
@@ -114,14 +120,24 @@ def alpha_result(counts: np.ndarray, totals: np.ndarray, layout: AlphaLayout, me
 def _distances(metric: str, marginals: np.ndarray, q: int, values) -> np.ndarray:
     if metric == "nominal":
         return (1.0 - np.eye(q))[None, :, :]
-    if metric == "interval":
-        v = np.arange(q, dtype=np.float64) if values is None else np.asarray(values, dtype=np.float64)
-        if v.shape != (q,):
-            raise ValueError(f"values must give one number for each of the {q} categories")
-        return ((v[:, None] - v[None, :]) ** 2)[None, :, :]
+    if metric in ("interval", "ratio"):
+        return _value_distances(metric, q, values)[None, :, :]
     index = np.arange(q)
     low, high = np.minimum.outer(index, index), np.maximum.outer(index, index)
     cumulative = np.concatenate([np.zeros((marginals.shape[0], 1)), np.cumsum(marginals, axis=1)], axis=1)
     between = cumulative[:, high + 1] - cumulative[:, low]  # sum of n_g for g from c to k
     halves = (marginals[:, low] + marginals[:, high]) / 2
     return (between - halves) ** 2
+
+
+def _value_distances(metric: str, q: int, values) -> np.ndarray:
+    v = np.arange(q, dtype=np.float64) if values is None else np.asarray(values, dtype=np.float64)
+    if v.shape != (q,):
+        raise ValueError(f"values must give one number for each of the {q} categories")
+    difference = v[:, None] - v[None, :]
+    if metric == "interval":
+        return difference**2
+    if np.any(v < 0):
+        raise ValueError("the ratio metric needs values that are not negative")
+    total = v[:, None] + v[None, :]
+    return np.divide(difference, total, out=np.zeros((q, q)), where=total != 0) ** 2

@@ -27,15 +27,15 @@ clip (cluster-robust; equal to var_units when every clip has one unit):
     var_clips = C/(C - 1) * sum_c (sum_{i in c} (kappa*_i - kappa))^2 / n^2
 
 95 % intervals: kappa -/+ t(0.975, df) * se, df = n - 1 or C - 1, the upper bound capped at 1
-(as irrCAC does; the lower at -1).
+(as irrCAC does; the lower at -1); none from fewer than evaluation.stats.intervals.MIN_UNITS units
+or clips, with the reason (evaluation.stats.intervals).
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as student_t
 
+from evaluation.stats.intervals import linearized_se, t_interval, too_few
 from evaluation.stats.resampling import cluster_codes, cluster_sums
 
 
@@ -68,6 +68,8 @@ class FleissResult:
     ci: tuple[float, float] | None
     se_units: float | None  # units as independent draws (Gwet / irrCAC)
     ci_units: tuple[float, float] | None
+    ci_reason: str = ""  # why ci is None while the value is defined
+    ci_units_reason: str = ""
 
 
 def fleiss_layout(counts: np.ndarray) -> FleissLayout:
@@ -135,15 +137,13 @@ def fleiss_kappa(counts: np.ndarray, clusters: np.ndarray | None = None, *, conf
     kappa, pa, pe = (float(x[0]) for x in fleiss_from_sums(totals, layout))
     pi = _category_shares(totals, layout)[0]
     deviations = _linearized(counts, raters, pi, kappa=kappa, pe=pe, paired=paired) - kappa
-    se_units = math.sqrt(math.fsum((deviations**2).tolist()) / (units * (units - 1))) if units >= 2 else None
-    se = None
-    if n_clusters >= 2:
-        per_cluster = cluster_sums(deviations, codes, n_clusters)
-        se = math.sqrt(n_clusters / (n_clusters - 1) * math.fsum((per_cluster**2).tolist()) / units**2)
+    se, se_units = linearized_se(deviations, codes, n_clusters)
+    few_clusters, few_units = too_few(n_clusters, "clips"), too_few(units, "units")
     return FleissResult(
         kappa, "", pa, pe, units, paired, n_clusters,
-        se, _interval(kappa, se, n_clusters - 1, confidence),
-        se_units, _interval(kappa, se_units, units - 1, confidence),
+        se, None if few_clusters else t_interval(kappa, se, n_clusters - 1, confidence=confidence),
+        se_units, None if few_units else t_interval(kappa, se_units, units - 1, confidence=confidence),
+        few_clusters or "", few_units or "",
     )  # fmt: skip
 
 
@@ -155,10 +155,3 @@ def _linearized(counts, raters, pi, *, kappa: float, pe: float, paired: int) -> 
     kappa_i = (units / paired) * (agreement - pe * (raters >= 2)) / (1 - pe)
     pe_i = (counts * pi[None, :]).sum(axis=1) / raters
     return kappa_i - 2 * (1 - kappa) * (pe_i - pe) / (1 - pe)
-
-
-def _interval(value: float, se: float | None, df: int, confidence: float) -> tuple[float, float] | None:
-    if se is None or df < 1:
-        return None
-    half = float(student_t.ppf(1 - (1 - confidence) / 2, df)) * se
-    return max(-1.0, value - half), min(1.0, value + half)

@@ -8,7 +8,10 @@ the order one participant was shown, so answers from different orders are compar
 - stressed words (StressTest SSD, appendix B.2): precision, recall, F1 of marked words against the
   gold stressed words, pooled over every (answer, word), averaged over items, and averaged over
   participants (each one's answers pooled: StressTest's "mean scores for 3 annotators").
-- rating: mean opinion score with a Student-t 95 % interval, per item and per system (metadata "system").
+- rating: mean opinion score with a Student-t 95 % interval cut to the rating scale (the true mean
+  lies on the scale, so cutting keeps the coverage and the interval reads as scores), per item and
+  per system (metadata "system"); none from fewer than evaluation.stats.intervals.MIN_UNITS ratings,
+  with the reason, rather than a t interval wider than the scale.
 - pairwise: preference rate for clip A over B; "no preference" answers are counted apart and left
   out of the rate and of the two-sided exact binomial test against 0.5.
 - stance (StanceBench): stance_scores. Agreement: Fleiss' kappa (evaluation.stats.fleiss) per categorical type.
@@ -22,10 +25,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import t as student_t
 from statsmodels.stats.proportion import binom_test, proportion_confint
 
 from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.intervals import t_interval, too_few
 
 TIE_POLICY = (
     "An item whose most-chosen answers tie counts as incorrect in the majority vote, "
@@ -59,6 +62,7 @@ class RatedItem:
     item_id: str
     values: tuple[float, ...]
     metadata: dict = field(default_factory=dict)
+    scale: tuple[float, float] | None = None  # the lowest and highest rating offered
 
 
 @dataclass(frozen=True)
@@ -82,12 +86,19 @@ def wilson(successes: int, trials: int) -> dict:
     return {"value": successes / trials, "successes": successes, "trials": trials, "ci95": [float(low), float(high)]}
 
 
-def mean_t_interval(values) -> dict:
-    """The mean, and its 95 % Student-t interval from two values on."""
+def mean_t_interval(values, *, bounds: tuple[float, float] | None = None, noun: str = "ratings") -> dict:
+    """The mean, and its 95 % Student-t interval cut to `bounds`; none from too few values (the reason)."""
     values = [float(v) for v in values]
     n, mean = len(values), math.fsum(values) / len(values) if values else None
-    half = float(student_t.ppf(0.975, n - 1)) * float(np.std(values, ddof=1)) / math.sqrt(n) if n >= 2 else None
-    return {"mean": mean, "n": n, "ci95": [mean - half, mean + half] if half is not None else None}
+    few = too_few(n, noun)
+    interval = None
+    if not few:
+        se = float(np.std(values, ddof=1)) / math.sqrt(n)
+        interval = t_interval(mean, se, n - 1, bounds=bounds or (-math.inf, math.inf))
+    return {
+        "mean": mean, "n": n, "ci95": list(interval) if interval else None,
+        "ci95_undefined": few if n else None, "scale": list(bounds) if bounds else None,
+    }  # fmt: skip
 
 
 def breakdown_keys(metadata_list) -> list[str]:
@@ -190,16 +201,26 @@ def _metric_means(rows) -> dict:
 
 
 def rating_scores(items) -> dict:
-    systems = defaultdict(list)
+    systems, scales = defaultdict(list), defaultdict(list)
     for item in items:
         systems[str(item.metadata.get("system", ""))].extend(item.values)
+        scales[str(item.metadata.get("system", ""))].append(item.scale)
     return {
         "per_item": [
-            {"item": item.item_id, "system": str(item.metadata.get("system", "")), **mean_t_interval(item.values)}
+            {"item": item.item_id, "system": str(item.metadata.get("system", "")),
+             **mean_t_interval(item.values, bounds=item.scale)}
             for item in items if item.values
         ],
-        "per_system": {system: mean_t_interval(values) for system, values in sorted(systems.items()) if values},
+        "per_system": {system: mean_t_interval(values, bounds=_widest(scales[system]))
+                       for system, values in sorted(systems.items()) if values},
     }  # fmt: skip
+
+
+def _widest(scales) -> tuple[float, float] | None:
+    """The scale that holds every item's (None when an item's is unknown)."""
+    if not scales or any(scale is None for scale in scales):
+        return None
+    return min(low for low, _ in scales), max(high for _, high in scales)
 
 
 def preference(preferences) -> dict:
@@ -251,7 +272,7 @@ def stance_scores(items) -> dict:
         disagreeing = sum(row["disagree"] for row in paired)
         dimensions[dimension] = {
             "items": len(group), "answers": sum(row["answers"] for row in group),
-            "score": mean_t_interval([row["consensus"] for row in group]),
+            "score": mean_t_interval([row["consensus"] for row in group], bounds=(-1.0, 1.0), noun="items"),
             "disagreement": {"items_with_both_orders": len(paired), "disagreeing": disagreeing,
                              "rate": disagreeing / len(paired) if paired else None},
         }  # fmt: skip
@@ -270,6 +291,7 @@ def fleiss_of_units(units, clusters=None) -> dict:
     raters = [len(unit) for unit in units if unit]
     return {
         "kappa": result.value, "reason": result.reason, "ci95": list(result.ci) if result.ci else None,
+        "ci95_undefined": result.ci_reason or None,
         "units": result.units, "categories": len(categories),
         "listeners_per_unit": [min(raters), max(raters)] if raters else None,
     }  # fmt: skip

@@ -7,17 +7,25 @@ so each clip's statistics are summed once, and a resample is the count-weighted 
     sums (resamples x statistics) = counts (resamples x clips) @ per-clip statistics (clips x statistics).
 
 The statistics are integers and their sums stay below 2**53, so the products are exact in
-float64 whatever order BLAS adds them in: the same seed gives the same bits on any machine.
+float64 whatever order BLAS adds them in: the same seed gives the same bits on any machine. The
+products are small (a few resamples at a time, so that the counts stay in cache), where BLAS
+threads cost more than they give -- many times more on a busy machine -- so they run on one
+thread (evaluation.stats.blas).
 
-Draws: numpy's PCG64 seeded with [seed, crc32(label)], clip indices drawn uniformly
-(Generator.integers, 32-bit) resample by resample; the label (e.g. "language:de") gives every group its
-own stream, so a group's interval does not depend on which other groups a report has.
+Draws: numpy's PCG64 seeded with the report's seed alone, clip indices drawn uniformly
+(Generator.integers, 32-bit) resample by resample, a fresh generator for every call. The draws depend
+on the seed and the number of clips only, so the interval of a group is a function of its clips'
+statistics and the seed: two groups with the same annotations (a language with one variety, or a
+report restricted to that language) get identical intervals, and no group's interval depends on
+which other groups a report has. (Groups of the same size share draw indices, which leaves each
+group's interval valid; it only correlates the resampling noise of different groups.)
 """
 
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
+
+from evaluation.stats.blas import one_blas_thread
 
 METHOD = "percentile bootstrap over clips (whole clips resampled with replacement)"
 _BINS_PER_CHUNK = 65_536
@@ -32,27 +40,28 @@ class BootstrapInterval:
     undefined: int  # resamples where the measure was undefined (left out)
 
 
-def generator(*, seed: int, label: str) -> np.random.Generator:
+def generator(*, seed: int) -> np.random.Generator:
     if seed < 0:
         raise ValueError("seed must be a non-negative integer")
-    return np.random.default_rng([int(seed), zlib.crc32(label.encode())])
+    return np.random.default_rng(int(seed))
 
 
-def bootstrap_sums(per_clip: np.ndarray, *, resamples: int, seed: int, label: str) -> np.ndarray:
+def bootstrap_sums(per_clip: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
     """(resamples x statistics) sums of per-clip statistics over resampled clips."""
     per_clip = np.asarray(per_clip, dtype=np.float64)
     clips = per_clip.shape[0]
     sums = np.zeros((resamples, per_clip.shape[1]))
     if clips == 0 or resamples == 0:
         return sums
-    rng = generator(seed=seed, label=label)
+    rng = generator(seed=seed)
     chunk = max(1, min(resamples, _BINS_PER_CHUNK // clips))  # the counts of a chunk stay in cache
-    for start in range(0, resamples, chunk):
-        rows = min(chunk, resamples - start)
-        drawn = rng.integers(0, clips, size=(rows, clips), dtype=np.uint32).astype(np.int64)
-        drawn += np.arange(rows)[:, None] * clips
-        counts = np.bincount(drawn.ravel(), minlength=rows * clips).reshape(rows, clips)
-        sums[start : start + rows] = counts.astype(np.float64) @ per_clip
+    with one_blas_thread():
+        for start in range(0, resamples, chunk):
+            rows = min(chunk, resamples - start)
+            drawn = rng.integers(0, clips, size=(rows, clips), dtype=np.uint32).astype(np.int64)
+            drawn += np.arange(rows)[:, None] * clips
+            counts = np.bincount(drawn.ravel(), minlength=rows * clips).reshape(rows, clips)
+            sums[start : start + rows] = counts.astype(np.float64) @ per_clip
     return sums
 
 

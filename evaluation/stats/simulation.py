@@ -3,7 +3,7 @@
 Each word has a latent prominence: normal noise plus a boost on one to three words a clip (what
 the script asked to be emphasized). An annotator sees prominence plus their own noise, scaled by
 the language (Mandarin noisier, as in MMEE), and marks the word at level 1 above their personal
-threshold and at level 2 1.2 units higher. Clips are handed out in tasks of 20 within a language, so
+threshold and at level 2 1.2 units higher. Clips last 2 to 8 s. Clips are handed out in tasks of 20 within a language, so
 annotators share clips as on Prolific; a share of clips gets one or two extra annotations (reruns).
 """
 
@@ -62,6 +62,8 @@ def simulated_study(
         check_annotator=np.arange(annotators),
         check_passed=rng.random(annotators) < 0.95,
         check_seconds=rng.lognormal(2.4, 0.5, size=annotators),
+        clip_durations=rng.uniform(2.0, 8.0, size=clips),  # drawn last: the rest is as before durations
+        check_durations=rng.uniform(2.0, 8.0, size=annotators),
     )
 
 

@@ -5,6 +5,7 @@ evaluation.selectors.agreement_reports builds it from the database; bench/agreem
 annotations by clip then annotator), so the report cannot depend on the order rows came in.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,15 +31,26 @@ class StudyData:
     check_passed: np.ndarray  # (k,) bool
     check_seconds: np.ndarray  # (k,) float
     notes: dict[str, int] = field(default_factory=dict)  # what the source left out, by reason
+    clip_durations: np.ndarray | None = None  # (clips,) float seconds of audio; NaN (or None: all) unknown
+    check_durations: np.ndarray | None = None  # (k,) float seconds of each attention check's clip
+
+    def __post_init__(self):
+        for name, size in (("clip_durations", len(self.clip_keys)), ("check_durations", self.check_annotator.size)):
+            value = getattr(self, name)
+            value = np.full(size, np.nan) if value is None else np.asarray(value, dtype=np.float64)
+            if value.shape != (size,):
+                raise ValueError(f"{name} must have one value per {'clip' if name == 'clip_durations' else 'check'}")
+            object.__setattr__(self, name, value)
 
     @classmethod
     def build(
         cls, *, study: str, clips: dict[str, dict], annotations: list[tuple], checks: list[tuple] = (),
         notes: dict[str, int] | None = None,
     ) -> "StudyData":  # fmt: skip
-        """clips: key -> {"words": int, "language": str, "variety": str, "emotion": str};
+        """clips: key -> {"words": int, "language": str, "variety": str, "emotion": str, "duration": float};
         annotations: (clip key, annotator key, levels, mismatch, seconds);
-        checks: (annotator key, passed, seconds)."""
+        checks: (annotator key, passed, seconds[, duration of the check's clip]).
+        A duration left out is unknown (NaN)."""
         clip_keys = tuple(sorted(clips))
         clip_index = {key: i for i, key in enumerate(clip_keys)}
         annotator_keys = tuple(sorted({row[1] for row in annotations} | {row[0] for row in checks}))
@@ -49,7 +61,9 @@ class StudyData:
         levels = np.full((len(rows), width), -1, dtype=np.int8)
         for i, row in enumerate(rows):
             levels[i, : len(row[2])] = row[2]
-        check_rows = sorted(checks, key=lambda row: (annotator_index[row[0]], bool(row[1]), float(row[2])))
+        check_rows = sorted(
+            checks, key=lambda row: (annotator_index[row[0]], bool(row[1]), float(row[2]), _sortable(row[3:]))
+        )
         return cls.from_arrays(
             study=study,
             clip_keys=clip_keys,
@@ -65,6 +79,8 @@ class StudyData:
             check_passed=np.array([bool(row[1]) for row in check_rows], dtype=bool),
             check_seconds=np.array([float(row[2]) for row in check_rows], dtype=np.float64),
             notes=dict(notes or {}),
+            clip_durations=np.array([_duration([clips[key].get("duration")]) for key in clip_keys], dtype=np.float64),
+            check_durations=np.array([_duration(row[3:]) for row in check_rows], dtype=np.float64),
         )
 
     @classmethod
@@ -91,3 +107,14 @@ class StudyData:
             clip=self.clip[rows], annotator=self.annotator[rows], levels=self.levels[rows],
             clip_words=self.clip_words, n_annotators=len(self.annotator_keys),
         )  # fmt: skip
+
+
+def _duration(values) -> float:
+    """The first of `values` as seconds, NaN when absent or None."""
+    return float(values[0]) if len(values) and values[0] is not None else float("nan")
+
+
+def _sortable(values) -> float:
+    """A duration as a sort key: unknown (NaN) first, so that the order never depends on input order."""
+    duration = _duration(values)
+    return -1.0 if math.isnan(duration) else duration

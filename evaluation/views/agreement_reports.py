@@ -24,8 +24,10 @@ from evaluation.reports.agreement_format import agreement_groups, report_csv
 from evaluation.reports.svg import histogram_chart, interval_chart, scatter_chart
 from evaluation.services.agreement_reports import study_report_current, study_report_latest, study_report_request
 
-SERIES = ["Fleiss' kappa (95 % CI, clips as clusters)", "Krippendorff's alpha, ordinal (bootstrap 95 % CI)",
-          "mean pairwise Cohen's kappa"]  # fmt: skip
+SERIES = ["Fleiss' kappa (95 % CI, clips as clusters)", "Gwet's AC1 (95 % CI, clips as clusters)",
+          "Krippendorff's alpha, ordinal (bootstrap 95 % CI)", "mean pairwise Cohen's kappa"]  # fmt: skip
+ALPHA_METRICS = ("nominal", "ordinal", "interval", "ratio")
+KAPPA_WEIGHTINGS = ("unweighted", "linear", "quadratic")
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -89,6 +91,7 @@ def _result_context(result: dict, page: str, parameters) -> dict:
     chart_rows = [
         ("all" if dimension == "pooled" else group or "(none)", [
             _point(r["fleiss"]["value"], r["fleiss"]["ci95"]),
+            _point(_gwet(r, "ac1").get("value"), _gwet(r, "ac1").get("ci95")),
             _point(r["krippendorff"]["ordinal"]["value"],
                    (r["krippendorff"]["ordinal"]["bootstrap"] or {}).get("ci95")),
             _point(r["cohen"]["value"], None),
@@ -137,9 +140,16 @@ def _agreement_row(dimension: str, group: str, r: dict) -> dict:
     return {
         "dimension": dimension, "group": "all" if dimension == "pooled" else group or "(none)",
         "clips": r["clips"], "words": r["words"],
-        "annotators": r["annotators"], "cohen": r["cohen"], "fleiss": r["fleiss"],
-        "alpha": [(metric, alpha[metric]) for metric in ("nominal", "ordinal", "interval")],
+        "annotators": r["annotators"], "cohen": r["cohen"], "fleiss": r["fleiss"], "ac1": _gwet(r, "ac1"),
+        "ac2": _gwet(r, "ac2_quadratic"),
+        "cohen_levels": [r["cohen"].get("levels", {}).get(weighting, {}) for weighting in KAPPA_WEIGHTINGS],
+        "alpha": [(metric, alpha.get(metric, {})) for metric in ALPHA_METRICS],
     }  # fmt: skip
+
+
+def _gwet(r: dict, name: str) -> dict:
+    """A Gwet coefficient of a group; {} in a report stored before they were computed (shown undefined)."""
+    return r.get("gwet", {}).get(name, {})
 
 
 def _emphasis_rows(emphasis: dict) -> list[dict]:

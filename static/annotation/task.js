@@ -6,6 +6,9 @@
   const LEVELS = 3;
   const REPORTED = ["play", "pause", "seeking", "seeked", "timeupdate", "ended", "ratechange"];
   const AT_ONCE = ["play", "seeking", "seeked", "ratechange"];
+  // Names this page load in every report: the server times each load's page
+  // clock on its own, so a reload starts afresh instead of counting for nothing.
+  const PAGE_LOAD = crypto.getRandomValues(new Uint32Array(1))[0] >>> 1;
 
   function csrfToken() {
     return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
@@ -41,7 +44,9 @@
 
     function report(audio, kind) {
       const track = Number(audio.dataset.track || 0);
-      pending.push({kind, track, t: audio.currentTime, rate: audio.playbackRate, at: performance.now()});
+      pending.push({
+        kind, track, t: audio.currentTime, rate: audio.playbackRate, at: performance.now(), page: PAGE_LOAD,
+      });
       // The server times listening from its own receipt of "play", so that and
       // jumps go at once; the rest follows within a second, or with the submit.
       if (AT_ONCE.includes(kind)) flush();
@@ -69,11 +74,32 @@
       event.preventDefault();
       sending.then(() => event.detail.issueRequest(true));
     });
+    let carried = [];
+    let retried = false;
     form.addEventListener("htmx:configRequest", (event) => {
       clearTimeout(timer);
       timer = null;
-      event.detail.parameters.events = JSON.stringify(pending);
+      carried = pending;
+      event.detail.parameters.events = JSON.stringify(carried);
       pending = [];
+    });
+    // The server answers 503 when its database cannot be reached for a moment:
+    // the submit is sent again once by itself, with the reports it carried.
+    form.addEventListener("htmx:afterRequest", (event) => {
+      const xhr = event.detail.xhr;
+      if (!xhr || xhr.status !== 503) {
+        retried = false;
+        return;
+      }
+      pending = carried.concat(pending);
+      if (retried) {
+        serverErrors.textContent = reason.dataset.unavailable;
+        retried = false;
+        return;
+      }
+      retried = true;
+      const seconds = Math.min(Number(xhr.getResponseHeader("Retry-After")) || 2, 10);
+      setTimeout(() => htmx.trigger(form, "submit"), seconds * 1000);
     });
     update();
   }

@@ -52,6 +52,13 @@ def listened(item: TaskItem, *, seconds_ago: float | None = None, track: int = 0
     )
 
 
+def listened_to_all(item: TaskItem) -> None:
+    """Every clip of the item (both of an A/B pair) played through, one after the other, the last ending now."""
+    durations = item.presentation.get("durations") or [item.duration]
+    for track in range(len(durations)):
+        listened(item, track=track, seconds_ago=sum(duration + 0.3 for duration in durations[track + 1 :]))
+
+
 def first_pending(task) -> TaskItem:
     return task.items.filter(status=TaskItem.Status.PENDING).order_by("position").first()
 

@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import Annotation, FormItem, PrerequisiteQuestion
 from annotation.services.listening_forms import FormItemSpec
-from tests.annotation.study_helpers import listened, live_form
+from tests.annotation.study_helpers import listened, listened_to_all, live_form
 
 pytestmark = pytest.mark.django_db
 
@@ -84,8 +84,7 @@ def test_a_form_with_every_item_type_from_link_to_completion(client):
             f"/s/{study.slug}/task/items/{item_id}/submit", answer_for(page, form_item), HTTP_HX_REQUEST="true"
         )
         assert refused.status_code == 422 and "Listen to" in refused.content.decode()
-        for track in range(len(item.presentation["durations"])):
-            listened(item, track=track)
+        listened_to_all(item)
         response = client.post(
             f"/s/{study.slug}/task/items/{item_id}/submit", answer_for(page, form_item), HTTP_HX_REQUEST="true"
         )
@@ -193,8 +192,7 @@ def test_participant_review_works_for_form_studies(client):
     for _ in range(2):
         page = client.get(f"/s/{study.slug}/task/").content.decode()
         item = task.items.get(pk=int(re.search(r'data-item="(\d+)"', page).group(1)))
-        for track in range(len(item.presentation["durations"])):
-            listened(item, track=track)
+        listened_to_all(item)
         client.post(
             f"/s/{study.slug}/task/items/{item.pk}/submit",
             answer_for(page, item.study_item.form_item),

@@ -260,3 +260,15 @@ def test_attention_check_answers_never_reach_the_participant(client):
     assert participant.tasks.get().items.filter(attention_check__isnull=False).count() == 1
     for leak in ('"7": 2', "expected", "attention", "gold"):
         assert leak not in everything.lower()
+
+
+@pytest.mark.parametrize("name", ["PROLIFIC_PID", "STUDY_ID", "SESSION_ID"])
+def test_an_id_with_a_trailing_newline_is_refused(client, name):
+    study = live_study()
+    ids = {"PROLIFIC_PID": PID, "STUDY_ID": STUDY_ID, "SESSION_ID": SESSION_ID}
+    ids[name] += "\n"
+
+    response = client.get(f"/s/{study.slug}/", ids)
+
+    assert response.status_code == 400
+    assert not Participant.objects.exists()

@@ -1,18 +1,23 @@
 """Participant review: the per-participant rows, decisions, export, and the admin page."""
 
+import json
+
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Participant
-from annotation.selectors.review import FLAG_ATTENTION, FLAG_KAPPA, FLAG_SECONDS, participant_review_rows
+from annotation.models import Annotation, Participant, StudyItem
+from annotation.selectors.review import FLAG_ATTENTION, FLAG_KAPPA, FLAG_TOO_QUICK, participant_review_rows
 from annotation.services.review import (
     approved_prolific_ids,
     participant_decide,
     participants_decide,
     rejection_parts,
 )
+from evaluation.services.agreement_reports import report_parameters, study_report_compute
 from evaluation.stats.annotator_quality import leave_one_out_kappa
 from tests.annotation.factories import (
     AnnotationFactory,
@@ -20,6 +25,7 @@ from tests.annotation.factories import (
     ClipFactory,
     ParticipantFactory,
     StudyFactory,
+    StudyItemFactory,
     TaskFactory,
     TaskItemFactory,
 )
@@ -41,8 +47,10 @@ class SmallStudy:
     """Four clips and an attention check; six participants, one of them careless."""
 
     def __init__(self):
-        self.study = StudyFactory(review_min_attention=1.0, review_min_kappa=0.1, review_min_seconds_per_clip=3.0)
+        self.study = StudyFactory(review_min_attention=1.0, review_min_kappa=0.1, review_min_time_ratio=1.0)
         self.clips = [ClipFactory(corpus=self.study.corpus, transcript=WORDS) for _ in CONSENSUS]
+        for clip in self.clips:
+            StudyItemFactory(study=self.study, clip=clip)
         self.check = AttentionCheckFactory(
             study=self.study, clip=ClipFactory(corpus=self.study.corpus, transcript=WORDS), expected={"1": 2}
         )
@@ -109,13 +117,69 @@ def test_kappa_is_leave_one_out_over_the_study_clips(small):
 def test_thresholds_flag_participants(small):
     rows = rows_by_pid(small.study)
 
-    assert rows[small.dan.prolific_pid].flags == (FLAG_ATTENTION, FLAG_KAPPA, FLAG_SECONDS)
+    assert rows[small.dan.prolific_pid].flags == (FLAG_ATTENTION, FLAG_KAPPA, FLAG_TOO_QUICK)
     assert [row.flags for row in rows.values()].count(()) == 5
+    assert rows[small.dan.prolific_pid].median_time_ratio == 0.75  # 1.5 s on 2 s clips
 
-    small.study.review_min_seconds_per_clip = 10
+    small.study.review_min_time_ratio = 5
     slow = {row.prolific_pid: row.flags for row in participant_review_rows(study=small.study)}
-    assert slow[small.cleo.prolific_pid] == (FLAG_SECONDS,)  # 9 s is now too quick
-    assert slow[small.ben.prolific_pid] == ()
+    assert slow[small.cleo.prolific_pid] == (FLAG_TOO_QUICK,)  # 9 s on 2 s clips is now too quick
+    assert slow[small.ben.prolific_pid] == ()  # 11 s is 5.5 times the clip
+
+
+def test_too_quick_is_relative_to_the_clips_duration(small):
+    # One listen to 2.5 s clips and 1 s to mark the words: not too quick, though under the 3 s of old.
+    for clip in small.clips:
+        clip.duration = 2.5
+        clip.save()
+    Annotation.objects.filter(participant=small.ben).update(seconds_spent=3.5)
+
+    ben = rows_by_pid(small.study)[small.ben.prolific_pid]
+
+    assert ben.median_seconds == 3.5 and ben.median_time_ratio == pytest.approx(1.4, abs=1e-12)
+    assert FLAG_TOO_QUICK not in ben.flags
+
+
+def test_the_review_page_shows_the_reports_kappa_for_every_participant(small):
+    # What the report leaves out, the review page leaves out too: a clip excluded in review, an
+    # answer whose levels do not fit its clip, and a rejected participant as anyone's reference.
+    late = small.participant(CONSENSUS, check=CHECK_PASSED, seconds=12)
+    excluded = ClipFactory(corpus=small.study.corpus, transcript=WORDS)
+    StudyItemFactory(study=small.study, clip=excluded, review=StudyItem.Review.EXCLUDED)
+    for person in (small.ana, small.dan, late):
+        AnnotationFactory(item=TaskItemFactory(task=person.tasks.first(), clip=excluded), levels=DAN[0])
+    Annotation.objects.filter(participant=small.ben, clip=small.clips[1]).update(levels=[0, 1, 5, 0, 0, 0])
+    participant_decide(participant=small.cleo, decision="rejected", note=MESSAGE, category="LOW_EFFORT")
+    study = small.study
+    report = json.loads(study_report_compute(study=study, parameters=report_parameters(study=study, resamples=0)))
+
+    reported = {row["annotator"]: row for row in report["annotators"]["rows"]}
+    rows = rows_by_pid(study)
+
+    assert set(reported) == {p.prolific_pid for p in (small.ana, small.ben, small.dan, small.eve, late)}
+    for pid, row in reported.items():
+        review = rows[pid]
+        assert review.kappa == pytest.approx(row["kappa"], abs=1e-9), pid  # the report rounds to 10 decimals
+        assert (review.kappa_reason, review.flags, review.clips) == (row["kappa_reason"], tuple(row["flags"]),
+                                                                     row["clips"]), pid  # fmt: skip
+        assert review.marked_share == pytest.approx(row["marked_share"], abs=1e-9)
+    assert rows[small.ana.prolific_pid].kappa is not None and rows[small.ben.prolific_pid].clips == 3  # 1 malformed
+    assert rows[small.ana.prolific_pid].clips == 4  # not the excluded clip
+    cleo = rows[small.cleo.prolific_pid]  # rejected: not in the report, still on the review page
+    assert cleo.clips == 4 and cleo.kappa is not None
+
+
+def test_a_rejected_participant_is_nobodys_reference_but_keeps_a_kappa(small):
+    participant_decide(participant=small.ana, decision="rejected", note=MESSAGE, category="LOW_EFFORT")
+    clips = small.levels_by_clip()
+    without_ana = [{name: levels for name, levels in clip.items() if name != "ana"} for clip in clips]
+
+    rows = rows_by_pid(small.study)
+
+    ben = leave_one_out_kappa("ben", without_ana).kappa
+    assert ben != pytest.approx(leave_one_out_kappa("ben", clips).kappa)  # ana's answers tipped ben's majority
+    assert rows[small.ben.prolific_pid].kappa == pytest.approx(ben, abs=1e-12)
+    assert rows[small.ana.prolific_pid].kappa == pytest.approx(leave_one_out_kappa("ana", clips).kappa, abs=1e-12)
 
 
 def test_annotations_from_another_study_are_not_the_others(small):
@@ -128,9 +192,15 @@ def test_annotations_from_another_study_are_not_the_others(small):
     assert rows_by_pid(small.study)[small.ana.prolific_pid].kappa == before
 
 
-def test_two_queries_whatever_the_number_of_participants(small, django_assert_num_queries):
-    with django_assert_num_queries(2):
+def test_a_fixed_number_of_queries_whatever_the_number_of_participants(small):
+    with CaptureQueriesContext(connection) as few:
         participant_review_rows(study=small.study)
+    for _ in range(4):
+        small.participant(CONSENSUS, check=CHECK_PASSED, seconds=12)
+    with CaptureQueriesContext(connection) as more:
+        participant_review_rows(study=small.study)
+
+    assert len(more.captured_queries) == len(few.captured_queries) <= 8
 
 
 # --- decisions ------------------------------------------------------------------

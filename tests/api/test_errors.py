@@ -55,3 +55,13 @@ def test_a_list_of_messages_becomes_non_field_errors():
     response = exception_handler(ValidationError("the set is empty"), {})
 
     assert response.data == {"non_field_errors": ["the set is empty"]}
+
+
+def test_json_nested_too_deeply_is_400_json(api):
+    study = StudyFactory()
+    nested = "[" * 50000 + "]" * 50000
+
+    response = api.post(f"/api/v1/studies/{study.pk}/status/", nested, content_type="application/json")
+
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("JSON parse error")

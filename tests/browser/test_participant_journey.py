@@ -1,11 +1,14 @@
 """A participant's whole way, in headless Chromium: from the Prolific link to the
 completion redirect, with real audio played to its end through the signed link."""
 
+import time
+
 import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Annotation, Participant, Task
 from tests.browser.participant_helpers import (
+    CLIP_SECONDS,
     csrf_token,
     current_item,
     no_horizontal_overflow,
@@ -189,14 +192,23 @@ def test_participant_walks_from_the_prolific_link_to_the_completion_redirect(pro
     expect(progress).to_contain_text("Clip 3 of 3")
 
     # --- Clip 3, then the completion page and its redirect to Prolific ---
+    # A reload in the middle of the clip: one replay to the end is enough, at once
+    # (the new page's clock starts again at 0, and its reports count all the same).
+    page.wait_for_timeout(1500)
+    page.eval_on_selector("#clip-audio", "audio => { audio.muted = true; return audio.play(); }")
+    page.wait_for_function("() => document.querySelector('#clip-audio').currentTime > 0.4")
+    page.reload()
+    expect(progress).to_contain_text("Clip 3 of 3")
     # "play" is reported at once; the end of the clip travels with the submit.
     posts = []
     page.on("request", lambda request: posts.append(request) if request.method == "POST" else None)
+    replayed = time.monotonic()
     play_to_end(page)
     words.nth(5).click()
     words.nth(5).click()
     submit.click()
     expect(page).to_have_url(f"{base}/s/{slug}/done/")
+    assert time.monotonic() - replayed < 2 * CLIP_SECONDS  # the clip once, and the submit
     assert posts[0].url.endswith("/events") and '"play"' in posts[0].post_data
     assert posts[-1].url.endswith("/submit") and "ended" in posts[-1].post_data
     expect(page.locator(".code")).to_have_text(study.completion_code)
@@ -245,3 +257,27 @@ def test_the_task_fits_a_phone(production_page_factory, production_server, corpu
     page.locator("#submit").tap()
     expect(page).to_have_url(f"{base}/s/{study.slug}/done/")
     no_horizontal_overflow(page)
+
+
+def test_a_submit_the_server_could_not_take_for_a_moment_is_sent_again(production_page, production_server, study):
+    """A 503 (the database unreachable for a moment) is retried once by the page itself."""
+    page, base = production_page, production_server.url
+    walk_to_task(page, base, study)
+    first_item = current_item(page)
+    answers = []
+
+    def unavailable_once(route):
+        answers.append(route.request.post_data)
+        if len(answers) == 1:
+            route.fulfill(status=503, headers={"Retry-After": "1"}, body="<h1>Please try again in a moment</h1>")
+        else:
+            route.continue_()
+
+    page.route(f"**/items/{first_item}/submit", unavailable_once)
+    play_to_end(page)
+    page.locator("#task-item .word").nth(2).click()
+    page.locator("#submit").click()
+
+    expect(page.locator(".progress")).to_contain_text("Clip 2 of 3")
+    assert len(answers) == 2 and "ended" in answers[1]  # the retry carries the reports the first try did
+    assert Annotation.objects.get(item_id=first_item).levels == [0, 0, 1, 0, 0, 0, 0]

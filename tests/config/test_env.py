@@ -56,10 +56,50 @@ def test_secret_key_is_required_outside_the_embedded_default(tmp_path, environ):
         env.secret_key(environ, tmp_path)
 
 
-def test_debug_defaults_on_only_for_the_embedded_default():
-    assert env.debug({}) is True
+def test_debug_is_off_unless_asked_for_on_the_embedded_default():
+    assert env.debug({}) is False
+    assert env.debug({"DEBUG": "true"}) is True
     assert env.debug({"DEBUG": "false"}) is False
     assert env.debug({"DATABASE_URL": PG}) is False
+
+
+EMBEDDED_REQUESTS = """
+import django, json
+django.setup()
+from django.conf import settings
+from django.test import Client
+answers = {"debug": settings.DEBUG}
+for host in ("127.0.0.1", "localhost"):
+    client = Client(HTTP_HOST=host)
+    missing = client.get("/no-such-page/")
+    answers[host] = [missing.status_code, missing.content.decode()]
+    for path in ("/static/annotation/task.js", "/static/admin/css/base.css"):
+        found = client.get(path)
+        answers[host + path] = found.status_code
+print(json.dumps(answers))
+"""
+
+
+def test_the_embedded_default_shows_no_debug_pages_and_still_serves_static_files(tmp_path):
+    """A fresh process with nothing set, as `make run` starts: a 404 lists no URL
+    patterns, and the participant's and the admin's static files are there."""
+    import json
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", EMBEDDED_REQUESTS],
+        env={"DATA_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "config.settings"},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+
+    answers = json.loads(result.stdout)
+    assert answers["debug"] is False
+    for host in ("127.0.0.1", "localhost"):
+        status, page = answers[host]
+        assert status == 404 and "URLconf" not in page and "admin/" not in page
+        assert answers[host + "/static/annotation/task.js"] == 200
+        assert answers[host + "/static/admin/css/base.css"] == 200
 
 
 def test_debug_true_is_refused_outside_the_embedded_default():

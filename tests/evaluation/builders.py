@@ -80,7 +80,7 @@ def golden_study(*, shuffle_seed=None):
     clips, annotations, checks = golden_rows()
     return annotated_study(clips=clips, annotations=annotations, checks=checks, shuffle_seed=shuffle_seed,
                            target_annotations=6, review_min_kappa=0.1, review_min_attention=1.0,
-                           review_min_seconds_per_clip=3.0)  # fmt: skip
+                           review_min_time_ratio=1.0)  # fmt: skip
 
 
 def exclude_clip(study, key):

@@ -19,7 +19,7 @@ from evaluation.models import ListeningFormReport
 from evaluation.selectors.listening_form_reports import form_study_report
 from evaluation.services import listening_form_reports as services
 from evaluation.services.listening_form_reports import form_report_request
-from tests.annotation.study_helpers import listened, live_form, live_study, ready_participant
+from tests.annotation.study_helpers import listened_to_all, live_form, live_study, ready_participant
 from tests.audio_files import speechlike, write_audio
 
 pytestmark = pytest.mark.django_db
@@ -44,8 +44,7 @@ def take_form(study: Study, answer) -> Participant:
     participant = ready_participant(study)
     task = assignment_claim(participant=participant)
     for item in task.items.order_by("position").select_related("study_item__form_item"):
-        for track in range(len(item.presentation["durations"])):
-            listened(item, track=track)
+        listened_to_all(item)
         levels, response = answer(item.study_item.form_item, item)
         annotation_submit(participant_id=participant.pk, item_id=item.pk, levels=levels, response=response,
                           mismatch=False)  # fmt: skip

@@ -2,6 +2,7 @@
 
 import csv
 import io
+import json
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -14,7 +15,7 @@ from tests.evaluation.builders import golden_study
 
 pytestmark = pytest.mark.django_db
 QUERY = {"language": "", "subsample": 6, "seed": 0, "resamples": 100, "min_kappa": 0.1, "min_attention": 1.0,
-         "min_median_seconds": 3.0}  # fmt: skip
+         "min_time_ratio": 1.0}  # fmt: skip
 
 
 @pytest.fixture
@@ -83,6 +84,36 @@ def test_computing_a_report_shows_tables_plots_and_downloads(admin_client, study
     assert html.count('<svg xmlns="http://www.w3.org/2000/svg" viewBox') == 3  # the admin has icons too
     assert reverse("admin:evaluation_studyreport_json", args=[report.pk]) in html
     assert "?language=de&amp;" in html  # links to the per-language pages
+
+
+def test_the_page_shows_the_new_measures_with_their_methods(admin_client, study, django_capture_on_commit_callbacks):
+    html = compute(admin_client, study, django_capture_on_commit_callbacks).content.decode()
+
+    for text in ("Gwet's AC1 [95 % CI]", "Gwet's AC2, quadratic", "alpha ratio", "Three levels (0, 1, 2)",
+                 "Light&#x27;s kappa (Light 1971)", "Fleiss, Cohen &amp; Everitt (1969)", "Gwet 2008",
+                 "Krippendorff 2011", "no interval: too few clips for an interval", "time / clip length"):  # fmt: skip
+        assert text in html, text
+
+
+def test_a_report_stored_before_the_new_measures_still_shows(admin_client, study, django_capture_on_commit_callbacks):
+    compute(admin_client, study, django_capture_on_commit_callbacks)
+    report = StudyReport.objects.get()
+    old = json.loads(report.result_json)
+    groups = [old["agreement"]["pooled"]]
+    groups += [
+        group for dimension in ("language", "variety", "emotion") for group in old["agreement"][dimension].values()
+    ]
+    for group in groups:
+        del group["gwet"], group["cohen"]["levels"], group["krippendorff"]["ratio"]
+    for row in old["annotators"]["rows"]:
+        del row["median_time_ratio"]
+    StudyReport.objects.filter(pk=report.pk).update(result_json=json.dumps(old))
+
+    page = admin_client.get(page_url(study), QUERY)
+    csv_download = admin_client.get(reverse("admin:evaluation_studyreport_csv", args=[report.pk]))
+
+    assert page.status_code == 200 and "not in this report" in page.content.decode()
+    assert csv_download.status_code == 200 and ",gwet_ac1," not in csv_download.content.decode()
 
 
 def test_a_second_visit_uses_the_cached_report(admin_client, study, django_capture_on_commit_callbacks):

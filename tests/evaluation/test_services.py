@@ -35,7 +35,8 @@ def test_defaults_come_from_the_study(study):
 
     assert (defaults.subsample, defaults.seed, defaults.resamples) == (study.target_annotations, 0, 1000)
     assert (defaults.thresholds.min_kappa, defaults.thresholds.min_attention) == (0.1, 1.0)
-    assert defaults.thresholds.min_median_seconds == 3.0 and defaults.mismatch_threshold == study.mismatch_threshold
+    assert defaults.thresholds.min_time_ratio == 1.0 and defaults.mismatch_threshold == study.mismatch_threshold
+    assert defaults.thresholds.min_median_seconds is None  # the absolute rule is off unless asked for
     assert parameters_from_dict(defaults.as_dict()) == defaults
 
 

@@ -17,7 +17,7 @@ from django.template import engines
 from django.template.base import DebugLexer, TokenType
 
 # Error pages a project may override at the root of a template folder.
-ERROR_PAGES = ("400.html", "403.html", "403_csrf.html", "404.html", "500.html")
+ERROR_PAGES = ("400.html", "403.html", "403_csrf.html", "404.html", "500.html", "503.html")
 
 # Attributes a person reads or hears (screen readers announce aria-*).
 HUMAN_ATTRIBUTES = {

@@ -1,6 +1,8 @@
-"""The web processes never import torch: the settings, the URLs and every admin, views and API
-module (and the apps' Celery task modules) import in a fresh interpreter without it; the training
-stack is only for the GPU worker."""
+"""The web processes never import torch: the settings, the URLs, every admin, views and API
+module, the apps' Celery task modules and the model zoo's launch form and web services import in
+a fresh interpreter without it; the training stack is only for the GPU worker. The web side may
+read the torch-free declarations of modelzoo.training (configurations, settings) to check a
+launch, never its training entry point."""
 
 import json
 import os
@@ -15,8 +17,8 @@ import django
 django.setup()
 import config.urls
 web = []
-for app in ("annotation", "evaluation"):
-    for area in ("admin", "views", "api", "tasks"):
+for app in ("annotation", "evaluation", "modelzoo"):
+    for area in ("admin", "views", "api", "tasks", "urls"):
         try:
             package = importlib.import_module(f"{app}.{area}")
         except ModuleNotFoundError:
@@ -24,7 +26,11 @@ for app in ("annotation", "evaluation"):
         web.append(package.__name__)
         for module in pkgutil.iter_modules(getattr(package, "__path__", [])):
             web.append(importlib.import_module(f"{package.__name__}.{module.name}").__name__)
-print(json.dumps({"web": web, "heavy": sorted(m for m in ("torch", "transformers") if m in sys.modules)}))
+# what the web side of the model zoo uses besides its pages (the worker's service stays out)
+for name in ("modelzoo.forms", "modelzoo.selectors", "modelzoo.services.benchmark_runs"):
+    web.append(importlib.import_module(name).__name__)
+heavy = ("torch", "transformers", "modelzoo.training.benchmark", "modelzoo.services.benchmark_training")
+print(json.dumps({"web": web, "heavy": sorted(m for m in heavy if m in sys.modules)}))
 """
 
 
@@ -33,7 +39,9 @@ def test_importing_the_web_app_does_not_import_torch():
     result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
                             check=True)  # fmt: skip
     found = json.loads(result.stdout.strip().splitlines()[-1])
-    assert {"annotation.admin.study", "annotation.views.task", "evaluation.views.agreement_reports"} <= set(
-        found["web"]
-    )
+    assert {
+        "annotation.admin.study", "annotation.views.task", "evaluation.views.agreement_reports",
+        "evaluation.api.benchmark_runs", "modelzoo.admin.benchmark_runs", "modelzoo.views.benchmark_results",
+        "modelzoo.tasks", "modelzoo.forms", "modelzoo.services.benchmark_runs",
+    } <= set(found["web"])  # fmt: skip
     assert found["heavy"] == []

@@ -23,8 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--exclude-flagged", action="store_true", help="leave out flagged annotators")
         parser.add_argument("--min-kappa", type=float, help="flag kappa below (default: the study's)")
         parser.add_argument("--min-attention", type=float, help="flag attention share below (default: the study's)")
-        parser.add_argument("--min-seconds", type=float,
-                            help="flag median seconds per clip below (default: the study's)")  # fmt: skip
+        parser.add_argument("--min-time-ratio", type=float,
+                            help="flag a median time per clip below this multiple of the clip's duration "
+                                 "(default: the study's)")  # fmt: skip
+        parser.add_argument("--min-seconds", type=float, help="flag median seconds per clip below (default: off)")
         parser.add_argument("--max-marked-share", type=float, help="flag a share of words marked above this")
         parser.add_argument("--json", type=Path, help="write the report JSON here")
         parser.add_argument("--csv", type=Path, help="write the report as CSV here")
@@ -40,7 +42,8 @@ class Command(BaseCommand):
         thresholds = Thresholds(
             min_kappa=_pick(options["min_kappa"], defaults.min_kappa),
             min_attention=_pick(options["min_attention"], defaults.min_attention),
-            min_median_seconds=_pick(options["min_seconds"], defaults.min_median_seconds),
+            min_time_ratio=_pick(options["min_time_ratio"], defaults.min_time_ratio),
+            min_median_seconds=options["min_seconds"],
             max_marked_share=options["max_marked_share"],
         )
         subsample = {} if options["subsample"] is None else {"subsample": options["subsample"] or None}
@@ -71,14 +74,16 @@ class Command(BaseCommand):
             f"{data['clips_short']} clips short")  # fmt: skip
         out("  " + report["methods"]["bootstrap"])
         out("")
-        out(f"{'group':<28}{'clips':>7}{'words':>9}{'Cohen':>8}{'Fleiss [95% CI]':>26}{'alpha ordinal [95% CI]':>28}")
+        out(f"{'group':<28}{'clips':>7}{'words':>9}{'Cohen':>8}{'Fleiss [95% CI]':>26}{'Gwet AC1 [95% CI]':>26}"
+            f"{'alpha ordinal [95% CI]':>28}")  # fmt: skip
         for dimension, group, result in agreement_groups(report):
             name = "pooled" if dimension == "pooled" else f"{dimension} {group or '(none)'}"
             alpha = result["krippendorff"]["ordinal"]
             boot = (alpha["bootstrap"] or {}).get("ci95")
             fleiss = _with_ci(result["fleiss"]["value"], result["fleiss"]["ci95"])
+            ac1 = _with_ci(result["gwet"]["ac1"]["value"], result["gwet"]["ac1"]["ci95"])
             out(f"{name[:27]:<28}{result['clips']:>7}{result['words']:>9}{_num(result['cohen']['value']):>8}"
-                f"{fleiss:>26}{_with_ci(alpha['value'], boot):>28}")  # fmt: skip
+                f"{fleiss:>26}{ac1:>26}{_with_ci(alpha['value'], boot):>28}")  # fmt: skip
         out("")
         emphasis = report["emphasis"]
         out(f"{'emphasis rate':<28}{'words':>9}{'label':>8}{'marks':>8}{'heavy':>8}{'scalar':>8}")

@@ -10,7 +10,10 @@ import pytest
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.agreement_format import canonical, report_csv, report_json
 from evaluation.stats.aggregation import binary_labels, subsample
+from evaluation.stats.cohen import average_pairwise_kappa, clip_pair_tables
 from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.gwet import gwet_ac
+from evaluation.stats.intervals import MIN_UNITS
 from evaluation.stats.quality import Thresholds
 from evaluation.stats.ratings import binary_counts
 from evaluation.stats.simulation import simulated_study
@@ -31,15 +34,16 @@ def report(small):
 
 def rows_of(data: StudyData):
     clips = {
-        key: {"words": int(data.clip_words[i]), **{d: data.clip_groups[d][i] for d in data.clip_groups}}
+        key: {"words": int(data.clip_words[i]), "duration": float(data.clip_durations[i]),
+              **{d: data.clip_groups[d][i] for d in data.clip_groups}}
         for i, key in enumerate(data.clip_keys)
-    }
+    }  # fmt: skip
     annotations = [
         (data.clip_keys[c], data.annotator_keys[a], [int(v) for v in levels[: data.clip_words[c]]], bool(m), float(s))
         for c, a, levels, m, s in zip(data.clip, data.annotator, data.levels, data.mismatch, data.seconds)
     ]
-    checks = [(data.annotator_keys[a], bool(p), float(s))
-              for a, p, s in zip(data.check_annotator, data.check_passed, data.check_seconds)]  # fmt: skip
+    checks = [(data.annotator_keys[a], bool(p), float(s), float(d)) for a, p, s, d in
+              zip(data.check_annotator, data.check_passed, data.check_seconds, data.check_durations)]  # fmt: skip
     return clips, annotations, checks
 
 
@@ -60,7 +64,7 @@ def test_another_seed_changes_the_subsample_and_the_intervals(small, report):
     )
 
     assert other["agreement"]["pooled"]["fleiss"]["value"] != report["agreement"]["pooled"]["fleiss"]["value"]
-    assert other["parameters"]["seed"] == 4 and "seed 4" in other["methods"]["bootstrap"]
+    assert other["parameters"]["seed"] == 4 and "seed (4)" in other["methods"]["bootstrap"]
 
 
 def test_groups_pooled_and_per_language_variety_emotion(report):
@@ -83,6 +87,13 @@ def used_counts(data: StudyData, report):
     return data.ratings(kept).unit_counts()
 
 
+def used_rows(data: StudyData, report):
+    keys = np.asarray(data.clip_keys, dtype=object)[data.clip]
+    return subsample(
+        keys, np.asarray(data.annotator_keys, dtype=object)[data.annotator], n=10, seed=PARAMETERS.seed
+    ).keep
+
+
 def test_pooled_numbers_are_the_measures_on_the_subsampled_words(small, report):
     counts, unit_clip = used_counts(small, report)
     rated = counts.sum(axis=1) > 0
@@ -91,18 +102,30 @@ def test_pooled_numbers_are_the_measures_on_the_subsampled_words(small, report):
     fleiss = fleiss_kappa(binary_counts(counts[rated]), unit_clip[rated])
     assert pooled["fleiss"]["value"] == pytest.approx(fleiss.value, abs=1e-12)
     assert pooled["fleiss"]["se"] == pytest.approx(fleiss.se, abs=1e-12)
-    for metric in ("nominal", "ordinal", "interval"):
+    for metric in ("nominal", "ordinal", "interval", "ratio"):
         expected = krippendorff.alpha(value_counts=counts[rated], level_of_measurement=metric, value_domain=[0, 1, 2])
         assert pooled["krippendorff"][metric]["value"] == pytest.approx(expected, abs=1e-9)
+    ac1, ac2 = gwet_ac(binary_counts(counts[rated]), unit_clip[rated]), gwet_ac(counts[rated], weighting="quadratic")
+    assert (pooled["gwet"]["ac1"]["value"], pooled["gwet"]["ac1"]["se"]) == pytest.approx(
+        (ac1.value, ac1.se), abs=1e-12
+    )
+    assert pooled["gwet"]["ac2_quadratic"]["value"] == pytest.approx(ac2.value, abs=1e-12)
+    assert pooled["gwet"]["ac1"]["value"] > pooled["fleiss"]["value"]  # about 16 % of the words emphasized
+    tables = clip_pair_tables(small.ratings(used_rows(small, report)))
+    for weighting in ("unweighted", "linear", "quadratic"):
+        expected = average_pairwise_kappa(tables, weighting=weighting).value
+        assert pooled["cohen"]["levels"][weighting]["value"] == pytest.approx(expected, abs=1e-12)
     assert report["emphasis"]["pooled"]["label_rate"] == pytest.approx(binary_labels(counts[rated]).mean(), abs=1e-12)
     assert sum(report["emphasis"]["scalar_histogram"]["pooled"]) == rated.sum()
 
 
 def test_every_interval_contains_its_estimate_or_is_explained(report):
     for result in [report["agreement"]["pooled"], *report["agreement"]["language"].values()]:
-        fleiss = result["fleiss"]
-        assert fleiss["ci95"][0] < fleiss["value"] < fleiss["ci95"][1]
-        assert fleiss["ci95_words_independent"][0] < fleiss["value"] < fleiss["ci95_words_independent"][1]
+        for coefficient in (result["fleiss"], *result["gwet"].values()):
+            assert coefficient["ci95"][0] < coefficient["value"] < coefficient["ci95"][1]
+            independent = coefficient["ci95_words_independent"]
+            assert independent[0] < coefficient["value"] < independent[1]
+            assert coefficient["bootstrap"]["ci95"][0] < coefficient["bootstrap"]["ci95"][1]
         for metric in result["krippendorff"].values():
             low, high = metric["bootstrap"]["ci95"]
             assert low < high and metric["bootstrap"]["undefined_resamples"] == 0
@@ -139,6 +162,40 @@ def test_flagged_annotators_can_be_left_out_and_are_named(small, report):
     assert without["agreement"]["pooled"]["krippendorff"]["ordinal"]["bootstrap"] is None  # no resamples
 
 
+def only_language(data: StudyData, language: str) -> StudyData:
+    clips, annotations, checks = rows_of(data)
+    kept = {key for key, meta in clips.items() if meta["language"] == language}
+    return StudyData.build(study=data.study, clips={k: v for k, v in clips.items() if k in kept},
+                           annotations=[row for row in annotations if row[0] in kept], checks=checks)  # fmt: skip
+
+
+def test_groups_with_the_same_annotations_get_identical_intervals(small, report):
+    agreement = report["agreement"]
+    # German, French, Italian and Mandarin have one variety each: the same clips under two names.
+    for language in ("de", "fr", "it", "zh"):
+        assert agreement["language"][language] == agreement["variety"][language]
+    assert agreement["language"]["de"]["fleiss"]["bootstrap"]["ci95"] is not None
+    # A report of German alone resamples German's clips as the whole study's report does.
+    german = report_compute(only_language(small, "de"), PARAMETERS)
+    assert german["agreement"]["pooled"] == agreement["language"]["de"]
+
+
+def test_too_few_clips_give_the_measure_and_say_why_there_is_no_interval(small):
+    few = only_language(small, "de")
+    four = StudyData.build(study="four", clips={k: v for k, v in rows_of(few)[0].items() if k in few.clip_keys[:4]},
+                           annotations=[r for r in rows_of(few)[1] if r[0] in few.clip_keys[:4]])  # fmt: skip
+
+    pooled = report_compute(four, ReportParameters(subsample=None, resamples=100))["agreement"]["pooled"]
+
+    reason = f"too few clips for an interval: 4 (needs at least {MIN_UNITS})"
+    for coefficient in (pooled["fleiss"], *pooled["gwet"].values()):
+        assert coefficient["value"] is not None and coefficient["se"] is not None
+        assert (coefficient["ci95"], coefficient["ci95_undefined"]) == (None, reason)
+        assert coefficient["ci95_words_independent"] is not None  # 60 words
+        assert coefficient["bootstrap"] == {"ci95": None, "se": None, "undefined_resamples": 0, "undefined": reason}
+    assert pooled["krippendorff"]["ordinal"]["bootstrap"]["undefined"] == reason
+
+
 def test_every_annotation_is_used_without_subsampling(small):
     everything = report_compute(small, ReportParameters(subsample=None, resamples=0))
 
@@ -163,9 +220,18 @@ def test_undefined_measures_are_null_with_a_reason_never_one_or_a_crash():
     assert silent["cohen"]["value"] is None and "0/0" in silent["cohen"]["undefined"]
     for metric in silent["krippendorff"].values():
         assert metric["value"] is None and "expected disagreement is 0" in metric["undefined"]
+    for gwet in silent["gwet"].values():
+        assert gwet["value"] is None and gwet["undefined"].startswith("every rating is in one category")
+        assert gwet["ci95_undefined"] is None and gwet["bootstrap"] is None
+    for kappa in silent["cohen"]["levels"].values():
+        assert kappa["value"] is None and "0/0" in kappa["undefined"]
     alone = report["agreement"]["language"]["yy"]
     assert alone["fleiss"]["undefined"] == "no unit has two or more ratings"
+    assert (
+        alone["gwet"]["ac1"]["undefined"] == alone["gwet"]["ac2_quadratic"]["undefined"] == alone["fleiss"]["undefined"]
+    )
     assert alone["cohen"]["undefined"] == "no two annotators labelled a common word"
+    assert alone["cohen"]["levels"]["linear"]["undefined"] == "no two annotators labelled a common word"
     assert "NaN" not in report_json(report)
 
 
@@ -202,9 +268,12 @@ def test_csv_has_a_row_for_every_group_and_measure(report):
     lines = report_csv(report).splitlines()
 
     assert lines[0] == "section,dimension,group,measure,value,se,ci_low,ci_high,method,clips,words,note"
-    fleiss_rows = [line for line in lines if line.startswith("agreement,") and ",fleiss," in line]
     groups = 1 + sum(len(report["agreement"][d]) for d in ("language", "variety", "emotion"))
-    assert len(fleiss_rows) == 3 * groups
+    for measure, rows in (("fleiss", 3), ("gwet_ac1", 3), ("gwet_ac2_quadratic", 3), ("krippendorff_ratio", 1),
+                          ("cohen_levels_quadratic", 1)):  # fmt: skip
+        assert (
+            len([line for line in lines if line.startswith("agreement,") and f",{measure}," in line]) == rows * groups
+        )
     assert any(line.startswith("annotator,annotator,") for line in lines)
     assert json.loads(report_json(report)) == canonical(report)
 

@@ -1,9 +1,19 @@
 """Word labels, subsampling and majority votes. No database."""
 
+import hashlib
+
 import numpy as np
 import pytest
 
-from evaluation.stats.aggregation import binary_labels, level_counts, majority_vote, scalar_labels, subsample
+from evaluation.stats.aggregation import (
+    binary_labels,
+    keyed_priorities,
+    keyed_priority,
+    level_counts,
+    majority_vote,
+    scalar_labels,
+    subsample,
+)
 from evaluation.stats.ratings import binary_counts
 
 
@@ -160,3 +170,14 @@ def test_binary_label_is_the_majority_vote_with_ties_not_emphasized(seed):
     voted = majority_vote(binary_counts(counts)[labelled], tie="lowest")
 
     assert (voted == binary_labels(counts)[labelled]).all()
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**32 - 1])
+def test_keyed_priorities_are_keyed_blake2b_of_the_joined_parts(seed):
+    rows = [("clip-000001", "annotator-7"), ("x" * 300, "a long key spans several BLAKE2b blocks"), ("", "")]
+
+    fast = keyed_priorities(seed, rows)
+
+    for parts, value in zip(rows, fast):
+        digest = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8, key=str(seed).encode()).digest()
+        assert value == keyed_priority(seed, *parts) == int.from_bytes(digest, "big")

@@ -2,7 +2,7 @@
 
 Published values used:
 - Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 coders x 12 units
-  with missing values: nominal 0.743, ordinal 0.815, interval 0.849. The same matrix is the example
+  with missing values: nominal 0.743, ordinal 0.815, interval 0.849, ratio 0.797. The same matrix is the example
   of R irr's kripp.alpha ("nmm") and of the krippendorff package's docstring.
 - irrCAC README, krippen.alpha.raw(cac.raw4raters) (the same data, rows for units): 0.74342.
 - The krippendorff package docstring's 3 coders x 15 units example: nominal 0.691358, interval 0.810845.
@@ -30,7 +30,9 @@ PACKAGE_EXAMPLE = [
 ]
 
 
-@pytest.mark.parametrize(("metric", "published"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)])
+@pytest.mark.parametrize(
+    ("metric", "published"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)]
+)
 def test_krippendorff_2011_example_with_missing_values(metric, published):
     counts = counts_from_matrix(KRIPPENDORFF_2011, [1, 2, 3, 4, 5])
 
@@ -96,7 +98,31 @@ def test_no_unit_with_two_values_is_undefined():
 def test_an_unknown_metric_is_refused():
     counts = np.array([[1, 1, 0]])
     with pytest.raises(ValueError, match="metric"):
-        alpha_from_sums(np.zeros((1, 9)), alpha_layout(counts), "ratio")
+        alpha_from_sums(np.zeros((1, 9)), alpha_layout(counts), "circular")
+
+
+def test_the_ratio_metric_by_hand():
+    # Units (1, 2), (0, 0), (2, 2): coincidences o_12 = o_21 = 1, o_00 = 2, o_22 = 2; n_0, n_1, n_2 = 2, 1, 3.
+    # Ratio distances d_01 = d_02 = 1, d_12 = (1/3)^2 = 1/9: sum o d = 2/9, sum n_c n_k d = 2 (2 + 6 + 3/9) = 50/3,
+    # alpha = 1 - (6 - 1) (2/9) / (50/3) = 14/15.
+    counts = counts_from_matrix([[1, 0, 2], [2, 0, 2]], [0, 1, 2])
+
+    assert alpha(counts, "ratio").value == pytest.approx(14 / 15, abs=1e-12)
+    # Only ratios count: the scalar scores 0, 0.5, 1 give the alpha of the levels 0, 1, 2.
+    assert alpha(counts, "ratio", values=[0, 0.5, 1]).value == pytest.approx(14 / 15, abs=1e-12)
+    with pytest.raises(ValueError, match="not negative"):
+        alpha(counts, "ratio", values=[-1, 0, 1])
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_edge_cases_are_undefined_with_a_reason_never_one(metric):
+    one_category = alpha(counts_from_matrix([[2, 2, 2], [2, 2, nan]], [0, 1, 2]), metric)
+    single_rater = alpha(counts_from_matrix([[0, 1, nan], [nan, nan, 2]], [0, 1, 2]), metric)
+    all_missing = alpha(counts_from_matrix([[nan, nan], [nan, nan]], [0, 1, 2]), metric)
+
+    assert one_category.value is None and "one category" in one_category.reason
+    assert (single_rater.value, single_rater.reason) == (None, "no unit has two or more values")
+    assert (all_missing.value, all_missing.reason) == (None, "no unit has two or more values")
 
 
 def simulated_clips(seed: int, clips: int = 30):
@@ -118,10 +144,10 @@ def test_the_clip_bootstrap_equals_calling_the_package_on_each_resample(metric):
     layout = alpha_layout(counts)
     per_clip = alpha_cluster_statistics(counts, codes, clusters, layout)
 
-    sums = bootstrap_sums(per_clip, resamples=25, seed=4, label="pooled")
+    sums = bootstrap_sums(per_clip, resamples=25, seed=4)
     fast = alpha_from_sums(sums, layout, metric)
 
-    drawn = generator(seed=4, label="pooled").integers(0, clusters, size=(25, clusters), dtype=np.uint32)
+    drawn = generator(seed=4).integers(0, clusters, size=(25, clusters), dtype=np.uint32)
     for value, clips in zip(fast, drawn):
         resample = np.concatenate([counts[unit_clip == clip] for clip in clips])
         expected = krippendorff.alpha(value_counts=resample, level_of_measurement=metric, value_domain=[0, 1, 2])

@@ -101,14 +101,16 @@ def random_ratings(seed: int) -> Ratings:
     return ratings(rows, words.tolist())
 
 
-def sklearn_mean(data: Ratings):
-    """Every pair of annotators, each on the words both labelled, by plain loops and scikit-learn."""
+def sklearn_mean(data: Ratings, weighting=None):
+    """Every pair of annotators, each on the words both labelled, by plain loops and scikit-learn;
+    weighting None: the binary collapse, else the three levels with scikit-learn's weights."""
     labels = {}
     offsets = np.concatenate([[0], np.cumsum(data.clip_words)])
     for clip, annotator, levels in zip(data.clip, data.annotator, data.levels):
         for word in range(data.clip_words[clip]):
             if levels[word] >= 0:
-                labels.setdefault(annotator, {})[offsets[clip] + word] = int(levels[word] >= 1)
+                label = int(levels[word] >= 1) if weighting is None else int(levels[word])
+                labels.setdefault(annotator, {})[offsets[clip] + word] = label
     kappas = []
     for a, b in itertools.combinations(sorted(labels), 2):
         shared = sorted(set(labels[a]) & set(labels[b]))
@@ -116,8 +118,28 @@ def sklearn_mean(data: Ratings):
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # sklearn warns, then answers NaN, when kappa is 0/0
-            kappas.append(cohen_kappa_score([labels[a][u] for u in shared], [labels[b][u] for u in shared]))
+            options = {} if weighting is None else {"labels": [0, 1, 2], "weights": SKLEARN[weighting]}
+            kappas.append(cohen_kappa_score([labels[a][u] for u in shared], [labels[b][u] for u in shared], **options))
     return kappas
+
+
+SKLEARN = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("weighting", ["unweighted", "linear", "quadratic"])
+def test_three_level_kappas_match_scikit_learn_with_weights(seed, weighting):
+    data = random_ratings(300 + seed)
+
+    result = average_pairwise_kappa(clip_pair_tables(data), weighting=weighting)
+
+    expected = sklearn_mean(data, weighting)
+    defined = [k for k in expected if not math.isnan(k)]
+    assert (result.pairs, result.pairs_undefined) == (len(expected), len(expected) - len(defined))
+    if defined:
+        assert result.value == pytest.approx(float(np.mean(defined)), abs=1e-9)
+    else:
+        assert result.value is None
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -166,8 +166,7 @@ def clustered_data(seed: int, clips: int = 300, words: int = 12, raters: int = 8
 def bootstrap_sd(counts, clusters, resamples=2000, seed=0):
     codes, n = cluster_codes(clusters)
     layout = fleiss_layout(counts)
-    sums = bootstrap_sums(fleiss_cluster_statistics(counts, codes, n, layout), resamples=resamples, seed=seed,
-                          label="test")  # fmt: skip
+    sums = bootstrap_sums(fleiss_cluster_statistics(counts, codes, n, layout), resamples=resamples, seed=seed)
     return float(np.std(fleiss_from_sums(sums, layout)[0], ddof=1))
 
 
@@ -195,8 +194,8 @@ def test_bootstrap_sums_equal_recomputing_each_resample():
     counts, clusters = clustered_data(5, clips=40, words=5)
     codes, n = cluster_codes(clusters)
     layout = fleiss_layout(counts)
-    sums = bootstrap_sums(fleiss_cluster_statistics(counts, codes, n, layout), resamples=20, seed=9, label="x")
-    drawn = generator(seed=9, label="x").integers(0, n, size=(20, n), dtype=np.uint32)
+    sums = bootstrap_sums(fleiss_cluster_statistics(counts, codes, n, layout), resamples=20, seed=9)
+    drawn = generator(seed=9).integers(0, n, size=(20, n), dtype=np.uint32)
 
     for row, clips in zip(fleiss_from_sums(sums, layout)[0], drawn):
         resample = np.concatenate([counts[clusters == clip] for clip in clips])

@@ -129,21 +129,37 @@ def test_stressed_words_undefined_precision_is_left_out_of_the_mean():
 
 def test_mean_opinion_score_with_t_interval_per_item_and_system():
     items = [
-        RatedItem("r1", (3, 4, 5), {"system": "tts-a"}),
-        RatedItem("r2", (2, 2, 5, 1), {"system": "tts-b"}),
-        RatedItem("r3", (4,), {"system": "tts-a"}),
+        RatedItem("r1", (3, 4, 5, 4, 4), {"system": "tts-a"}, scale=(1, 5)),
+        RatedItem("r2", (2, 2, 5, 1), {"system": "tts-b"}, scale=(1, 5)),
+        RatedItem("r3", (4,), {"system": "tts-a"}, scale=(1, 5)),
     ]
 
     scores = rating_scores(items)
 
     first = scores["per_item"][0]
-    assert first["mean"] == 4 and first["ci95"] == pytest.approx(list(student_t.interval(0.95, 2, 4, 1 / math.sqrt(3))))
-    assert scores["per_item"][2]["ci95"] is None  # one rating: no interval
+    sd = np.std([3, 4, 5, 4, 4], ddof=1)
+    assert first["mean"] == 4 and first["ci95"] == pytest.approx(
+        list(student_t.interval(0.95, 4, 4, sd / math.sqrt(5)))
+    )
+    assert first["scale"] == [1, 5] and first["ci95_undefined"] is None
+    assert scores["per_item"][1]["ci95"] is None  # four ratings: too few for an interval, and said so
+    assert scores["per_item"][1]["ci95_undefined"] == "too few ratings for an interval: 4 (needs at least 5)"
     system_a = scores["per_system"]["tts-a"]
-    values = [3, 4, 5, 4]
-    expected = student_t.interval(0.95, 3, np.mean(values), np.std(values, ddof=1) / 2)
-    assert system_a["mean"] == 4 and system_a["n"] == 4 and system_a["ci95"] == pytest.approx(list(expected))
+    values = [3, 4, 5, 4, 4, 4]
+    expected = student_t.interval(0.95, 5, np.mean(values), np.std(values, ddof=1) / math.sqrt(6))
+    assert system_a["mean"] == 4 and system_a["n"] == 6 and system_a["ci95"] == pytest.approx(list(expected))
     assert scores["per_system"]["tts-b"]["mean"] == 2.5
+
+
+def test_a_mos_interval_stays_on_the_rating_scale():
+    near_the_top = RatedItem("r", (5, 5, 5, 5, 5, 4, 5, 1), scale=(1, 5))
+    unknown_scale = RatedItem("s", (5, 5, 5, 5, 5, 4, 5, 1))
+
+    scores = rating_scores([near_the_top, unknown_scale])
+
+    bounded, plain = scores["per_item"][0]["ci95"], scores["per_item"][1]["ci95"]
+    assert plain[1] > 5 and bounded == [plain[0], 5.0]  # the t interval cut at the top of the scale
+    assert scores["per_system"][""]["ci95"][1] > 5  # a system with an item of unknown scale is not cut
 
 
 def test_pairwise_preference_excludes_ties_from_the_binomial_test():

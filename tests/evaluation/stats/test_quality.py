@@ -1,20 +1,22 @@
 """Annotator quality rows and flags from arrays. No database."""
 
+import statistics
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 from evaluation.reports.svg import histogram_chart, interval_chart, scatter_chart
 from evaluation.stats.annotator_quality import leave_one_out_kappa
-from evaluation.stats.quality import Thresholds, annotator_quality
+from evaluation.stats.quality import Thresholds, annotator_quality, group_medians
 from evaluation.stats.study_data import StudyData
 
 CONSENSUS = [[2, 0, 0, 1, 0, 0], [0, 1, 0, 0, 0, 0], [0, 0, 2, 0, 0, 1], [1, 0, 0, 0, 1, 0]]
 CARELESS = [[0, 0, 0, 0, 0, 1]] * 4
 
 
-def study(*, checks=()):
-    clips = {f"c{i}": {"words": 6, "language": "en"} for i in range(4)}
+def study(*, checks=(), durations=(None, None, None, None)):
+    clips = {f"c{i}": {"words": 6, "language": "en", "duration": durations[i]} for i in range(4)}
     annotations = []
     for name, answers, seconds in [("ana", CONSENSUS, 14.0), ("ben", CONSENSUS, 11.0), ("cleo", CONSENSUS, 9.0),
                                    ("dan", CARELESS, 1.5)]:  # fmt: skip
@@ -64,6 +66,53 @@ def test_every_threshold_crossed_is_a_flag_and_none_is_off():
     assert flags["dan"] == ("min_attention", "min_kappa", "min_median_seconds")
     assert flags["ana"] == ("max_marked_share",)  # 7 of 24 words marked
     assert set(off.values()) == {()}
+
+
+def test_too_quick_compares_time_with_the_clips_duration():
+    # dan spends 1.5, 2.5, 3.5, 4.5 s on clips of 1, 1, 2, 2 s and 3 s on a check of 2.5 s; ana 14-17 s.
+    data = study(durations=(1.0, 1.0, 2.0, 2.0), checks=[("dan", True, 3.0, 2.5)])
+
+    rows = {row.annotator: row for row in annotator_quality(data, Thresholds(min_time_ratio=1.0))}
+
+    # dan's ratios 1.5, 2.5, 1.75, 2.25, 1.2: median 1.75, at most 3 s a clip yet listening to each.
+    assert rows["dan"].median_time_ratio == pytest.approx(1.75) and rows["dan"].flags == ()
+    assert rows["ana"].median_time_ratio == pytest.approx((8.5 + 14.0) / 2)  # 14, 15, 8, 8.5
+    quick = {row.annotator: row.flags for row in annotator_quality(data, Thresholds(min_time_ratio=2.0))}
+    assert quick["dan"] == ("min_time_ratio",) and quick["ana"] == ()
+
+
+def test_clips_of_unknown_duration_leave_the_ratio_undefined_and_unflagged():
+    rows = annotator_quality(study(), Thresholds(min_time_ratio=100.0))
+
+    assert all(row.median_time_ratio is None and row.flags == () for row in rows)
+    assert rows[0].median_seconds == 15.5
+
+
+def test_group_medians_are_statistics_median():
+    rng = np.random.default_rng(0)
+    group, values = rng.integers(0, 7, size=200), rng.normal(size=200)
+    values[rng.random(200) < 0.1] = np.nan
+
+    medians = group_medians(group, values, 9)
+
+    for g in range(9):
+        finite = [v for v, h in zip(values.tolist(), group.tolist()) if h == g and not np.isnan(v)]
+        assert (medians[g] == statistics.median(finite)) if finite else np.isnan(medians[g])
+
+
+def test_a_reference_mask_keeps_annotators_out_of_the_others_majority():
+    data = study()
+    names = list(data.annotator_keys)  # ana, ben, cleo, dan
+    everyone = {row.annotator: row for row in annotator_quality(data, Thresholds(min_words=1))}
+    no_dan = np.array([name != "dan" for name in names])
+
+    rows = {row.annotator: row for row in annotator_quality(data, Thresholds(min_words=1), reference=no_dan)}
+
+    clips = [{name: levels for c, name, levels in rows_ if name != "dan"} for rows_ in _by_clip(data)]
+    # ana, ben, cleo: against the two others of the three; dan: against all three.
+    for name in ("ana", "ben", "cleo"):
+        assert rows[name].kappa == leave_one_out_kappa(name, clips, min_words=1).kappa
+    assert rows["dan"].kappa == everyone["dan"].kappa
 
 
 def test_an_undefined_kappa_flags_nothing():

@@ -1,0 +1,69 @@
+"""Dataset exports in the admin: a read-only list with status, progress and download links, and
+a page per export that follows its build. Exports are asked for from a label set's page (or the
+API, or manage.py labelset_export); evaluation.services.dataset_exports does every write."""
+
+from django.contrib import admin
+from django.template.defaultfilters import filesizeformat
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from annotation.jobs import job_refresh
+from evaluation.access import get_export_for_staff
+from evaluation.models import DatasetExport
+from evaluation.views import dataset_exports as views
+
+
+@admin.register(DatasetExport)
+class DatasetExportAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "format", "status", "progress_text", "size_text", "created_by", "created_at",
+                    "download_link"]  # fmt: skip
+    list_filter = ["status", "format"]
+    list_select_related = ["label_set", "study", "created_by"]
+    fields = readonly_fields = [
+        "format", "label_set", "study", "include_prolific_ids", "status", "phase", "done", "total", "error",
+        "file_name", "size", "sha256", "created_by", "created_at", "started_at", "finished_at",
+    ]  # fmt: skip
+    change_form_template = "admin/evaluation/datasetexport/change_form.html"
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("<int:pk>/progress/", wrap(self.progress_view), name="evaluation_datasetexport_progress"),
+            path("<int:pk>/download/", wrap(views.export_link), name="evaluation_datasetexport_download"),
+            *super().get_urls(),
+        ]
+
+    def has_add_permission(self, request):
+        return False  # asked for from a label set's page, the API or manage.py labelset_export
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # deleting the row would leave its zip in storage
+
+    def progress_view(self, request, pk: int):
+        export = job_refresh(get_export_for_staff(request, pk, perm="evaluation.view_datasetexport"))
+        # The partial reads the export as `original`, the name the change form gives it.
+        response = TemplateResponse(
+            request, "admin/evaluation/datasetexport/change_form.html#progress", {"original": export}
+        )
+        if export.finished and request.htmx:
+            response.status_code = 286  # htmx stops polling; the final state is in the body
+        return response
+
+    @admin.display(description="progress")
+    def progress_text(self, export):
+        return f"{export.phase} {export.done}/{export.total}" if export.total else export.phase or "-"
+
+    @admin.display(description="size")
+    def size_text(self, export):
+        return filesizeformat(export.size) if export.size else "-"
+
+    @admin.display(description="download")
+    def download_link(self, export):
+        if export.status != DatasetExport.Status.SUCCEEDED:
+            return "-"
+        url = reverse("admin:evaluation_datasetexport_download", args=[export.pk])
+        return format_html('<a href="{}">{}</a>', url, export.file_name)

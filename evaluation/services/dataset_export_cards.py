@@ -1,0 +1,66 @@
+"""The README.md (data card) of each export: what the data is, how it was made, what is in it.
+
+A label set's card holds nothing that differs between two exports of the same final set (no
+export time, no user), so the same set gives the same zip, byte for byte.
+"""
+
+import json
+
+from django.db.models import Max
+
+from annotation.models import Annotation, Study
+from evaluation.models import DatasetExport, LabelSet
+from evaluation.reports.export_cards import agreement_lines, left_out_lines
+from evaluation.reports.label_set_files import data_card
+from evaluation.services.dataset_export_files import Written
+from evaluation.services.label_sets import code_version
+
+
+def label_set_card(*, label_set: LabelSet, export_format: str, written: Written) -> str:
+    summary, parameters = label_set.summary, label_set.parameters
+    studies = label_set.studies.order_by("slug")
+    facts = {
+        "label set": f"{label_set.name}, version {label_set.version} ({label_set.state})",
+        "format": DatasetExport.Format(export_format).label,
+        "studies": "; ".join(f"{study.slug} ({study.name})" for study in studies),
+        "clips": summary.get("clips"),
+        "words": summary.get("words"),
+        "annotations": summary.get("annotations"),
+        "annotations per clip": parameters.get("subsample") or "all",
+        "split seed": parameters.get("split_seed"),
+        "split proportions (train, validation, test)": ", ".join(str(p) for p in parameters.get("proportions", [])),
+        "splits by speaker": "yes" if parameters.get("split_by_speaker") else "no",
+        # sort_keys: the parameters as stored, in the same order on any database
+        "parameters": "`" + json.dumps(parameters, sort_keys=True, ensure_ascii=False) + "`",
+        "checksum of the rows (SHA-256)": label_set.checksum,
+        "code version": label_set.code_version,
+        **written.facts,
+    }
+    return data_card(
+        title=f"{label_set.name} v{label_set.version}: {facts['format']}",
+        facts=facts,
+        counts=summary.get("counts", {}),
+        agreement=agreement_lines(summary.get("agreement", {})),
+        files=written.files,
+        left_out=left_out_lines(summary.get("left_out", {})) + written.left_out,
+    )
+
+
+def raw_card(*, study: Study, include_prolific_ids: bool, written: Written) -> str:
+    last = Annotation.objects.filter(participant__study=study).aggregate(last=Max("submitted_at"))["last"]
+    facts = {
+        "study": f"{study.slug} ({study.name})",
+        "kind": study.get_kind_display(),
+        "status": study.get_status_display(),
+        "corpus": study.corpus.name,
+        "participants": study.participants.count(),
+        "annotators shown as": "Prolific ids: personal data, handle accordingly" if include_prolific_ids
+        else "opaque ids (a-<16 hex digits>), the same as in the study's label sets",
+        "annotations up to": last.isoformat() if last else "none yet",
+        "code version": code_version(),
+        **written.facts,
+    }  # fmt: skip
+    return data_card(
+        title=f"Raw annotations: {study.name}", facts=facts, counts={}, agreement={}, files=written.files,
+        left_out=["nothing: every submitted annotation is here, rejected participants and attention checks included"],
+    )  # fmt: skip

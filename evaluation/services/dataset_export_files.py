@@ -1,0 +1,232 @@
+"""The files of each export format, written into a folder that becomes the zip.
+
+Rows are streamed from the database (evaluation.selectors.label_sets.label_set_rows, or
+evaluation.selectors.raw_annotations) and written as they come, so an export never holds a set's
+rows in memory; the text itself comes from the pure writers in
+evaluation.reports.label_set_files. Each writer returns what the data card says about its files.
+
+A label set's rows are checked against the checksum recorded when it was finalized as they are
+read: a final set never changes, and an export that would not match it is refused.
+"""
+
+import csv
+import hashlib
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.core.files.storage import default_storage
+
+from annotation.jobs import JobFailed
+from annotation.models import Study
+from evaluation.models import DatasetExport, LabelSet, LabelSetClip
+from evaluation.reports.label_set_files import (
+    CLIP_COLUMNS,
+    FORM_RAW_COLUMNS,
+    RAW_COLUMNS,
+    WORD_COLUMNS,
+    all_words_timed,
+    audiofolder_metadata,
+    canonical_line,
+    clip_summary_rows,
+    csv_cells,
+    has_word_times,
+    safe_file_stem,
+    word_rows,
+    write_textgrid,
+)
+from evaluation.selectors.label_sets import label_set_rows
+from evaluation.selectors.raw_annotations import raw_annotation_count, raw_annotations
+
+Format = DatasetExport.Format
+PROGRESS_EVERY = 200  # rows between progress calls (each is cheap, but not free at 1.5 M rows)
+
+
+@dataclass
+class Written:
+    """What the data card says about the files: what each holds, and what was left out."""
+
+    files: str
+    left_out: list[str] = field(default_factory=list)
+    facts: dict = field(default_factory=dict)
+
+
+def write_label_set_files(*, export_format: str, label_set: LabelSet, folder: Path, progress) -> Written:
+    writers = {Format.JSONL: _jsonl, Format.CSV: _csv, Format.AUDIOFOLDER: _audiofolder, Format.TEXTGRID: _textgrids}
+    return writers[export_format](label_set, folder, progress)
+
+
+def checked_rows(label_set: LabelSet, progress: Callable | None, phase: str) -> Iterator[tuple[dict, str]]:
+    """(row, its canonical JSON line) for each clip of the set in order; JobFailed at the end if
+    the rows do not hash to the set's recorded checksum."""
+    total = label_set.summary.get("clips", 0)
+    digest = hashlib.sha256()
+    done = 0
+    for done, row in enumerate(label_set_rows(label_set_id=label_set.pk), start=1):
+        line = canonical_line(row) + "\n"
+        digest.update(line.encode())
+        yield row, line
+        if progress is not None and done % PROGRESS_EVERY == 0:
+            progress(phase, done, total)
+    if digest.hexdigest() != label_set.checksum:
+        raise JobFailed(f"the rows of {label_set} do not match the checksum recorded when it was finalized; "
+                        "it was not exported")  # fmt: skip
+    if progress is not None:
+        progress(phase, done, total)
+
+
+def _text(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # newline="": "\n" on every platform, so the bytes are the same everywhere
+    return path.open("w", encoding="utf-8", newline="")
+
+
+def _jsonl(label_set: LabelSet, folder: Path, progress) -> Written:
+    with _text(folder / "clips.jsonl") as clips, _text(folder / "words.jsonl") as words:
+        for row, line in checked_rows(label_set, progress, "writing clips and words"):
+            clips.write(line)
+            words.writelines(canonical_line(word) + "\n" for word in word_rows([row]))
+    return Written(JSONL_FILES)
+
+
+def _csv(label_set: LabelSet, folder: Path, progress) -> Written:
+    with _text(folder / "clips.csv") as clips_file, _text(folder / "words.csv") as words_file:
+        clips, words = _csv_writer(clips_file, CLIP_COLUMNS), _csv_writer(words_file, WORD_COLUMNS)
+        for row, _ in checked_rows(label_set, progress, "writing clips and words"):
+            clips.writerows(csv_cells(clip, CLIP_COLUMNS) for clip in clip_summary_rows([row]))
+            words.writerows(csv_cells(word, WORD_COLUMNS) for word in word_rows([row]))
+    return Written(CSV_FILES)
+
+
+def _csv_writer(handle, columns: tuple[str, ...]) -> csv.DictWriter:
+    writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n", extrasaction="raise")
+    writer.writeheader()
+    return writer
+
+
+def _audiofolder(label_set: LabelSet, folder: Path, progress) -> Written:
+    # A first pass (rows only, no audio) decides whether the word times can go in (see audiofolder_metadata).
+    timed = all(all_words_timed(row) for row, _ in checked_rows(label_set, progress, "checking word times"))
+    audio = dict(LabelSetClip.objects.filter(label_set=label_set).values_list("clip_key", "clip__model_audio"))
+    with ExitStack() as stack:
+        metadata: dict[str, object] = {}
+        for row, _ in checked_rows(label_set, progress, "copying audio"):
+            split, file_name = row["split"], f"{safe_file_stem(row['clip_id'])}.wav"
+            _copy_stored(audio.get(row["clip_id"]), folder / split / file_name, row["clip_id"])
+            if split not in metadata:
+                metadata[split] = stack.enter_context(_text(folder / split / "metadata.jsonl"))
+            metadata[split].write(canonical_line(audiofolder_metadata(row, file_name, word_times=timed)) + "\n")
+    left_out = (
+        []
+        if timed
+        else [
+            "the word times (`start`, `end`) in metadata.jsonl: some clips have none, and `datasets` needs a column to "
+            "have one type in every split; the JSONL export has them"
+        ]
+    )
+    return Written(
+        AUDIOFOLDER_FILES, left_out=left_out, facts={"word times in metadata.jsonl": "yes" if timed else "no"}
+    )
+
+
+def _copy_stored(name: str | None, target: Path, clip_id: str) -> None:
+    if not name or not default_storage.exists(name):
+        raise JobFailed(f"the 16 kHz audio of clip {clip_id!r} is missing from storage ({name or 'no file'})")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with default_storage.open(name, "rb") as source, target.open("wb") as copy:
+        shutil.copyfileobj(source, copy, 1024 * 1024)
+
+
+def _textgrids(label_set: LabelSet, folder: Path, progress) -> Written:
+    from praatio.utilities.errors import PraatioException  # praatio only for this format
+
+    (folder / "textgrids").mkdir()
+    left_out, written = [], 0
+    for row, _ in checked_rows(label_set, progress, "writing TextGrids"):
+        if not has_word_times(row):
+            left_out.append(f"{row['clip_id']}: no word times")
+            continue
+        try:
+            write_textgrid(row, folder / "textgrids" / f"{safe_file_stem(row['clip_id'])}.TextGrid")
+            written += 1
+        except PraatioException as error:  # e.g. overlapping words
+            left_out.append(f"{row['clip_id']}: its word times do not make a TextGrid ({error})")
+    if not written:
+        raise JobFailed(f"no clip of {label_set} has word times: there is nothing to write as TextGrids")
+    return Written(
+        TEXTGRID_FILES, left_out=left_out, facts={"TextGrids": f"{written} of {written + len(left_out)} clips"}
+    )
+
+
+def write_raw_files(*, study: Study, include_prolific_ids: bool, folder: Path, progress) -> Written:
+    columns = FORM_RAW_COLUMNS if study.kind == Study.Kind.FORM else RAW_COLUMNS
+    total, rows = raw_annotation_count(study=study), 0
+    with _text(folder / "annotations.csv") as handle:
+        writer = _csv_writer(handle, columns)
+        done = 0
+        for done, annotation in enumerate(raw_annotations(study=study, include_prolific_ids=include_prolific_ids), 1):
+            writer.writerows(csv_cells(row, columns) for row in annotation)
+            rows += len(annotation)
+            if done % PROGRESS_EVERY == 0:
+                progress("writing annotations", done, total)
+        progress("writing annotations", done, total)
+    files = RAW_FORM_FILES if study.kind == Study.Kind.FORM else RAW_EMPHASIS_FILES
+    return Written(files, facts={"annotations": done, "rows in annotations.csv": rows})
+
+
+# What each file holds, for the data card: one bullet a file, one line a bullet.
+_CLIP_FIELDS = "`clip_id` (the corpus manifest's id), `split` (train, validation, test), `language`, `variety`, `speaker`, `emotion`"
+_LABELS = (
+    "`binary` (1 when more than half of the annotators marked the word, at level 1 or 2) and "
+    "`scalar` (the mean of the annotators' levels scored 0, 0.5 and 1)"
+)
+_SCALE_STEP = "`scale_step` (training clips: the smallest data-scale percentage whose subset holds the clip"
+JSONL_FILES = "\n".join([
+    f"- `clips.jsonl`: one JSON object per clip, in the set's order (by study, then clip id), exactly the set's "
+    f"stored rows: {_CLIP_FIELDS}, `study`, `arousal`, {_SCALE_STEP}; null otherwise), `duration` (seconds), "
+    f"`annotators` (opaque annotator ids) and `words` (per word: `index`, `text`, `start` and `end` in seconds or "
+    f"null, {_LABELS}, and `levels`, one per annotator in the order of `annotators`). Its SHA-256 is the set's "
+    "checksum above.",
+    f"- `words.jsonl`: one JSON object per word: {_CLIP_FIELDS}, `word_index`, `word`, `start`, `end`, {_LABELS}, "
+    "`annotators` (how many annotated the clip).",
+])  # fmt: skip
+CSV_FILES = "\n".join([
+    f"- `words.csv`: one row per word: {_CLIP_FIELDS}, `word_index`, `word`, `start` and `end` (seconds; empty when "
+    f"unknown), {_LABELS}, `annotators` (how many annotated the clip).",
+    f"- `clips.csv`: one row per clip: {_CLIP_FIELDS}, `arousal`, {_SCALE_STEP}), `duration` (seconds), the clip's "
+    "`words`, `binary` and `scalar` labels as JSON arrays in word order, `annotators` (how many).",
+    "- Each annotator's levels are in the JSONL export (`clips.jsonl`).",
+])  # fmt: skip
+AUDIOFOLDER_FILES = "\n".join([
+    'A Hugging Face `datasets` audiofolder: `datasets.load_dataset("audiofolder", data_dir="<this folder>")` gives '
+    "one split per folder (`datasets` 4 and later need `torchcodec` installed for an audio column).",
+    "- `<split>/<clip>.wav`: the clip's audio as 16 kHz mono 16-bit WAV (the file models are trained on). Clip ids "
+    "with characters unsafe in file names are changed and get a short hash of the original.",
+    f"- `<split>/metadata.jsonl`: one JSON object per clip: `file_name`, {_CLIP_FIELDS}, `arousal`, {_SCALE_STEP}; "
+    f"0 for validation and test clips), the lists `words`, {_LABELS} in word order, `start` and `end` (seconds; only "
+    "when every clip has word times) and `annotators` (how many).",
+])  # fmt: skip
+TEXTGRID_FILES = (
+    "- `textgrids/<clip>.TextGrid`: one Praat TextGrid per clip with word times, with three interval tiers over the "
+    "words: `words` (the text), `binary` (1 or 0) and `scalar` (0 to 1, four decimals). Clips without word times are "
+    'listed under "Left out".'
+)
+_RAW_COMMON = (
+    "`study`, `clip_id`, `annotator` (an opaque id, the same as in the study's label sets, unless the export was "
+    "made with Prolific ids), `decision` (the researcher's decision on the participant: pending, approved, rejected "
+    "or return_requested; rejected participants are left out of label sets but not here), `completed` (1 when the "
+    "participant finished), `attention_check` (1 for answers to attention-check items), `attention_passed` (1 or 0 "
+    "for those), `seconds_spent`, `submitted_at` (UTC)"
+)
+RAW_EMPHASIS_FILES = (
+    f"- `annotations.csv`: one row per annotator, clip and word, for every submitted annotation of the study: "
+    f"{_RAW_COMMON}, `language`, `word_index`, `word`, `level` (0 not emphasized, 1 emphasized, 2 strongly "
+    "emphasized), `mismatch_reported` (1 when the annotator said the words did not match the audio)."
+)
+RAW_FORM_FILES = (
+    f"- `annotations.csv`: one row per answer, for every submitted answer of the listening form: {_RAW_COMMON}, "
+    "`item_id` and `item_type` (the form item), `second_clip_id` (clip B of a pair), `answer` (the answer as JSON, "
+    "in the item's own terms), `levels` (stressed-word items: one level per word, as JSON)."
+)

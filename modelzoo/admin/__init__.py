@@ -1,0 +1,3 @@
+"""Django admin for the model zoo (the modules register their models)."""
+
+from modelzoo.admin import benchmark_runs  # noqa: F401

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ModelzooConfig(AppConfig):
+    name = "modelzoo"
+    verbose_name = "Model zoo"

@@ -1,0 +1,3 @@
+from modelzoo.models.benchmark_run import BenchmarkRun
+
+__all__ = ["BenchmarkRun"]

@@ -1,0 +1,84 @@
+"""One benchmark run's page (the admin's change page, modelzoo.admin wires these URLs): its
+progress over htmx, its log, cancelling, and once finished its results and downloads.
+
+Viewing needs modelzoo.view_benchmarkrun; cancelling needs modelzoo.change_benchmarkrun.
+"""
+
+import json
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST, require_safe
+
+from annotation.jobs import job_refresh
+from modelzoo.access import get_run_for_staff
+from modelzoo.models import BenchmarkRun
+from modelzoo.results import history_rows, metric_rows, results_csv
+from modelzoo.selectors import human_agreement, run_results, run_summary
+from modelzoo.services.benchmark_runs import BenchmarkRefused, benchmark_file_link, benchmark_run_cancel
+
+CHANGE = "modelzoo.change_benchmarkrun"
+TEMPLATE = "admin/modelzoo/benchmarkrun/change_form.html"
+
+
+def run_page_context(request, run: BenchmarkRun) -> dict:
+    """What the run's page shows besides its fields."""
+    context = {"can_cancel": request.user.has_perm(CHANGE),
+               "group_size": BenchmarkRun.objects.filter(group=run.group).count()}  # fmt: skip
+    if run.status == BenchmarkRun.Status.SUCCEEDED:
+        context |= {
+            "metric_rows": metric_rows(run.metrics, run.measures),
+            "measures": run.measures,
+            "history": history_rows((run.details or {}).get("history", [])),
+            "agreement_rows": human_agreement(label_sets=[run.label_set]),
+        }
+    return context
+
+
+@require_safe
+def run_progress(request, pk: int):
+    run = job_refresh(get_run_for_staff(request, pk))
+    response = TemplateResponse(request, f"{TEMPLATE}#progress", {"original": run, **run_page_context(request, run)})
+    if run.finished and request.htmx:
+        response.status_code = 286  # htmx stops polling; the page reloads to show the results
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@require_POST
+def run_cancel(request, pk: int):
+    run = get_run_for_staff(request, pk, perm=CHANGE)
+    try:
+        run = benchmark_run_cancel(run=run)
+    except BenchmarkRefused as refusal:
+        messages.error(request, str(refusal))
+    else:
+        ended = "It is cancelled." if run.cancelled else "The worker stops at its next step."
+        messages.success(request, f"Run {run.pk}: cancel requested. {ended}")
+    return redirect(reverse("admin:modelzoo_benchmarkrun_change", args=[pk]))
+
+
+@require_safe
+def run_metrics(request, pk: int, kind: str):
+    """The run's results as JSON (metrics, history, hyperparameters, the set's agreement) or its
+    metrics as CSV (one row per scope and measure, with the interval)."""
+    run = get_run_for_staff(request, pk, status=BenchmarkRun.Status.SUCCEEDED)
+    if kind == "json":
+        body = json.dumps(run_results(run), indent=2, sort_keys=True) + "\n"
+        response = HttpResponse(body, content_type="application/json")
+    else:
+        response = HttpResponse(results_csv([run_summary(run)]), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="benchmark-run-{run.pk}-metrics.{kind}"'
+    return response
+
+
+@never_cache  # the link expires: a cached redirect would lead to a dead one
+@require_safe
+def run_file(request, pk: int, kind: str):
+    """On to a fresh short-lived link to the run's predictions CSV or checkpoint zip."""
+    run = get_run_for_staff(request, pk, status=BenchmarkRun.Status.SUCCEEDED)
+    return redirect(benchmark_file_link(run=run, kind=kind))

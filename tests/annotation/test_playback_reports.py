@@ -1,0 +1,184 @@
+"""Playback reports through the page's endpoints, as a script would send them (issue 15)."""
+
+import json
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import PlaybackEvent, Task, TaskItem
+from tests.annotation.study_helpers import live_study
+from tests.annotation.test_participant_pages import walk_to_task
+
+pytestmark = pytest.mark.django_db
+
+
+class Page:
+    """One page load of the task page: its id, its own clock, and the server's clock it reports at."""
+
+    def __init__(self, client, study, page_id: int):
+        self.client, self.study, self.page_id = client, study, page_id
+        self.t0 = timezone.now() + timedelta(seconds=5)  # the server's clock at 0, after the task was claimed
+
+    def event(self, kind, t, client_seconds, track=0):
+        return {"kind": kind, "track": track, "t": t, "rate": 1, "at": client_seconds * 1000, "page": self.page_id}
+
+    def report(self, item_id, events, *, at: float):
+        with mock.patch("django.utils.timezone.now", return_value=self.t0 + timedelta(seconds=at)):
+            return self.client.post(
+                f"/s/{self.study.slug}/task/items/{item_id}/events", json.dumps(events), content_type="application/json"
+            )
+
+    def submit(self, item_id, *, at: float, events=(), levels="1,0,0,0,0,0,0,0,0,0"):
+        data = {"levels": levels, "events": json.dumps(list(events))}
+        with mock.patch("django.utils.timezone.now", return_value=self.t0 + timedelta(seconds=at)):
+            return self.client.post(f"/s/{self.study.slug}/task/items/{item_id}/submit", data)
+
+
+def play_through(page, start_client, *, duration=2.0):
+    """The events of playing a clip from 0 to its end, by the page's clock: (event, client seconds)."""
+    steps = [page.event("play", 0.0, start_client)]
+    t = 0.0
+    while t < duration:
+        t = min(duration, t + 0.25)
+        steps.append(page.event("timeupdate", t, start_client + t))
+    steps.append(page.event("ended", duration, start_client + duration))
+    return steps
+
+
+def in_batches(page, item_id, steps, *, offset: float):
+    """Report as task.js does: play at once, the rest about once a second; `offset` is the
+    server's clock minus the page's. Returns the server time of the last report."""
+    batch, last = [], 0.0
+    for event in steps:
+        batch.append(event)
+        client = event["at"] / 1000
+        if event["kind"] == "play" or len(batch) >= 4:
+            last = client + offset
+            assert page.report(item_id, batch, at=last).status_code == 204
+            batch = []
+    if batch:
+        last = batch[-1]["at"] / 1000 + offset
+        assert page.report(item_id, batch, at=last).status_code == 204
+    return last
+
+
+@pytest.fixture
+def study():
+    return live_study(clips=6, clips_per_task=3)
+
+
+def task_items(participant) -> list[int]:
+    task = Task.objects.get(participant=participant)
+    return list(task.items.order_by("position").values_list("pk", flat=True))
+
+
+def test_overlapping_waits_across_clips_are_refused(client, study):
+    items = task_items(walk_to_task(client, study))
+    page = Page(client, study, 7)
+    # A script reports "play" on every clip at once, then the whole clip a little later.
+    answers = [page.report(item, [page.event("play", 0, 0)], at=0).status_code for item in items]
+    for item in items:
+        page.report(item, play_through(page, 0)[1:], at=2.1)
+
+    assert answers[0] == 204 and all(status == 409 for status in answers[1:])
+    assert page.submit(items[0], at=2.2).status_code == 302
+    assert page.submit(items[1], at=2.3).status_code == 422
+    assert not PlaybackEvent.objects.filter(item_id__in=items[1:]).exists()
+
+
+def test_reports_for_clips_not_yet_shown_reveal_nothing(client, study):
+    items = task_items(walk_to_task(client, study))
+    page = Page(client, study, 7)
+
+    short, long = (page.report(items[2], [page.event("play", t, 0)], at=0) for t in (0.5, 500.0))
+
+    assert (short.status_code, short.content) == (long.status_code, long.content)
+
+
+def test_after_a_reload_one_replay_to_the_end_is_enough(client, study):
+    items = task_items(walk_to_task(client, study))
+    old, new = Page(client, study, 1), Page(client, study, 2)
+    # The old page had been open 100 s; it played half the clip, then the participant reloaded.
+    in_batches(old, items[0], play_through(old, 100.0)[:5], offset=-100.0)
+    # The new page's clock starts again near 0; one play to the end.
+    last = in_batches(new, items[0], play_through(new, 0.5), offset=1.5)
+
+    response = new.submit(items[0], at=last + 0.1)
+
+    assert response.status_code == 302, response.content.decode()
+
+
+def test_a_lost_report_does_not_spoil_the_replay(client, study):
+    items = task_items(walk_to_task(client, study))
+    page = Page(client, study, 3)
+    steps = play_through(page, 0.0)
+    # The "play" report is lost and the next one arrives a second late.
+    page.report(items[0], steps[1:5], at=2.0)
+    page.report(items[0], steps[5:], at=2.6)
+    assert page.submit(items[0], at=2.7).status_code == 422  # refused: the play was never seen
+
+    last = in_batches(page, items[0], play_through(page, 3.5), offset=0.0)
+    response = page.submit(items[0], at=last + 0.1)
+
+    assert response.status_code == 302, response.content.decode()
+
+
+def test_playback_reports_per_clip_are_capped(client, study):
+    items = task_items(walk_to_task(client, study))
+    page = Page(client, study, 3)
+    report = [page.event("timeupdate", 1.0, 1.0)] * 200
+
+    statuses = [page.report(items[0], report, at=1).status_code for _ in range(15)]
+
+    assert statuses[:10] == [204] * 10 and statuses[10:] == [400] * 5
+    assert PlaybackEvent.objects.filter(item_id=items[0]).count() <= 2000
+    assert b"too many" in page.report(items[0], report[:1], at=1).content.lower()
+
+
+NESTED = "[" * 50000 + "]" * 50000
+
+
+@pytest.mark.parametrize("body", [NESTED, '{"a": ' * 20000 + "1" + "}" * 20000, "\xff", "[1, 2"])
+def test_malformed_report_bodies_get_400(client, study, body):
+    items = task_items(walk_to_task(client, study))
+    page = Page(client, study, 3)
+
+    with mock.patch("django.utils.timezone.now", return_value=page.t0):
+        response = client.post(f"/s/{study.slug}/task/items/{items[0]}/events", body, content_type="application/json")
+
+    assert response.status_code == 400 and response.content
+
+
+def test_a_deeply_nested_submit_gets_400(client, study):
+    items = task_items(walk_to_task(client, study))
+    data = {"levels": "1,0,0,0,0,0,0,0,0,0", "events": NESTED}
+
+    response = client.post(f"/s/{study.slug}/task/items/{items[0]}/submit", data)
+
+    assert response.status_code == 400
+    assert TaskItem.objects.get(pk=items[0]).status == TaskItem.Status.PENDING
+
+
+def test_the_two_clips_of_a_pair_cannot_be_played_at_the_same_time():
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    from annotation.listening import Event
+    from annotation.services.gates import listening_problems, listening_verdicts
+
+    item = SimpleNamespace(presentation={"durations": [2.0, 3.0]}, duration=3.0)
+    study = SimpleNamespace(required_coverage=0.95)
+
+    def through(track, duration, start):
+        steps = [("play", 0.0)] + [("timeupdate", t / 4) for t in range(1, int(duration * 4) + 1)]
+        return [(track, Event(kind, t, 1.0, t, start + t)) for kind, t in [*steps, ("ended", duration)]]
+
+    together = through(0, 2.0, 1000.0) + through(1, 3.0, 1000.0)
+    one_after_the_other = through(0, 2.0, 1000.0) + through(1, 3.0, 1002.1)
+
+    assert listening_problems(listening_verdicts(item, study, datetime.fromtimestamp(1003.1, UTC), together))
+    assert not listening_problems(
+        listening_verdicts(item, study, datetime.fromtimestamp(1005.2, UTC), one_after_the_other)
+    )

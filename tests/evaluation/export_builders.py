@@ -1,0 +1,112 @@
+"""Final label sets and their exports, for the dataset-export tests.
+
+`golden_study` (tests/evaluation/builders.py) has no audio files and no word times; exports that
+need them (audiofolder, TextGrid) use `audio_study`, which imports a small real corpus (16 kHz
+WAVs in storage, word times for all clips but one) and annotates it with factories.
+"""
+
+import io
+import zipfile
+
+from annotation.ingest.pipeline import corpus_import
+from annotation.models import Corpus
+from evaluation.models import DatasetExport, LabelSet
+from evaluation.services.dataset_exports import dataset_export_request
+from evaluation.services.label_sets import label_set_create, label_set_default_parameters, label_set_finalize
+from tests.annotation.factories import (
+    AnnotationFactory,
+    ParticipantFactory,
+    StudyFactory,
+    StudyItemFactory,
+    TaskFactory,
+    TaskItemFactory,
+)
+
+WORDS = ("we", "never", "said", "she", "took", "the", "money")
+AUDIO_CLIPS = ("clip-00", "clip-01", "clip-02", "clip-03", "odd id/4", "clip-05", "clip-06", "clip-07")
+UNTIMED = "clip-02"  # imported without word times: left out of the TextGrids
+
+
+def final_label_set(study, capture, *, name="golden labels", **overrides) -> LabelSet:
+    """Build (eagerly, on commit) and finalize a set of `study`; `capture` is pytest-django's
+    django_capture_on_commit_callbacks."""
+    parameters = label_set_default_parameters(studies=[study], resamples=20, **overrides)
+    with capture(execute=True):
+        label_set = label_set_create(name=name, studies=[study], parameters=parameters)
+    label_set.refresh_from_db()
+    assert label_set.status == LabelSet.Status.SUCCEEDED, label_set.error
+    return label_set_finalize(label_set=label_set)
+
+
+def exported(capture, **request) -> DatasetExport:
+    """An export, built by the (eager) worker once its row is committed."""
+    with capture(execute=True):
+        export = dataset_export_request(**request)
+    export.refresh_from_db()
+    return export
+
+
+def zip_entries(export: DatasetExport) -> dict[str, bytes]:
+    assert export.status == DatasetExport.Status.SUCCEEDED, export.error
+    with export.file.open("rb") as handle, zipfile.ZipFile(io.BytesIO(handle.read())) as archive:
+        return {info.filename: archive.read(info) for info in archive.infolist()}
+
+
+def audio_study(corpus_folder, *, slug="voices"):
+    """Eight imported clips in two languages, each annotated by the same three participants."""
+    for index, clip_id in enumerate(AUDIO_CLIPS):
+        words = WORDS[: 4 + index % 3]
+        timed = [{"text": word, "start": round(0.1 + 0.2 * k, 3), "end": round(0.3 + 0.2 * k, 3)}
+                 for k, word in enumerate(words)]  # fmt: skip
+        corpus_folder.add(
+            clip_id, " ".join(words), seconds=1.6, language=("en", "de")[index % 2], speaker=f"s{index % 3}",
+            emotion=("happy", "calm")[index % 2], **({} if clip_id == UNTIMED else {"words": timed}),
+        )  # fmt: skip
+    corpus_folder.write_jsonl()
+    corpus_import(path=corpus_folder.root, corpus_name=slug)
+    corpus = Corpus.objects.get(name=slug)
+    study = StudyFactory(corpus=corpus, slug=slug, name=slug, target_annotations=3)
+    clips = list(corpus.clips.order_by("external_id"))
+    for clip in clips:
+        StudyItemFactory(study=study, clip=clip)
+    for person in range(3):
+        task = TaskFactory(participant=ParticipantFactory(study=study, prolific_pid=f"{slug}{person:020d}"))
+        for clip in clips:
+            levels = [int((k + person) % 3 == 0) for k in range(clip.words.count())]
+            AnnotationFactory(item=TaskItemFactory(task=task, clip=clip), levels=levels)
+    return study
+
+
+def unzipped(export, folder):
+    with export.file.open("rb") as handle, zipfile.ZipFile(handle) as archive:
+        archive.extractall(folder)
+    return folder
+
+
+def load_audiofolder(folder, tmp_path, monkeypatch):
+    """datasets.load_dataset("audiofolder", data_dir=folder), split by split, audio not decoded."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import datasets
+
+    without_torchcodec(monkeypatch)
+    loaded = datasets.load_dataset("audiofolder", data_dir=str(folder), cache_dir=str(tmp_path / "hf-cache"))
+    # Decoding needs torchcodec, which is not installed: take the files as they are.
+    return {split: loaded[split].cast_column("audio", datasets.Audio(decode=False)) for split in loaded}
+
+
+def without_torchcodec(monkeypatch):
+    """datasets (5.x) imports torch and torchcodec's encoder before it writes even a file path into
+    an Audio column, and uses neither for one. Neither is installed here (decoding would need
+    them), so for the length of the test a file path goes in as it is, as datasets would store it."""
+    import importlib.util
+
+    import datasets
+
+    if importlib.util.find_spec("torchcodec") is not None:
+        return
+    encode = datasets.Audio.encode_example
+
+    def encode_without_torch(self, value):
+        return {"bytes": None, "path": value} if isinstance(value, str) else encode(self, value)
+
+    monkeypatch.setattr(datasets.Audio, "encode_example", encode_without_torch)
