@@ -26,7 +26,7 @@ from evaluation.stats.quality import FLAG_DESCRIPTIONS, Thresholds
 from evaluation.stats.ratings import binary_counts
 from evaluation.stats.resampling import METHOD as BOOTSTRAP_METHOD
 from evaluation.stats.resampling import bootstrap_sums, cluster_codes, percentile_interval
-from evaluation.stats.selection import select_annotations
+from evaluation.stats.selection import Selection, select_annotations
 from evaluation.stats.study_data import DIMENSIONS, StudyData
 
 FORMAT = "emphasis-agreement-report/1"
@@ -55,13 +55,22 @@ class ReportParameters:
         return {**asdict(self), "thresholds": self.thresholds.as_dict()}
 
 
-def report_compute(data: StudyData, parameters: ReportParameters, *, progress: Progress | None = None) -> dict:
+def report_compute(
+    data: StudyData, parameters: ReportParameters, *, progress: Progress | None = None,
+    selection: Selection | None = None,
+) -> dict:  # fmt: skip
+    """The report; `selection` gives the annotations when the caller has already chosen them with
+    these parameters (a label set's build), so annotator quality is not computed twice."""
     groups = _groups(data)
     tick = _ticker(progress, total=2 + len(groups))
-    selection = select_annotations(
-        data, thresholds=parameters.thresholds, exclude_flagged=parameters.exclude_flagged,
-        n=parameters.subsample, seed=parameters.seed, step=tick,
-    )  # fmt: skip
+    if selection is None:
+        selection = select_annotations(
+            data, thresholds=parameters.thresholds, exclude_flagged=parameters.exclude_flagged,
+            n=parameters.subsample, seed=parameters.seed, step=tick,
+        )  # fmt: skip
+    else:
+        tick("annotator quality")
+        tick("subsampling")
     quality, flagged, excluded = selection.quality, selection.flagged, selection.excluded
     in_scope, kept, short = selection.in_scope, selection.kept, selection.short
     ratings = data.ratings(kept)

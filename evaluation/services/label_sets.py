@@ -146,7 +146,8 @@ def _build(label_set: LabelSet, progress) -> dict:
         entries += [(study, clip, details[clip.key]) for clip in clips]
         left_out[study.slug] = _left_out(study, data, selection)
         progress(f"agreement of {study.slug}", index, len(studies))
-        agreement[study.slug] = _agreement_summary(report_compute(data, parameters.report_parameters(study)))
+        report = report_compute(data, parameters.report_parameters(study), selection=selection)
+        agreement[study.slug] = _agreement_summary(report)
     _refuse_duplicate_clips(entries)
     progress("splitting", 0, len(entries))
     rows = _rows(label_set, entries, parameters)

@@ -2,7 +2,12 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Corpus, Study
-from annotation.services.studies import interface_language_for, language_name, studies_create_per_language
+from annotation.services.studies import (
+    default_prerequisites,
+    interface_language_for,
+    language_name,
+    studies_create_per_language,
+)
 from tests.annotation.factories import ClipFactory
 
 pytestmark = pytest.mark.django_db
@@ -53,3 +58,16 @@ def test_admin_action_creates_them(admin_client, corpus):
 
     assert "MMEE: created MMEE – en, MMEE – pt, MMEE – zh." in response.content.decode()
     assert Study.objects.count() == 3
+
+
+@pytest.mark.parametrize("interface", ["en", "de", "es", "fr", "it", "pt", "zh-hans", "ar"])
+@pytest.mark.parametrize("code", ["zh", "cmn", "zh-CN"])
+def test_chinese_has_a_name_in_every_interface_language(interface, code):
+    from django.utils import translation
+
+    with translation.override(interface):
+        name = language_name(code)
+        question = default_prerequisites(code, interface)[0]["text"]
+
+    assert not name.startswith(code) and name in question
+    assert not question.startswith(code)

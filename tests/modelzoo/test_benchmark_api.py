@@ -119,7 +119,8 @@ def queued_run(label_set, django_capture_on_commit_callbacks):
 
 
 def call(client, method, path, run, label_set):
-    return getattr(client, method)(path.format(run=run.pk), body(label_set), format="json")
+    payload = body(label_set) if method == "post" else None
+    return getattr(client, method)(path.format(run=run.pk), payload, format="json")
 
 
 @pytest.mark.parametrize(("method", "path", "perms"), ENDPOINTS)
