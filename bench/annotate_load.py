@@ -230,6 +230,7 @@ def make_study(args):
     study = study_create(
         name="Annotate load bench", corpus=corpus, selection=ClipSelection(), clips_per_task=args.clips_per_task,
         target_annotations=args.target, attention_checks_per_task=0, listening_check=False,
+        consent_text="A load test: nobody takes part.",
     )  # fmt: skip
     return study_set_status(study=study, status=Study.Status.LIVE)
 

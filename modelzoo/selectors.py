@@ -25,7 +25,7 @@ def runs_with_sets():
 
 
 def group_runs(*, group) -> list[BenchmarkRun]:
-    return list(runs_with_sets().filter(group=group).order_by("setting_kind", "setting_label", "pk"))
+    return list(runs_with_sets().filter(group=group).order_by("pk"))  # the launch's order: the plan's
 
 
 def run_summary(run: BenchmarkRun) -> dict:

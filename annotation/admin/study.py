@@ -193,19 +193,8 @@ class StudyAdmin(admin.ModelAdmin):
                 moved.append(study.name)
         if moved:
             self.message_user(request, f"Set {status}: {', '.join(moved)}.", messages.SUCCESS)
-        if moved and status == Status.LIVE:
-            self._warn_missing_checks(request, queryset.filter(name__in=moved))
         if refused:
             self.message_user(request, f"Not set {status}: {'; '.join(refused)}.", messages.WARNING)
-
-    def _warn_missing_checks(self, request, studies) -> None:
-        # Assignment quietly slips in fewer checks than asked for; say so now.
-        for study in studies.annotate(checks=Count("attention_checks")):
-            if study.checks < study.attention_checks_per_task:
-                self.message_user(
-                    request, f"{study.name} asks for {study.attention_checks_per_task} attention check(s) per task "
-                    f"but has {study.checks}; add them on its page.", messages.WARNING,
-                )  # fmt: skip
 
     # -- read-only displays -------------------------------------------------
 

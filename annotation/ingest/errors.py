@@ -26,6 +26,9 @@ class SourceRefused(Exception):
     """The folder or archive as a whole cannot be imported (unsafe or malformed)."""
 
 
+SHOWN_PROBLEMS = 20  # in the message; `problems` holds them all
+
+
 class ImportRefused(Exception):
     """Some rows are bad and --skip-invalid was not given: nothing was written."""
 
@@ -33,5 +36,7 @@ class ImportRefused(Exception):
         self.manifest_name = manifest_name
         self.problems = problems
         lines = [f"{manifest_name}: {len(problems)} bad row(s), nothing was imported:"]
-        lines += [f"  {problem}" for problem in problems]
+        lines += [f"  {problem}" for problem in problems[:SHOWN_PROBLEMS]]
+        if len(problems) > SHOWN_PROBLEMS:
+            lines.append(f"  ... and {len(problems) - SHOWN_PROBLEMS} more problem(s)")
         super().__init__("\n".join(lines))

@@ -31,6 +31,9 @@ GENERIC_FIELDS = {"id", "type", "audio", "audio_b", "question", "options", "gold
 STRESSTEST_FIELDS = {"id", "transcription", "audio", "audio_path", "possible_answers", "label", "stress_pattern",
                      "metadata", "language", "question"}  # fmt: skip
 _MAX_ID = 200  # FormItem.external_id
+# An items file is read whole; a form of thousands of items stays far below these.
+MAX_ITEMS_FILE_BYTES = 10 * 1024 * 1024
+MAX_FIELD_CHARS = 5000  # a question, an option, a transcript, the metadata (as JSON)
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,9 @@ class _Bad(Exception):
 
 def read_items(path: Path, *, with_ssd: bool = False, language: str = "") -> tuple[list[ItemDraft], list[ItemProblem]]:
     drafts, problems = [], []
+    size = path.stat().st_size
+    if size > MAX_ITEMS_FILE_BYTES:
+        raise SourceRefused(f"{path.name} is {size} bytes; the limit is {MAX_ITEMS_FILE_BYTES}")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
@@ -80,7 +86,8 @@ def read_items(path: Path, *, with_ssd: bool = False, language: str = "") -> tup
             raw = json.loads(row_text)
             if not isinstance(raw, dict):
                 raise _Bad("", "a row must be a JSON object")
-            item_id = _shown_id(raw)
+            item_id = _shown_id(raw)[:_MAX_ID]
+            _check_sizes(raw)
             drafts += _row_drafts(line, raw, with_ssd, language)
         except json.JSONDecodeError as error:
             problems.append(ItemProblem(line, "", "", f"not valid JSON ({error.msg})"))
@@ -91,6 +98,13 @@ def read_items(path: Path, *, with_ssd: bool = False, language: str = "") -> tup
     if not drafts and not problems:
         raise SourceRefused(f"{path.name}: no rows")
     return drafts, problems
+
+
+def _check_sizes(raw: dict) -> None:
+    for name, value in raw.items():
+        size = len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False))
+        if size > MAX_FIELD_CHARS:
+            raise _Bad(name, f"too long ({size} characters; at most {MAX_FIELD_CHARS})")
 
 
 def _row_drafts(line: int, raw: dict, with_ssd: bool, language: str) -> list[ItemDraft]:

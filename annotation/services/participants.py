@@ -19,23 +19,51 @@ class EntryRefused(ValueError):
     """The study link is malformed or the study is not open; shown to the person."""
 
 
-def participant_enter(
+def entry_check(
     *, study: Study, prolific_pid: str | None, prolific_study_id: str | None, session_id: str | None
-) -> Participant:
-    """The participant for a Prolific link (the same one on every return), or a
-    new local participant when no Prolific id is given."""
+) -> None:
+    """EntryRefused, saying why, for a link that cannot be used: a study not yet
+    started, or ids that are not Prolific's."""
     if study.status == Study.Status.DRAFT:
         raise EntryRefused(_("This study has not started yet."))
     if prolific_pid is None:
         if prolific_study_id or session_id:
             raise EntryRefused(_("The link has STUDY_ID or SESSION_ID but no PROLIFIC_PID."))
-        return Participant.objects.create(study=study)
+        return
     for name, value in (("PROLIFIC_PID", prolific_pid), ("STUDY_ID", prolific_study_id), ("SESSION_ID", session_id)):
         if value is not None and not PROLIFIC_ID.fullmatch(value):
             raise EntryRefused(
                 _("The link's %(name)s (%(value)s) is not a Prolific id (24 hexadecimal characters).")
                 % {"name": name, "value": repr(value[:40])}
             )
+
+
+def participant_returning(
+    *, study: Study, known: Participant | None, prolific_pid: str | None, session_id: str | None
+) -> Participant | None:
+    """Who opens the study link again, if anyone: the participant this browser
+    already is (`known`) unless the link names another Prolific id, else the
+    participant of the link's Prolific id (from any browser); None for a newcomer,
+    whose row is made only at consent (participant_enter)."""
+    if known is not None and known.study_id == study.pk and prolific_pid in (None, known.prolific_pid):
+        return known
+    if prolific_pid is None:
+        return None
+    participant = Participant.objects.filter(study=study, prolific_pid=prolific_pid).first()
+    if participant is not None and session_id and participant.prolific_session_id != session_id:
+        Participant.objects.filter(pk=participant.pk).update(prolific_session_id=session_id)
+        participant.prolific_session_id = session_id
+    return participant
+
+
+def participant_enter(
+    *, study: Study, prolific_pid: str | None, prolific_study_id: str | None, session_id: str | None
+) -> Participant:
+    """The participant for a Prolific link (the same one on every return), or a
+    new local participant when no Prolific id is given. Called at consent."""
+    entry_check(study=study, prolific_pid=prolific_pid, prolific_study_id=prolific_study_id, session_id=session_id)
+    if prolific_pid is None:
+        return Participant.objects.create(study=study)
     return _prolific_participant(study, prolific_pid, prolific_study_id or "", session_id or "")
 
 

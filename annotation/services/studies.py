@@ -6,6 +6,7 @@ from django.db import transaction
 from django.utils import translation
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotation.models import Clip, Corpus, PrerequisiteQuestion, Study, StudyItem
 
@@ -50,13 +51,19 @@ def clips_selected(*, corpus: Corpus, selection: ClipSelection):
 _LOWERCASE_LANGUAGE_NAMES = {"es", "pt", "fr", "it"}
 
 
+# Spoken languages Django names only by their script ("zh-hans"), or not at all.
+_SPOKEN_NAMES = {"zh": gettext_lazy("Chinese"), "cmn": gettext_lazy("Mandarin Chinese")}
+
+
 def language_name(code: str) -> str:
     """'pt-BR' -> 'Portuguese (pt-BR)', in the active language ('portugués (pt-BR)' in Spanish)."""
     if not code:
         return _("the study language")
     base = code.replace("_", "-").split("-")[0].lower()
     try:
-        name = str(translation.get_language_info(base)["name_translated"])
+        name = str(
+            _SPOKEN_NAMES[base] if base in _SPOKEN_NAMES else translation.get_language_info(base)["name_translated"]
+        )
     except KeyError:
         return code
     if translation.get_language() in _LOWERCASE_LANGUAGE_NAMES:
@@ -162,6 +169,25 @@ def study_status_refusal(*, study: Study, status: str) -> str:
         return f"a {study.status} study cannot be set {status}"
     if status == Study.Status.DRAFT and study.participants.exists():
         return "participants have entered it"
+    if status == Study.Status.LIVE:
+        return _not_ready_reason(study)
+    return ""
+
+
+def _not_ready_reason(study: Study) -> str:
+    """What a study lacks to be shown to participants: the attention checks it
+    asks for, and consent text (in its interface language, the one it offers)."""
+    if study.kind == Study.Kind.FORM:
+        checks = study.form_items.filter(settings__attention_check=True).count()
+    else:
+        checks = study.attention_checks.count()
+    if checks < study.attention_checks_per_task:
+        return (
+            f"it asks for {study.attention_checks_per_task} attention check(s) per task but has {checks}; "
+            "add them on its page or ask for fewer"
+        )
+    if not study.consent_text.strip():
+        return f"it has no consent text for its participants ({study.get_interface_language_display()})"
     return ""
 
 

@@ -64,6 +64,7 @@ class TopupPlan:
     places: int | None  # the study's limit; None for no limit
     places_taken: int
     overdue_tasks: int  # open past their time limit; expiring them frees clips
+    unit: str = "clip"  # what is counted: clips, or a form's items (a clip may have several)
 
     @property
     def places_free(self) -> int | None:
@@ -91,6 +92,8 @@ def topup_plan(*, study: Study, now: datetime | None = None) -> TopupPlan:
     missing_by_language: dict[str, list[int]] = defaultdict(list)
     rows = (
         StudyItem.objects.filter(study=study, review__in=ASSIGNABLE)
+        # A form's attention checks are answered by everyone and never counted.
+        .exclude(pk__in=StudyItem.objects.filter(study=study, form_item__settings__attention_check=True).values("pk"))
         .annotate(load=F("completed_count") + F("reserved_count"))
         .filter(load__lt=study.target_annotations)
         .values_list("clip__language", "load")
@@ -108,6 +111,7 @@ def topup_plan(*, study: Study, now: datetime | None = None) -> TopupPlan:
         places=study.places,
         places_taken=places_taken(study=study),
         overdue_tasks=open_tasks.filter(expires_at__lte=now or timezone.now()).count(),
+        unit="item" if study.kind == Study.Kind.FORM else "clip",
     )
 
 
@@ -128,11 +132,12 @@ def topup_open(*, study: Study, now: datetime | None = None) -> TopupOpened:
 def topup_summary(plan: TopupPlan, opened: TopupOpened | None = None) -> str:
     """One line for the command's last line and the admin's message."""
     total = plan.total
+    answers = "answer" if plan.unit == "item" else "annotation"
     if not total.missing_annotations:
-        head = "No clip in assignment is below target"
+        head = f"No {plan.unit} in assignment is below target"
     else:
         head = (
-            f"{total.missing_annotations} annotation(s) missing on {total.clips_below_target} clip(s); "
+            f"{total.missing_annotations} {answers}(s) missing on {total.clips_below_target} {plan.unit}(s); "
             f"{total.places_needed} place(s) needed"
         )
     if plan.places is None:

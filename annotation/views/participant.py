@@ -4,7 +4,7 @@ from functools import wraps
 
 from django import forms
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -16,18 +16,24 @@ from annotation.models import Study
 from annotation.services.assignment import NoTaskAvailable, assignment_claim
 from annotation.services.participants import (
     EntryRefused,
+    entry_check,
     listening_check_answer,
     listening_check_seed,
     next_step,
     participant_consent,
     participant_enter,
+    participant_returning,
     participant_screen,
     participant_screen_out,
 )
 from annotation.views.participant_access import (
     UnknownParticipant,
+    entry_from,
+    forget_entry,
     get_participant,
     get_participant_by_key,
+    participant_in_browser,
+    remember_entry,
     remember_participant,
     to_step,
 )
@@ -40,8 +46,10 @@ def message(request, study, title: str, text: str, *, status: int = 200, code: s
     return render(request, "participant/message.html", context, status=status)
 
 
-def participant_page(step: str):
-    """Load the participant from their cookie and keep them on their current step."""
+def participant_page(step: str, *, before_entry=None):
+    """Load the participant from their cookie and keep them on their current step.
+    `before_entry(request, study)` may answer for a browser that is no participant
+    yet (None: the "use your study link" page)."""
 
     def decorate(view):
         @wraps(view)
@@ -51,6 +59,8 @@ def participant_page(step: str):
                 participant = get_participant(request, slug)
             except UnknownParticipant as unknown:
                 with translation.override(unknown.study.interface_language):
+                    if before_entry is not None and (answer := before_entry(request, unknown.study)) is not None:
+                        return answer
                     return message(request, unknown.study, _("Please use your study link"),
                                    _("We could not find your place in this study. Open the link you were given again."),
                                    status=403)  # fmt: skip
@@ -81,18 +91,27 @@ def in_study_language(view):
 @never_cache
 @in_study_language
 def study_entry(request, slug):
+    """The study link: back to their place for someone who has taken part (this
+    browser's participant, or the link's Prolific id); to consent for a newcomer,
+    whose participant row is made only when they decide there."""
     study = get_object_or_404(Study, slug=slug)
     if study.status == Study.Status.CLOSED:
         return message(request, study, _("This study is closed"), _("Thank you for your interest."), status=410)
+    entry = {
+        "prolific_pid": request.GET.get("PROLIFIC_PID"),
+        "prolific_study_id": request.GET.get("STUDY_ID"),
+        "session_id": request.GET.get("SESSION_ID"),
+    }
     try:
-        participant = participant_enter(
-            study=study,
-            prolific_pid=request.GET.get("PROLIFIC_PID"),
-            prolific_study_id=request.GET.get("STUDY_ID"),
-            session_id=request.GET.get("SESSION_ID"),
-        )
+        entry_check(study=study, **entry)
     except EntryRefused as refused:
         return message(request, study, _("This link does not work"), str(refused), status=400)
+    participant = participant_returning(
+        study=study, known=participant_in_browser(request, slug),
+        prolific_pid=entry["prolific_pid"], session_id=entry["session_id"],
+    )  # fmt: skip
+    if participant is None:
+        return remember_entry(redirect("annotation:consent", slug=slug), slug, entry)
     return remember_participant(to_step(participant, next_step(participant)), participant)
 
 
@@ -104,22 +123,45 @@ def study_resume(request, slug, key):
     return remember_participant(to_step(participant, next_step(participant)), participant)
 
 
+def _consent_on_entry(request, study):
+    """Consent for someone who came by the study link and is no participant yet:
+    their row is made by their decision (either way), from the link's ids."""
+    entry = entry_from(request, study.slug)
+    if entry is None:
+        return None
+    if request.method != "POST":
+        return render(request, "participant/consent.html", {"study": study})
+    try:
+        participant = participant_enter(study=study, **entry)
+    except EntryRefused as refused:
+        return message(request, study, _("This link does not work"), str(refused), status=400)
+    return forget_entry(remember_participant(_decided(request, participant), participant), study.slug)
+
+
 @require_http_methods(["GET", "POST"])
-@participant_page("consent")
+@participant_page("consent", before_entry=_consent_on_entry)
 def consent(request, participant):
     if request.method == "POST":
-        if request.POST.get("agree") == "yes":
-            participant_consent(participant=participant)
-            participant.refresh_from_db()
-            return to_step(participant, next_step(participant))
-        participant_screen_out(participant=participant)
-        return _screen_out_page(request, participant, _("You did not give your consent, so you cannot take part."))
-    resume = ""
-    if not participant.prolific_pid:
-        resume = request.build_absolute_uri(
-            reverse("annotation:resume", args=[participant.study.slug, participant.access_key])
-        )
-    return render(request, "participant/consent.html", {"study": participant.study, "resume_link": resume})
+        return _decided(request, participant)
+    return render(request, "participant/consent.html", {"study": participant.study})
+
+
+def _decided(request, participant):
+    if request.POST.get("agree") == "yes":
+        participant_consent(participant=participant)
+        participant.refresh_from_db()
+        return to_step(participant, next_step(participant))
+    participant_screen_out(participant=participant)
+    return _screen_out_page(request, participant, _("You did not give your consent, so you cannot take part."))
+
+
+def resume_link(request, participant) -> str:
+    """A local participant's own link back to their place, shown once they have one."""
+    if participant.prolific_pid:
+        return ""
+    return request.build_absolute_uri(
+        reverse("annotation:resume", args=[participant.study.slug, participant.access_key])
+    )
 
 
 class ScreeningForm(forms.Form):
@@ -143,7 +185,8 @@ def screening(request, participant):
             participant.refresh_from_db()
             return to_step(participant, next_step(participant))
         return _screen_out_page(request, participant, _("Thank you. This study is for a different group of people."))
-    return render(request, "participant/screening.html", {"study": participant.study, "form": form})
+    context = {"study": participant.study, "form": form, "resume_link": resume_link(request, participant)}
+    return render(request, "participant/screening.html", context)
 
 
 @require_safe
@@ -208,7 +251,8 @@ def instructions(request, participant):
         except NoTaskAvailable as unavailable:
             return message(request, study, _("No task available"), str(unavailable))
         return to_step(participant, "task")
-    return render(request, "participant/instructions.html", {"study": study, **example_context(study)})
+    context = {"study": study, "resume_link": resume_link(request, participant), **example_context(study)}
+    return render(request, "participant/instructions.html", context)
 
 
 def example_context(study) -> dict:

@@ -10,6 +10,7 @@ when the browser is no participant of the study. Staff lookups are in
 annotation/access.py.
 """
 
+import json
 from datetime import datetime
 
 from django.core.exceptions import PermissionDenied
@@ -23,6 +24,8 @@ from annotation.services.submission_rows import ItemState
 
 _SALT = "annotation.participant"
 _MAX_AGE = 60 * 60 * 24 * 30
+_ENTRY_SALT = "annotation.entry"
+_ENTRY_MAX_AGE = 60 * 60 * 24
 
 
 class UnknownParticipant(PermissionDenied):
@@ -49,6 +52,41 @@ def remember_participant(response, participant: Participant):
     return response
 
 
+def remember_entry(response, slug: str, entry: dict):
+    """Before consent there is no participant yet, only the link they came by
+    (its Prolific ids, or none): kept in a signed cookie until they decide."""
+    response.set_signed_cookie(
+        f"e_{slug}", json.dumps(entry), salt=_ENTRY_SALT, max_age=_ENTRY_MAX_AGE, httponly=True, samesite="Lax"
+    )
+    return response
+
+
+def entry_from(request, slug: str) -> dict | None:
+    """The link's ids as remember_entry kept them; None without a (valid) entry cookie."""
+    raw = request.get_signed_cookie(f"e_{slug}", default=None, salt=_ENTRY_SALT, max_age=_ENTRY_MAX_AGE)
+    try:
+        entry = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    names = ("prolific_pid", "prolific_study_id", "session_id")
+    if not isinstance(entry, dict) or set(entry) != set(names):
+        return None
+    return entry if all(value is None or isinstance(value, str) for value in entry.values()) else None
+
+
+def forget_entry(response, slug: str):
+    response.delete_cookie(f"e_{slug}", samesite="Lax")
+    return response
+
+
+def participant_in_browser(request, slug: str) -> Participant | None:
+    """The participant this browser already is in the study `slug`, or None."""
+    participant_id = participant_id_from(request, slug)
+    if participant_id is None:
+        return None
+    return Participant.objects.select_related("study").filter(pk=participant_id, study__slug=slug).first()
+
+
 def participant_id_from(request, slug: str) -> int | None:
     raw = request.get_signed_cookie(cookie_name(slug), default=None, salt=_SALT, max_age=_MAX_AGE)
     return int(raw) if raw and raw.isdigit() else None
@@ -57,11 +95,9 @@ def participant_id_from(request, slug: str) -> int | None:
 def get_participant(request, slug: str) -> Participant:
     """The participant this browser is in the study `slug` (with the study), in one
     query; only when there is none is the study looked up, for the 404 or the page."""
-    participant_id = participant_id_from(request, slug)
-    if participant_id is not None:
-        found = Participant.objects.select_related("study").filter(pk=participant_id, study__slug=slug).first()
-        if found is not None:
-            return found
+    found = participant_in_browser(request, slug)
+    if found is not None:
+        return found
     raise UnknownParticipant(get_object_or_404(Study, slug=slug))
 
 

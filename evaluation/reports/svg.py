@@ -129,18 +129,19 @@ def curve_chart(series: list[tuple[str, list[tuple[float, float | None, float | 
                 title: str, x_label: str, y_label: str) -> str:  # fmt: skip
     """Lines through (x, value) points with vertical interval bars, one line per series:
     series = [(name, [(x, value, low, high), ...])]. Points without a value are left out."""
-    width, height, left, right, top, bottom = 640, 300, 50, 20, 30, 60
+    width, left, right, top, plot_bottom = 640, 50, 20, 30, 240
+    height = plot_bottom + 60 + 15 * len(series)  # axis labels, then the legend a line a series
     points = [p for _, line in series for p in line if p[1] is not None]
     xs = [p[0] for p in points] or [0.0, 100.0]
     y_low = min([0.0, *(p[2] if p[2] is not None else p[1] for p in points)])
     x = _scale(0.0, max(xs), left, width - right)
-    y = _scale(y_low, 1.0, height - bottom, top)
+    y = _scale(y_low, 1.0, plot_bottom, top)
     parts = [_open(width, height, title), _text(width / 2, 16, title, anchor="middle", bold=True)]
     for tick in _ticks(y_low, 1.0):
         parts.append(_text(left - 6, y(tick) + 4, f"{tick:g}", anchor="end"))
         parts.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{width - right}" y2="{y(tick):.1f}" stroke="#eee"/>')
     for tick in sorted(set(xs)):
-        parts.append(_text(x(tick), height - bottom + 14, f"{tick:g}", anchor="middle"))
+        parts.append(_text(x(tick), plot_bottom + 14, f"{tick:g}", anchor="middle"))
     for s, (name, line) in enumerate(series):
         colour = COLOURS[s % len(COLOURS)]
         shown = [p for p in line if p[1] is not None]
@@ -154,9 +155,9 @@ def curve_chart(series: list[tuple[str, list[tuple[float, float | None, float | 
             interval = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
             parts.append(f'<circle cx="{x(px):.1f}" cy="{y(value):.1f}" r="3.5" fill="{colour}">'
                          f"<title>{escape(name)} at {px:g}: {value:.3f}{interval}</title></circle>")  # fmt: skip
-    parts.append(_text(width / 2, height - bottom + 30, x_label, anchor="middle"))
-    parts.append(_text(12, (height - bottom) / 2, y_label, anchor="middle", rotate=True))
-    parts += _legend([name for name, _ in series], left, height - 12)
+    parts.append(_text(width / 2, plot_bottom + 30, x_label, anchor="middle"))
+    parts.append(_text(12, plot_bottom / 2, y_label, anchor="middle", rotate=True))
+    parts += _legend([name for name, _ in series], left, plot_bottom + 56)
     return "".join(parts) + "</svg>"
 
 

@@ -14,6 +14,7 @@ from django.utils.html import format_html
 from annotation.access import require_perm
 from modelzoo.forms import BenchmarkLaunchForm
 from modelzoo.models import BenchmarkRun
+from modelzoo.results import MEASURE_NAMES
 from modelzoo.services.benchmark_runs import BenchmarkRefused, benchmark_run_cancel, benchmark_runs_launch
 from modelzoo.views import benchmark_results, benchmark_runs
 
@@ -22,8 +23,9 @@ ADD = ("modelzoo.add_benchmarkrun", "evaluation.view_labelset")  # a launch read
 
 @admin.register(BenchmarkRun)
 class BenchmarkRunAdmin(admin.ModelAdmin):
-    list_display = ["pk", "label_set", "detector", "label_mode", "setting_label", "status", "progress_text",
-                    "headline", "created_at"]  # fmt: skip
+    # The choices' short values, not their long labels: the list stays one line a run.
+    list_display = ["pk", "label_set", "detector_name", "mode", "setting_label", "state", "headline", "group_short",
+                    "created_at"]  # fmt: skip
     list_display_links = ["pk", "setting_label"]
     list_filter = ["status", "detector", "label_mode", "setting_kind", "label_set"]
     list_select_related = ["label_set"]
@@ -107,18 +109,34 @@ class BenchmarkRunAdmin(admin.ModelAdmin):
         context = benchmark_runs.run_page_context(request, run) if run is not None else {}
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
 
-    @admin.display(description="progress")
-    def progress_text(self, run):
+    @admin.display(description="status", ordering="status")
+    def state(self, run):
+        if run.cancelled:
+            return "cancelled"
         if run.finished:
-            return "cancelled" if run.cancelled else "-"
-        return f"{run.phase} {run.done}/{run.total}" if run.total else run.phase or "waiting for a worker"
+            return run.status
+        progress = f"{run.phase} {run.done}/{run.total}" if run.total else run.phase or "waiting for a GPU worker"
+        return f"{run.status}: {progress}"
 
     @admin.display(description="pooled result")
     def headline(self, run):
         if not run.metrics:
             return "-"
         pooled = run.metrics["pooled"]
-        return ", ".join(f"{measure} {_value(pooled[measure])}" for measure in run.measures)
+        return ", ".join(f"{MEASURE_NAMES[measure]} {_value(pooled[measure])}" for measure in run.measures)
+
+    @admin.display(description="detector", ordering="detector")
+    def detector_name(self, run):
+        return run.detector + (f" ({run.backbone})" if run.backbone else "")
+
+    @admin.display(description="label mode", ordering="label_mode")
+    def mode(self, run):
+        return run.label_mode
+
+    @admin.display(description="group")
+    def group_short(self, run):
+        url = reverse("admin:modelzoo_benchmarkrun_group", args=[run.group])
+        return format_html('<a href="{}" title="{}">{}</a>', url, run.group, str(run.group)[:8])
 
     @admin.display(description="group")
     def group_link(self, run):

@@ -47,12 +47,12 @@ class BenchmarkRun(BackgroundJob):
         BOTH = "both", "both heads together"
 
     class Kind(models.TextChoices):
-        MONOLINGUAL = "monolingual"
-        CROSS_LINGUAL = "cross-lingual"
-        MULTILINGUAL = "multilingual"
-        CROSS_AROUSAL = "cross-arousal"
-        DATA_SCALE = "data-scale"
-        CROSS_DATASET = "cross-dataset"
+        MONOLINGUAL = "monolingual", "monolingual"
+        CROSS_LINGUAL = "cross-lingual", "cross-lingual"
+        MULTILINGUAL = "multilingual", "multilingual"
+        CROSS_AROUSAL = "cross-arousal", "cross-arousal"
+        DATA_SCALE = "data-scale", "data scale"
+        CROSS_DATASET = "cross-dataset", "cross-dataset"
 
     class Arousal(models.TextChoices):  # cross-arousal's two regimes (MMEE section 4.3)
         HIGH = "high"

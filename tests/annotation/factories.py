@@ -78,6 +78,7 @@ class StudyFactory(factory.django.DjangoModelFactory):
     corpus = factory.SubFactory(CorpusFactory)
     name = factory.Sequence(lambda n: f"study-{n}")
     slug = factory.Sequence(lambda n: f"study-{n}")
+    consent_text = "We record which words you mark. Taking part is voluntary."
 
 
 class ParticipantFactory(factory.django.DjangoModelFactory):

@@ -134,7 +134,7 @@ class TestStatusActions:
         ],
     )
     def test_only_sensible_transitions(self, admin_client, start, action, end):
-        study = StudyFactory(status=start)
+        study = StudyFactory(status=start, attention_checks_per_task=0)
 
         act(admin_client, action, study)
 
@@ -150,12 +150,21 @@ class TestStatusActions:
         assert Study.objects.get(pk=untouched.pk).status == "draft"
         assert "entered (participants have entered it)" in page
 
-    def test_going_live_without_enough_attention_checks_warns(self, admin_client):
-        study = StudyFactory(name="Pilot", attention_checks_per_task=2)
+    def test_going_live_without_enough_attention_checks_is_refused(self, admin_client):
+        study = StudyFactory(name="Pilot", attention_checks_per_task=2, consent_text="We record your marks.")
 
         page = act(admin_client, "set_live", study).content.decode()
 
-        assert "Pilot asks for 2 attention check(s) per task but has 0" in page
+        assert Study.objects.get(pk=study.pk).status == "draft"
+        assert "Not set live: Pilot (it asks for 2 attention check(s) per task but has 0" in page
+
+    def test_going_live_without_consent_text_is_refused(self, admin_client):
+        study = StudyFactory(name="Pilot", attention_checks_per_task=0, consent_text="  ")
+
+        page = act(admin_client, "set_live", study).content.decode()
+
+        assert Study.objects.get(pk=study.pk).status == "draft"
+        assert "Not set live: Pilot (it has no consent text" in page
 
     def test_only_live_studies_hand_out_work(self, admin_client):
         study = StudyFactory(status="draft", attention_checks_per_task=0)

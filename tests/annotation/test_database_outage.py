@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 @pytest.mark.parametrize("error", [OperationalError("could not connect to server"), InterfaceError("closed")])
 def test_a_participant_page_says_to_try_again_in_a_moment(client, error):
     study = live_study()
-    with mock.patch("annotation.views.participant.participant_enter", side_effect=error):
+    with mock.patch("annotation.views.participant.participant_returning", side_effect=error):
         response = client.get(f"/s/{study.slug}/", HTTP_ACCEPT_LANGUAGE="de")
 
     assert response.status_code == 503
@@ -33,7 +33,7 @@ def test_a_submit_that_finds_no_database_is_503_too(client):
 def test_other_errors_are_not_taken_for_an_outage(client):
     study = live_study()
     with (
-        mock.patch("annotation.views.participant.participant_enter", side_effect=ValueError("bug")),
+        mock.patch("annotation.views.participant.participant_returning", side_effect=ValueError("bug")),
         pytest.raises(ValueError),
     ):
         client.get(f"/s/{study.slug}/")

@@ -316,3 +316,40 @@ def test_skip_invalid_imports_the_good_rows_and_lists_the_bad(folder, capsys):
     assert Clip.objects.count() == 1
     out = capsys.readouterr().out
     assert "line 2 (item 'sample_02'), label: 9 is out of range" in out and "line 3 (item 'broken'), audio" in out
+
+
+# -- limits (issue 15) ---------------------------------------------------------------------------
+
+
+def test_an_items_file_over_the_size_limit_is_refused_unread(folder, media_storage, settings):
+    from annotation.ingest import listening_form_rows
+
+    folder.write("\n" * (listening_form_rows.MAX_ITEMS_FILE_BYTES + 1))
+
+    assert "items.jsonl is" in refused(folder.root) and "the limit is" in refused(folder.root)
+    assert_nothing_written(media_storage)
+
+
+def test_a_field_over_the_size_limit_is_a_problem_of_its_line(folder, media_storage):
+    from annotation.ingest import listening_form_rows
+
+    long = "x" * (listening_form_rows.MAX_FIELD_CHARS + 1)
+    folder.audio("audio/ok.wav")
+    folder.add(id="q", type="single_choice", audio="audio/ok.wav", prompt=long, options=["a", "b"])
+    folder.add(id="r", type="single_choice", audio="audio/ok.wav", options=["a", long])
+
+    error = refused(folder.write())
+
+    assert "line 1 (item 'q'), prompt: too long" in error and "line 2 (item 'r'), options: too long" in error
+    assert_nothing_written(media_storage)
+
+
+def test_many_bad_rows_list_the_first_problems_and_count_the_rest(folder, media_storage):
+    for n in range(60):
+        folder.add(id=f"q{n}", type="nonsense", audio="audio/ok.wav")
+
+    error = refused(folder.write())
+
+    assert "items.jsonl: 60 bad row(s), nothing was imported" in error
+    assert "line 20 (item 'q19')" in error and "line 21 (item" not in error
+    assert "and 40 more problem(s)" in error

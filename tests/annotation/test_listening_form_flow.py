@@ -204,3 +204,16 @@ def test_participant_review_works_for_form_studies(client):
     [row] = rows
     assert (row.prolific_pid, row.clips) == (PID, 2)
     assert row.kappa is None and row.kappa_reason  # no word agreement to compute from two form answers
+
+
+def test_form_study_instructions_show_no_emphasis_marking_help(client):
+    study = live_form(specs=every_type, instructions="Answer each question about the clip.")
+    client.get(f"/s/{study.slug}/?PROLIFIC_PID={PID}")
+    client.post(f"/s/{study.slug}/consent/", {"agree": "yes"})
+    answers = {f"q{q.pk}": q.accepted[0] for q in PrerequisiteQuestion.objects.filter(study=study)}
+    client.post(f"/s/{study.slug}/screening/", answers)
+
+    page = client.get(f"/s/{study.slug}/instructions/").content.decode()
+
+    assert "Answer each question about the clip." in page
+    assert "How to mark words" not in page and "heavily emphasized" not in page and 'class="legend' not in page

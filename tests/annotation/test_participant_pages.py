@@ -36,14 +36,14 @@ def test_prolific_link_leads_through_consent_screening_and_instructions_to_the_t
     study = live_study()
     response = client.get(prolific_link(study))
     assert response["Location"] == f"/s/{study.slug}/consent/"
+
+    assert client.post(f"/s/{study.slug}/consent/", {"agree": "yes"})["Location"] == f"/s/{study.slug}/screening/"
     participant = Participant.objects.get()
     assert (participant.prolific_pid, participant.prolific_study_id, participant.prolific_session_id) == (
         PID,
         STUDY_ID,
         SESSION_ID,
     )
-
-    assert client.post(f"/s/{study.slug}/consent/", {"agree": "yes"})["Location"] == f"/s/{study.slug}/screening/"
     answers = {f"q{q.pk}": q.accepted[0] for q in PrerequisiteQuestion.objects.filter(study=study)}
     assert client.post(f"/s/{study.slug}/screening/", answers)["Location"] == f"/s/{study.slug}/instructions/"
     assert client.post(f"/s/{study.slug}/instructions/")["Location"] == f"/s/{study.slug}/task/"
@@ -92,13 +92,47 @@ def test_local_participants_get_a_resume_link(client):
 
     study = live_study()
     client.get(f"/s/{study.slug}/")
+    client.post(f"/s/{study.slug}/consent/", {"agree": "yes"})
     participant = Participant.objects.get()
     assert participant.prolific_pid == ""
-    page = client.get(f"/s/{study.slug}/consent/").content.decode()
+    page = client.get(f"/s/{study.slug}/screening/").content.decode()
     resume = reverse("annotation:resume", args=[study.slug, participant.access_key])
     assert resume in page
 
-    assert Client().get(resume)["Location"] == f"/s/{study.slug}/consent/"
+    assert Client().get(resume)["Location"] == f"/s/{study.slug}/screening/"
+
+
+def test_visits_before_consent_create_no_participant(client):
+    from django.test import Client
+
+    study = live_study()
+    for _ in range(3):
+        assert Client().get(f"/s/{study.slug}/")["Location"] == f"/s/{study.slug}/consent/"
+    Client().get(prolific_link(study))
+    visitor = Client()
+    visitor.get(f"/s/{study.slug}/")
+    assert "I agree and want to take part" in visitor.get(f"/s/{study.slug}/consent/").content.decode()
+    assert not Participant.objects.exists()
+
+    visitor.post(f"/s/{study.slug}/consent/", {"agree": "yes"})
+
+    assert Participant.objects.get().consented_at is not None
+
+
+@pytest.mark.parametrize("link", ["local", "prolific"])
+def test_opening_the_study_link_again_mid_task_resumes_the_same_participant(client, link):
+    study = live_study()
+    url = prolific_link(study) if link == "prolific" else f"/s/{study.slug}/"
+    client.get(url)
+    client.post(f"/s/{study.slug}/consent/", {"agree": "yes"})
+    answers = {f"q{q.pk}": q.accepted[0] for q in PrerequisiteQuestion.objects.filter(study=study)}
+    client.post(f"/s/{study.slug}/screening/", answers)
+    client.post(f"/s/{study.slug}/instructions/")
+    item_id = current_item_id(client, study)
+
+    assert client.get(url)["Location"] == f"/s/{study.slug}/task/"
+    assert current_item_id(client, study) == item_id
+    assert Participant.objects.count() == 1
 
 
 def test_not_qualifying_shows_a_polite_page_with_the_screen_out_code(client):

@@ -182,3 +182,45 @@ def test_the_two_clips_of_a_pair_cannot_be_played_at_the_same_time():
     assert not listening_problems(
         listening_verdicts(item, study, datetime.fromtimestamp(1005.2, UTC), one_after_the_other)
     )
+
+
+def test_the_hand_written_statements_store_the_same_rows_on_every_backend(client, study):
+    """Run on SQLite and on PostgreSQL (the postgres pass of the suite): the same
+    reports and submits leave exactly these rows, whichever backend ran the SQL."""
+    from annotation.models import Annotation
+
+    items = task_items(walk_to_task(client, study))
+    page = Page(client, study, 41)
+    steps = play_through(page, 10.0)
+    assert page.report(items[0], steps[:1], at=0).status_code == 204
+    assert page.report(items[0], steps[1:5], at=1.0).status_code == 204
+    assert page.submit(items[0], at=2.2, events=steps[5:]).status_code == 302
+    steps = play_through(page, 13.0)
+    assert page.report(items[1], steps[:1], at=3.0).status_code == 204
+    assert page.submit(items[1], at=3.5, events=steps[1:3]).status_code == 422  # kept, though refused
+    assert page.report(items[1], steps[3:], at=5.1).status_code == 204
+    assert page.submit(items[1], at=5.2).status_code == 302
+    assert page.report(items[0], steps[:1], at=5.3).status_code == 204  # a late report: dropped
+
+    position = {item: index for index, item in enumerate(items)}
+    events = sorted(
+        (position[e.item_id], round((e.received_at - page.t0).total_seconds(), 3), e.client_ms, e.kind, e.track,
+         e.media_time, e.rate, e.page)
+        for e in PlaybackEvent.objects.all()
+    )  # fmt: skip
+    answers = sorted(
+        (position[a.item_id], a.levels, a.coverage, a.seconds_spent, round((a.submitted_at - page.t0).total_seconds(), 3))
+        for a in Annotation.objects.all()
+    )  # fmt: skip
+
+    client_ms = [10000.0, 10250.0, 10500.0, 10750.0, 11000.0, 11250.0, 11500.0, 11750.0, 12000.0, 12000.0]
+    times = [0.0, 1.0, 1.0, 1.0, 1.0, 2.2, 2.2, 2.2, 2.2, 2.2]
+    kinds = ["play"] + ["timeupdate"] * 8 + ["ended"]
+    media = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.0]
+    first = [(0, at, ms, kind, 0, t, 1.0, 41) for at, ms, kind, t in zip(times, client_ms, kinds, media, strict=True)]
+    times = [3.0, 3.5, 3.5, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1]
+    second = [(1, at, ms + 3000, kind, 0, t, 1.0, 41)
+              for at, ms, kind, t in zip(times, client_ms, kinds, media, strict=True)]  # fmt: skip
+    assert events == sorted(first + second)
+    level = [1] + [0] * 9
+    assert answers == [(0, level, 1.0, 2.2, 2.2), (1, level, 1.0, 2.2, 5.2)]

@@ -11,7 +11,7 @@ from annotation.models import Participant, PlaybackEvent, Study, StudyItem, Task
 from annotation.services.assignment import NoTaskAvailable, assignment_claim, tasks_expire
 from annotation.services.studies import ClipSelection, study_create
 from annotation.services.submission import annotation_submit
-from annotation.services.topups import places_needed, topup_open, topup_plan
+from annotation.services.topups import places_needed, topup_open, topup_plan, topup_summary
 from tests.annotation.factories import ClipFactory, CorpusFactory
 
 
@@ -248,3 +248,28 @@ class TestAdminView:
         assert page.status_code == 200 and "Open 2 places" not in page.content.decode()
         assert client.post(self.url(study)).status_code == 403
         assert Study.objects.get(pk=study.pk).places == 2
+
+
+@pytest.mark.django_db
+def test_form_studies_count_items_as_the_page_says():
+    from annotation.models import FormItem
+    from annotation.services.listening_forms import FormItemSpec
+    from tests.annotation.study_helpers import live_form
+
+    def two_questions_per_clip(clips):
+        specs = []
+        for index, clip in enumerate(clips[:3]):
+            specs.append(FormItemSpec(f"c{index}", FormItem.Type.SINGLE_CHOICE, clip, options=["x", "y"], gold=0))
+            specs.append(FormItemSpec(f"s{index}", FormItem.Type.STRESSED_WORDS, clip))
+        specs.append(FormItemSpec("check", FormItem.Type.SINGLE_CHOICE, clips[3], options=["x", "y"], gold=1,
+                                  settings={"attention_check": True}))  # fmt: skip
+        return specs
+
+    study = live_form(specs=two_questions_per_clip, clips_per_task=6, target_annotations=2, places=0)
+
+    plan = topup_plan(study=study)
+
+    # Six questions below target (the attention check is answered by everyone and never topped up).
+    assert rows(plan)["all"] == (6, 12, 2)
+    summary = topup_summary(plan)
+    assert summary.startswith("12 answer(s) missing on 6 item(s); 2 place(s) needed") and "clip" not in summary

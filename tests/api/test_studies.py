@@ -60,7 +60,7 @@ def test_studies_filter_by_status(api):
 
 
 def test_setting_a_status_goes_through_the_service(api):
-    study = StudyFactory()
+    study = StudyFactory(attention_checks_per_task=0)
 
     response = api.post(f"/api/v1/studies/{study.pk}/status/", {"status": "live"}, format="json")
 

@@ -226,3 +226,23 @@ def test_the_launch_action_wants_one_final_set(boss, label_set):
     response = boss.post(changelist, {"action": "launch_benchmark", "_selected_action": [draft.pk]}, follow=True)
 
     assert "Select one final label set" in response.content.decode()
+
+
+def test_runs_picked_in_the_list_are_cancelled_only_by_who_may_change_them(
+    label_set, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):
+        runs = benchmark_runs_launch(label_set=label_set, detector="acoustic", label_mode="binary",
+                                     plan=Plan("monolingual"))  # fmt: skip
+    changelist = reverse("admin:modelzoo_benchmarkrun_changelist")
+    picked = {"action": "cancel_runs", "_selected_action": [run.pk for run in runs]}
+
+    viewer = browser("modelzoo.view_benchmarkrun")
+    assert [name for name, _ in viewer.get(changelist).context["action_form"].fields["action"].choices if name] == [
+        "compare_runs"
+    ]
+    viewer.post(changelist, picked)
+    assert not BenchmarkRun.objects.filter(cancel_requested=True).exists()
+
+    browser("modelzoo.view_benchmarkrun", "modelzoo.change_benchmarkrun").post(changelist, picked)
+    assert [run.cancelled for run in BenchmarkRun.objects.all()] == [True, True]
