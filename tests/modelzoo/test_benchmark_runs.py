@@ -18,6 +18,7 @@ from modelzoo.plans import Plan
 from modelzoo.services import benchmark_training
 from modelzoo.services.benchmark_runs import BenchmarkRefused, benchmark_run_cancel, benchmark_runs_launch
 from modelzoo.training.benchmark import run_benchmark
+from tests.audio_files import CorpusFolder
 from tests.modelzoo.builders import tiny_label_set
 
 pytestmark = pytest.mark.django_db
@@ -96,6 +97,21 @@ def test_a_run_trains_tests_and_stores_its_outputs(label_set, django_capture_on_
     for phase in ("copying audio", "measuring prosody: training clips", "predicting", "zipping the checkpoint"):
         assert any(line.endswith(" " + phase) for line in log), phase
     assert "finished: accuracy" in log[-1]
+
+
+def test_a_cross_dataset_run_tests_on_the_other_sets_test_clips(
+    label_set, django_capture_on_commit_callbacks, tmp_path
+):
+    other = tiny_label_set(CorpusFolder(tmp_path / "other"), name="other", languages=("en",), per_language=8)
+
+    [run] = launch(django_capture_on_commit_callbacks, label_set=label_set, test_label_set=other,
+                   plan=Plan("cross-dataset", language="en"))  # fmt: skip
+
+    assert run.status == Status.SUCCEEDED, run.error
+    assert run.details["clips"] == {"train": 2, "validation": 1, "test": 2}  # en of this set; the other's test split
+    with default_storage.open(run.predictions.name) as handle:
+        assert {row["clip_id"][:8] for row in csv.DictReader(io.StringIO(handle.read().decode()))} == {"other-en"}
+    assert any(line.endswith(" test set: copying audio") for line in run.log.splitlines())
 
 
 def test_a_missing_backbone_fails_the_run_naming_where_it_was_looked_for(
