@@ -5,12 +5,15 @@
 - GET /benchmark-runs/ (?group=, ?status=, ...), /benchmark-runs/{id}/ (modelzoo.view_benchmarkrun):
   poll a run: status, phase, progress, its log;
 - POST /benchmark-runs/{id}/cancel/ (modelzoo.change_benchmarkrun);
+- GET /benchmark-runs/{id}/metrics-csv/ (modelzoo.view_benchmarkrun): the metrics as CSV;
 - GET /benchmark-runs/{id}/results/ (modelzoo.view_benchmarkrun): metrics with intervals, training
   history, hyperparameters, the set's human agreement, and short-lived links to the predictions CSV
   and the checkpoint zip, which need no credentials (presigned on S3).
 """
 
+from django.http import HttpResponse
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
@@ -23,7 +26,8 @@ from evaluation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.models import LabelSet
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan
-from modelzoo.selectors import run_results
+from modelzoo.results import results_csv
+from modelzoo.selectors import run_results, run_summary
 from modelzoo.services.benchmark_runs import (
     FILES,
     LINK_TTL_SECONDS,
@@ -167,3 +171,14 @@ class BenchmarkRunViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
             raise Refused(f"run {run.pk} has no results: it is {'cancelled' if run.cancelled else run.status}")
         links = {f"{kind}_url": request.build_absolute_uri(benchmark_file_link(run=run, kind=kind)) for kind in FILES}
         return Response({**run_results(run), **links, "expires_in": LINK_TTL_SECONDS})
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    @action(detail=True, methods=["get"], url_path="metrics-csv", required_perms=("modelzoo.view_benchmarkrun",))
+    def results_csv(self, request, pk: int):
+        """The metrics as CSV (one row per scope and measure, with the interval), as the admin's download."""
+        run = self.get_object()
+        if run.status != BenchmarkRun.Status.SUCCEEDED:
+            raise Refused(f"run {run.pk} has no results: it is {'cancelled' if run.cancelled else run.status}")
+        response = HttpResponse(results_csv([run_summary(run)]), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="benchmark-run-{run.pk}.csv"'
+        return response

@@ -52,6 +52,9 @@ def test_a_run_is_launched_polled_and_read_with_its_downloads(api, label_set, dj
     assert set(results["metrics"]["pooled"]["f1"]) == {"value", "low", "high"}
     assert results["details"]["config"]["c_grid"] == [1.0] and results["human_agreement"]
     assert results["expires_in"] > 0
+    metrics_csv = api.get(f"{RUNS}{run['id']}/metrics-csv/")
+    assert metrics_csv.status_code == 200 and metrics_csv["Content-Type"].startswith("text/csv")
+    assert "f1" in metrics_csv.content.decode() and "pooled" in metrics_csv.content.decode()
     from django.test import Client
 
     predictions = Client().get(results["predictions_url"].removeprefix("http://testserver"))  # no token needed
@@ -105,6 +108,7 @@ ENDPOINTS = [
     ("get", RUNS + "{run}/", ("modelzoo.view_benchmarkrun",)),
     ("post", RUNS + "{run}/cancel/", ("modelzoo.change_benchmarkrun",)),
     ("get", RUNS + "{run}/results/", ("modelzoo.view_benchmarkrun",)),
+    ("get", RUNS + "{run}/metrics-csv/", ("modelzoo.view_benchmarkrun",)),
 ]
 
 
@@ -146,7 +150,7 @@ def test_staff_without_the_permission_get_403(method, path, perms, queued_run, l
 def test_staff_with_the_permission_get_through(
     method, path, perms, queued_run, label_set, django_capture_on_commit_callbacks
 ):
-    if path.endswith("results/"):  # results are those of a finished run
+    if path.endswith(("results/", "metrics-csv/")):  # results are those of a finished run
         from modelzoo.services.benchmark_training import benchmark_run_train
 
         benchmark_run_train(run_id=queued_run.pk)
