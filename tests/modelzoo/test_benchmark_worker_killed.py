@@ -127,12 +127,13 @@ def test_a_run_whose_worker_was_killed_is_run_again_once_with_one_result(workers
     stored = sorted(default_storage.listdir(f"benchmarks/{outputs}")[1])
     assert stored == [f"run-{run.pk}-whisper-tokens-checkpoint.zip", f"run-{run.pk}-whisper-tokens-predictions.csv"]
     assert files == [] and run.predictions.name == f"benchmarks/{outputs}/{stored[1]}"
-    # Two messages reached the second worker: the sweep's and the killed worker's, never acknowledged
-    # and so delivered again; the claim let one of them run (attempts is 2, not 3).
+    # The second worker ran the sweep's message. The killed worker's message was never acknowledged:
+    # Redis delivers it again once its visibility timeout passes (an hour by default), which may or
+    # may not fall within this test; either way the claim lets one delivery run (attempts is 2).
     log = workers.log("second")
     handled = {line.split("benchmark_run_task[")[1].split("]")[0] for line in log.splitlines()
                if "benchmark_run_task[" in line and " succeeded in " in line}  # fmt: skip
-    assert len(handled) >= 2, log[-3000:]
+    assert len(handled) >= 1, log[-3000:]
 
 
 def _training(run: BenchmarkRun) -> bool:
