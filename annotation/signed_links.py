@@ -11,10 +11,12 @@ is refused by another. A `download_name` makes the file arrive as an attachment 
 
 import time
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.core import signing
 from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404
 from django.urls import reverse
 from django.utils.http import content_disposition_header
 
@@ -55,3 +57,15 @@ def granted_file(token: str, *, purpose: str) -> Grant:
 
 def storage_presigns() -> bool:
     return settings.STORAGES["default"]["BACKEND"] == "storages.backends.s3.S3Storage"
+
+
+def granted_download(grant: Grant, *, content_type: str | None = None) -> FileResponse:
+    """The granted file as an attachment that no cache keeps; Http404 when it is gone."""
+    if not default_storage.exists(grant.name):
+        raise Http404("This file no longer exists.")
+    response = FileResponse(
+        default_storage.open(grant.name, "rb"), as_attachment=True,
+        filename=grant.download_name or PurePosixPath(grant.name).name, content_type=content_type,
+    )  # fmt: skip
+    response["Cache-Control"] = "private, no-store"
+    return response

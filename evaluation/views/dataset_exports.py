@@ -6,15 +6,13 @@ in the admin, evaluation.admin.exports) and are sent on to it: on S3 a presigned
 would), as an attachment under the export's file name.
 """
 
-from pathlib import PurePosixPath
-
 from django.core import signing
-from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404
+from django.http import Http404
 from django.shortcuts import redirect
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from annotation.signed_links import granted_download
 from evaluation.access import get_export_for_staff
 from evaluation.models import DatasetExport
 from evaluation.services.dataset_exports import dataset_export_grant, dataset_export_link
@@ -35,13 +33,4 @@ def export_download(request, token: str):
         grant = dataset_export_grant(token=token)
     except signing.BadSignature:
         raise Http404("This download link is invalid or has expired.") from None
-    if not default_storage.exists(grant.name):
-        raise Http404("This export no longer exists.")
-    response = FileResponse(
-        default_storage.open(grant.name, "rb"),
-        as_attachment=True,
-        filename=grant.download_name or PurePosixPath(grant.name).name,
-        content_type="application/zip",
-    )
-    response["Cache-Control"] = "private, no-store"
-    return response
+    return granted_download(grant, content_type="application/zip")
