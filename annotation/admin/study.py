@@ -5,8 +5,7 @@ import json
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Sum
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -23,6 +22,7 @@ from annotation.admin.forms import (
 )
 from annotation.admin.study_items import mismatch_review_query
 from annotation.models import AttentionCheck, Participant, PrerequisiteQuestion, Study, StudyItem
+from annotation.selectors.study_counts import per_study
 from annotation.services.studies import study_create, study_set_status, study_status_refusal
 from annotation.services.topups import topup_open, topup_plan, topup_summary
 from annotation.templatetags.participant_pages import markdown
@@ -32,11 +32,6 @@ Status = Study.Status
 
 # The states each state may be reached from. Closed may go live again for a
 # top-up rerun; back to draft only while nobody has entered (checked below).
-def _per_study(queryset, **aggregate):
-    """A subquery annotation: one aggregate of rows that point at the study."""
-    ((name, expression),) = aggregate.items()
-    rows = queryset.filter(study=OuterRef("pk")).order_by().values("study").annotate(**{name: expression})
-    return Coalesce(Subquery(rows.values(name)[:1], output_field=IntegerField()), 0)
 
 
 class PrerequisiteQuestionInline(admin.TabularInline):
@@ -101,10 +96,10 @@ class StudyAdmin(admin.ModelAdmin):
             super()
             .get_queryset(request)
             .annotate(
-                clip_count=_per_study(StudyItem.objects, n=Count("pk")),
-                completed_annotations=_per_study(StudyItem.objects, n=Sum("completed_count")),
-                participant_count=_per_study(Participant.objects, n=Count("pk")),
-                awaiting_review=_per_study(
+                clip_count=per_study(StudyItem.objects, n=Count("pk")),
+                completed_annotations=per_study(StudyItem.objects, n=Sum("completed_count")),
+                participant_count=per_study(Participant.objects, n=Count("pk")),
+                awaiting_review=per_study(
                     StudyItem.objects.filter(review=StudyItem.Review.NEEDS_REVIEW), n=Count("pk")
                 ),
             )

@@ -8,10 +8,10 @@ The counts are subqueries of the study rows (as annotation.admin.study does for 
 a page of studies with their progress is one query.
 """
 
-from django.db.models import Case, CharField, Count, F, IntegerField, OuterRef, Q, Subquery, Sum, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models import Case, CharField, Count, F, Q, Sum, Value, When
 
 from annotation.models import Participant, StudyItem
+from annotation.selectors.study_counts import per_study
 
 PARTICIPANT_STATUSES = {
     "completed": {"completed_at__isnull": False},
@@ -36,20 +36,13 @@ def studies_with_progress(studies):
     participants = {f"participants_{name}": participant_status_q(name) for name in PARTICIPANT_STATUSES}
     decisions = {f"decision_{name}": Q(decision=name) for name in DECISIONS}
     counts = {
-        name: _per_study(Participant.objects.filter(condition), n=Count("pk"))
+        name: per_study(Participant.objects.filter(condition), n=Count("pk"))
         for name, condition in {**participants, **decisions}.items()
     }
     return studies.annotate(
-        clip_count=_per_study(StudyItem.objects, n=Count("pk")),
-        clips_to_review=_per_study(StudyItem.objects.filter(review=StudyItem.Review.NEEDS_REVIEW), n=Count("pk")),
-        annotations_done=_per_study(StudyItem.objects, n=Sum("completed_count")),
-        participants_total=_per_study(Participant.objects, n=Count("pk")),
+        clip_count=per_study(StudyItem.objects, n=Count("pk")),
+        clips_to_review=per_study(StudyItem.objects.filter(review=StudyItem.Review.NEEDS_REVIEW), n=Count("pk")),
+        annotations_done=per_study(StudyItem.objects, n=Sum("completed_count")),
+        participants_total=per_study(Participant.objects, n=Count("pk")),
         **counts,
     ).annotate(annotations_target=F("clip_count") * F("target_annotations"))
-
-
-def _per_study(queryset, **aggregate):
-    """One aggregate of the rows that point at the study, 0 when there are none."""
-    ((name, expression),) = aggregate.items()
-    rows = queryset.filter(study=OuterRef("pk")).order_by().values("study").annotate(**{name: expression})
-    return Coalesce(Subquery(rows.values(name)[:1], output_field=IntegerField()), 0)
