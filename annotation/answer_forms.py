@@ -125,9 +125,9 @@ def answer_form(item: FormItem, presentation: dict, words: list[str], data=None)
     return FORMS[item.item_type](item, presentation, words, data=data)
 
 
-def presentation_for(item: FormItem, rng, balance: int) -> dict:
-    """How one participant sees the item. `balance` alternates the stance pole
-    order across participants, so both orders are asked about equally often."""
+def presentation_for(item: FormItem, rng, *, pole_order: str | None) -> dict:
+    """How one participant sees the item. A stance item's `pole_order` ("PN" or "NP")
+    is chosen by annotation.services.pole_orders, balanced over the item's listeners."""
     if item.item_type == FormItem.Type.SINGLE_CHOICE:
         order = list(range(len(item.options)))
         rng.shuffle(order)
@@ -135,5 +135,7 @@ def presentation_for(item: FormItem, rng, balance: int) -> dict:
     if item.item_type == FormItem.Type.PAIRWISE:
         return {"clip_order": rng.choice([["a", "b"], ["b", "a"]])}
     if item.item_type == FormItem.Type.STANCE:
-        return {"pole_order": "PN" if balance % 2 == 0 else "NP"}
+        if pole_order not in ("PN", "NP"):
+            raise ValueError(f"stance item {item.pk}: pole order must be PN or NP, not {pole_order!r}")
+        return {"pole_order": pole_order}
     return {}

@@ -6,7 +6,9 @@ offered only while completed + reserved is below the study's target, so no clip
 ever gets more annotations than the target, however many people claim at once:
 on PostgreSQL the candidate rows are locked with SELECT ... FOR UPDATE SKIP
 LOCKED, so concurrent claimers take different clips instead of waiting; on
-SQLite the IMMEDIATE transaction serializes claimers.
+SQLite the IMMEDIATE transaction serializes claimers. Stance items get the pole
+order they have been given fewer times (annotation.services.pole_orders), counted
+while their rows are locked.
 """
 
 import random
@@ -21,6 +23,7 @@ from django.utils.translation import gettext as _
 
 from annotation.answer_forms import presentation_for
 from annotation.models import AttentionCheck, Clip, FormItem, Participant, Study, StudyItem, Task, TaskItem, Word
+from annotation.services.pole_orders import pole_orders_for
 
 # Waiting for concurrent claims to commit: from 10 ms, doubling, with jitter; about 2.5 s at most.
 _RETRIES = 8
@@ -127,20 +130,26 @@ def _create_task(participant: Participant, study: Study, items: list[StudyItem],
     form_items = FormItem.objects.in_bulk([item.form_item_id for _, item, _ in slots if item and item.form_item_id])
     second_clips = [form_item.second_clip_id for form_item in form_items.values() if form_item.second_clip_id]
     clips = _clip_facts([clip_id for clip_id, _, _ in slots] + second_clips)
+    stance = [
+        item.pk
+        for _, item, _ in slots
+        if item and item.form_item_id and form_items[item.form_item_id].item_type == FormItem.Type.STANCE
+    ]
+    pole_orders = pole_orders_for(participant=participant, study_item_ids=stance, rng=rng)
     TaskItem.objects.bulk_create(
-        _task_item(task, position, clip_id, item, check, form_items, clips, rng, seed, participant.pk)
+        _task_item(task, position, clip_id, item, check, form_items, clips, rng, seed, pole_orders)
         for position, (clip_id, item, check) in enumerate(slots)
     )
     return task
 
 
-def _task_item(task, position, clip_id, item, check, form_items, clips, rng, seed, balance) -> TaskItem:
+def _task_item(task, position, clip_id, item, check, form_items, clips, rng, seed, pole_orders) -> TaskItem:
     form_item = form_items.get(item.form_item_id) if item and item.form_item_id else None
     clip_ids = [clip_id] + ([form_item.second_clip_id] if form_item and form_item.second_clip_id else [])
     durations = [clips[pk][1] for pk in clip_ids]
     presentation = {"seed": seed, "durations": durations}
     if form_item is not None:
-        presentation.update(presentation_for(form_item, rng, balance + position))
+        presentation.update(presentation_for(form_item, rng, pole_order=pole_orders.get(item.pk)))
     return TaskItem(
         task=task,
         position=position,

@@ -89,5 +89,9 @@ def _stance_rows(stance: dict, add) -> None:
         disagreement = scores["disagreement"]
         add("stance", dimension, "", "pole_order_disagreement", disagreement["rate"],
             n=disagreement["items_with_both_orders"])  # fmt: skip
+        # Reports stored before the count was added lack it: no row rather than a wrong 0.
+        if "items_lacking_one_order" in disagreement:
+            add("stance", dimension, "", "items_lacking_one_order", disagreement["items_lacking_one_order"],
+                n=scores["items"])  # fmt: skip
     for row in stance["per_item"]:
         add("stance", row["dimension"], row["item"], "consensus", row["consensus"], n=row["answers"])

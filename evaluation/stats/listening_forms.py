@@ -38,6 +38,11 @@ DISAGREEMENT_DEFINITION = (
     "Share of the items answered under both pole orders whose mean signed score has a different sign "
     "under order PN than under NP; a mean of exactly 0 under either order counts as a disagreement."
 )
+LACKING_ONE_ORDER_DEFINITION = (
+    "Items lacking one order: items answered under only one pole order (PN or NP), left out of the "
+    "disagreement rate. Assignment gives each item the two orders in turn, so an item normally lacks one only "
+    "with a single answer or with answers left out (of rejected participants)."
+)
 _MAX_GROUPS = 20  # a metadata key with more distinct values than this is an identifier, not a breakdown
 
 
@@ -261,7 +266,8 @@ def stance_item(item: StanceItem) -> dict:
 
 def stance_scores(items) -> dict:
     """Per dimension: the signed score (mean of the items' consensus, in [-1, 1]) with a t-interval
-    over items, and the pole-order disagreement rate (DISAGREEMENT_DEFINITION). StanceBench's
+    over items, the pole-order disagreement rate (DISAGREEMENT_DEFINITION) and how many answered
+    items lack one order (LACKING_ONE_ORDER_DEFINITION). StanceBench's
     "segment disagreement" compares one judge's two answers; a participant here answers an item
     under one order only, so the item's listeners under each order stand in for the judge."""
     rows = [stance_item(item) for item in items if item.answers]
@@ -274,7 +280,8 @@ def stance_scores(items) -> dict:
             "items": len(group), "answers": sum(row["answers"] for row in group),
             "score": mean_t_interval([row["consensus"] for row in group], bounds=(-1.0, 1.0), noun="items"),
             "disagreement": {"items_with_both_orders": len(paired), "disagreeing": disagreeing,
-                             "rate": disagreeing / len(paired) if paired else None},
+                             "rate": disagreeing / len(paired) if paired else None,
+                             "items_lacking_one_order": len(group) - len(paired)},
         }  # fmt: skip
     return {"definition": DISAGREEMENT_DEFINITION, "per_dimension": dimensions, "per_item": rows}
 

@@ -25,7 +25,7 @@ from evaluation.models import ListeningFormReport
 from evaluation.reports.listening_form_charts import accuracy_chart
 from evaluation.reports.listening_form_format import report_csv, report_rows
 from evaluation.services.listening_form_reports import form_report_request
-from evaluation.stats.listening_forms import DISAGREEMENT_DEFINITION, TIE_POLICY
+from evaluation.stats.listening_forms import DISAGREEMENT_DEFINITION, LACKING_ONE_ORDER_DEFINITION, TIE_POLICY
 
 PERM = "annotation.view_study"
 RETRY_AFTER_SECONDS = 5
@@ -99,5 +99,6 @@ def _result_context(report: dict) -> dict:
     return {
         "report": report, "sections": sections, "tie_policy": TIE_POLICY,
         "disagreement_definition": DISAGREEMENT_DEFINITION,
+        "lacking_one_order_definition": LACKING_ONE_ORDER_DEFINITION,
         "accuracy_chart": accuracy_chart(report["single_choice"]) if "single_choice" in report else "",
     }  # fmt: skip

@@ -137,6 +137,7 @@ def test_the_page_shows_every_section_and_is_linked_from_the_study_admin(client,
     for heading in ("Single choice", "Stressed words", "Ratings", "Pairwise preference", "Stance", "Agreement"):
         assert f">{heading}</h2>" in text
     assert "counts as incorrect" in text and "under order PN than under NP" in text
+    assert "Items lacking one order" in text and "<td>items_lacking_one_order</td>" in text
     assert "10 answers from 2 participants" in text
     superuser = User.objects.create_superuser("admin", password=None)
     client.force_login(superuser)
@@ -179,13 +180,14 @@ def test_json_download_holds_every_score(client, scored_form):
     assert report["rating"]["per_system"]["tts-a"]["mean"] == 4.0
     assert report["pairwise"]["overall"]["a"] == 2 and report["pairwise"]["overall"]["p_value"] == 0.5
     assert report["stance"]["per_dimension"]["warmth"]["score"]["mean"] == 0.5
-    # Pole order alternates with participant and position, so the two may have had the same order.
+    # The item's two listeners were given the two pole orders, one each.
     stance_answers = Annotation.objects.filter(item__study_item__form_item__item_type="stance")
-    orders = {answer.response["pole_order"] for answer in stance_answers}
+    assert sorted(answer.response["pole_order"] for answer in stance_answers) == ["NP", "PN"]
     assert report["stance"]["per_dimension"]["warmth"]["disagreement"] == {
-        "items_with_both_orders": len(orders) - 1,
+        "items_with_both_orders": 1,
         "disagreeing": 0,
-        "rate": 0.0 if len(orders) == 2 else None,
+        "rate": 0.0,
+        "items_lacking_one_order": 0,
     }
     assert report["agreement"]["single_choice"]["kappa"] is None  # everyone chose y: kappa is 0/0
     assert report["agreement"]["stressed_words"]["units"] == 7
@@ -203,7 +205,9 @@ def test_csv_download_is_long_form_one_measure_a_row(client, scored_form):
     assert float(by_measure[("stressed_words", "pooled", "", "f1")]["value"]) == pytest.approx(2 / 3)
     assert float(by_measure[("rating", "system=tts-a", "", "mos")]["value"]) == 4.0
     assert float(by_measure[("pairwise", "all", "", "prefer_a")]["value"]) == 1.0
-    assert by_measure[("stance", "warmth", "", "pole_order_disagreement")]["value"] in ("0.0", "")  # "": one order only
+    assert by_measure[("stance", "warmth", "", "pole_order_disagreement")]["value"] == "0.0"  # both orders answered
+    lacking = by_measure[("stance", "warmth", "", "items_lacking_one_order")]
+    assert (lacking["value"], lacking["n"]) == ("0", "1")
     assert by_measure[("agreement", "single_choice", "", "fleiss_kappa")]["value"] == ""  # undefined
 
 

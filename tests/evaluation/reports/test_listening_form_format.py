@@ -45,5 +45,26 @@ def test_the_csv_has_one_measure_a_row_under_the_columns():
     assert {row[1] for row in rows if row[0] == "single_choice"} >= {"half=first", "half=second"}
 
 
+def test_stance_rows_say_how_many_items_lack_one_order():
+    stances = [StanceItem("s1", "warmth", (("P", 0.5, "PN"), ("P", 0.25, "NP"))),
+               StanceItem("s2", "warmth", (("P", 0.5, "PN"),))]  # fmt: skip
+    stored = json.loads(report_json({"agreement": {}, "stance": stance_scores(stances)}))
+
+    rows = {row[3]: row for row in report_rows(stored) if row[0] == "stance" and not row[2]}
+    assert rows["pole_order_disagreement"][4] == 0.0 and rows["pole_order_disagreement"][7] == 1
+    assert rows["items_lacking_one_order"][4] == 1 and rows["items_lacking_one_order"][7] == 2  # of 2 items
+
+
+def test_a_report_stored_before_the_count_has_no_row_for_it():
+    stored = json.loads(
+        report_json({"agreement": {}, "stance": stance_scores([StanceItem("s", "w", (("P", 1, "PN"),))])})
+    )
+    del stored["stance"]["per_dimension"]["w"]["disagreement"]["items_lacking_one_order"]
+
+    assert [row[3] for row in report_rows(stored) if row[0] == "stance" and not row[2]] == [
+        "signed_score", "pole_order_disagreement",
+    ]  # fmt: skip
+
+
 def _rounded(rows):
     return [[round(cell, 9) if isinstance(cell, float) else cell for cell in row] for row in rows]

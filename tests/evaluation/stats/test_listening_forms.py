@@ -195,8 +195,11 @@ def test_stance_signed_score_over_both_orders_and_disagreement():
     assert rows["w1"]["disagree"] and not rows["w2"]["disagree"] and not rows["w3"]["both_orders"]
     warmth = scores["per_dimension"]["warmth"]
     assert warmth["score"]["mean"] == pytest.approx((0.15 + 0.75 - 0.2) / 3)
-    assert warmth["disagreement"] == {"items_with_both_orders": 2, "disagreeing": 1, "rate": 0.5}
+    assert warmth["disagreement"] == {
+        "items_with_both_orders": 2, "disagreeing": 1, "rate": 0.5, "items_lacking_one_order": 1,  # w3
+    }  # fmt: skip
     assert scores["per_dimension"]["power"]["disagreement"]["rate"] == 1.0  # a zero mean has no pole
+    assert scores["per_dimension"]["power"]["disagreement"]["items_lacking_one_order"] == 0
     assert "PN" in scores["definition"]
 
 
