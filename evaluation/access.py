@@ -5,7 +5,7 @@ with annotation.access.get_study_for_staff."""
 from django.shortcuts import get_object_or_404
 
 from annotation.access import require_perm
-from evaluation.models import DatasetExport, LabelSet, ListeningFormReport, StudyReport
+from evaluation.models import CastSet, DatasetExport, LabelSet, ListeningFormReport, StudyReport, SuiteReport
 
 
 def get_report_for_staff(request, pk: int, *, perm: str, status: str | None = None) -> StudyReport:
@@ -32,3 +32,15 @@ def get_export_for_staff(request, pk: int, *, perm: str | tuple[str, ...], statu
     require_perm(request, perm)
     lookup = {"pk": pk} if status is None else {"pk": pk, "status": status}
     return get_object_or_404(DatasetExport.objects.select_related("label_set", "study"), **lookup)
+
+
+def get_suite_report_for_staff(request, pk: int, *, perm: str) -> SuiteReport:
+    """The suite report `pk`, whatever its state."""
+    require_perm(request, perm)
+    return get_object_or_404(SuiteReport, pk=pk)
+
+
+def get_cast_set_for_staff(request, pk: int, *, perm: str) -> CastSet:
+    """The CAST set `pk`."""
+    require_perm(request, perm)
+    return get_object_or_404(CastSet, pk=pk)

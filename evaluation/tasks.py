@@ -4,6 +4,7 @@ from evaluation.services.agreement_reports import study_report_run
 from evaluation.services.dataset_exports import dataset_export_run
 from evaluation.services.label_sets import label_set_build
 from evaluation.services.listening_form_reports import form_report_run
+from evaluation.services.suite_reports import suite_report_run
 
 
 @shared_task(acks_late=True)  # idempotent: annotation.jobs claims each job once
@@ -24,3 +25,8 @@ def label_set_build_task(label_set_id: int) -> None:
 @shared_task(acks_late=True)  # idempotent: annotation.jobs claims each job once
 def dataset_export_task(export_id: int) -> None:
     dataset_export_run(export_id=export_id)
+
+
+@shared_task(acks_late=True)  # idempotent: annotation.jobs claims each job once
+def suite_report_run_task(report_id: int) -> None:
+    suite_report_run(report_id=report_id)

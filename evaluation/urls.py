@@ -1,6 +1,6 @@
 from django.urls import path
 
-from evaluation.views import dataset_exports, listening_form_reports
+from evaluation.views import dataset_exports, listening_form_reports, suite_reports
 
 app_name = "evaluation"
 
@@ -19,5 +19,11 @@ urlpatterns = [
         listening_form_reports.form_report_download,
         {"kind": "json"},
         name="form_report_json",
+    ),
+    path("suites/<suite>/<int:pk>/", suite_reports.suite_report, name="suite_report"),
+    path("suites/reports/<int:report_id>/progress/", suite_reports.suite_report_progress, name="suite_report_progress"),
+    path("suites/<suite>/<int:pk>/scores.csv", suite_reports.suite_report_download, {"kind": "csv"}, name="suite_csv"),
+    path(
+        "suites/<suite>/<int:pk>/scores.json", suite_reports.suite_report_download, {"kind": "json"}, name="suite_json"
     ),
 ]

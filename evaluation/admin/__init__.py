@@ -4,4 +4,5 @@ from evaluation.admin import (
     exports,  # noqa: F401
     label_sets,  # noqa: F401
     reports,  # noqa: F401
+    suites,  # noqa: F401
 )

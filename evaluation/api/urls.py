@@ -10,10 +10,13 @@ from evaluation.api.benchmark_runs import BenchmarkRunViewSet
 from evaluation.api.clips import ClipViewSet
 from evaluation.api.corpora import CorpusViewSet
 from evaluation.api.dataset_exports import DatasetExportViewSet
+from evaluation.api.detection_runs import DetectionRunViewSet
 from evaluation.api.errors import not_found
 from evaluation.api.label_set_rows import LabelSetRowViewSet
 from evaluation.api.label_sets import LabelSetViewSet
 from evaluation.api.studies import StudyViewSet
+from evaluation.api.suite_reports import SuiteReportViewSet
+from evaluation.api.systems import CastSetViewSet, SystemOutputViewSet, SystemViewSet
 
 
 class ApiRootView(routers.APIRootView):
@@ -38,5 +41,10 @@ router.register("label-sets", LabelSetViewSet, basename="label-set")
 router.register("label-sets/<int:label_set_pk>/rows", LabelSetRowViewSet, basename="label-set-row")
 router.register("dataset-exports", DatasetExportViewSet, basename="dataset-export")
 router.register("benchmark-runs", BenchmarkRunViewSet, basename="benchmark-run")
+router.register("systems", SystemViewSet, basename="system")
+router.register("systems/<int:system_pk>/outputs", SystemOutputViewSet, basename="system-output")
+router.register("cast-sets", CastSetViewSet, basename="cast-set")
+router.register("detection-runs", DetectionRunViewSet, basename="detection-run")
+router.register("suite-reports", SuiteReportViewSet, basename="suite-report")
 
 urlpatterns = [*router.urls, re_path(r"", not_found)]

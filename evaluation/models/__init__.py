@@ -1,5 +1,10 @@
 from evaluation.models.exports import DatasetExport
 from evaluation.models.label_sets import LabelSet, LabelSetClip
 from evaluation.models.reports import ListeningFormReport, StudyReport
+from evaluation.models.suite_reports import SuiteReport
+from evaluation.models.suites import CastItem, CastRendition, CastSet, RenditionDetection, System, SystemOutput
 
-__all__ = ["DatasetExport", "LabelSet", "LabelSetClip", "ListeningFormReport", "StudyReport"]
+__all__ = [
+    "CastItem", "CastRendition", "CastSet", "DatasetExport", "LabelSet", "LabelSetClip", "ListeningFormReport",
+    "RenditionDetection", "StudyReport", "SuiteReport", "System", "SystemOutput",
+]  # fmt: skip

@@ -161,6 +161,33 @@ def curve_chart(series: list[tuple[str, list[tuple[float, float | None, float | 
     return "".join(parts) + "</svg>"
 
 
+def roc_chart(series: list[tuple[str, list[float], list[float]]], *, title: str) -> str:
+    """ROC curves: one line per series (name, false positive rates, true positive rates), on the
+    unit square with the chance diagonal."""
+    side, left, top = 300, 50, 30
+    height = top + side + 50 + 15 * len(series)
+    x = _scale(0.0, 1.0, left, left + side)
+    y = _scale(0.0, 1.0, top + side, top)
+    parts = [
+        _open(left + side + 20, height, title),
+        _text((left + side) / 2 + 10, 16, title, anchor="middle", bold=True),
+    ]
+    for tick in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0):
+        parts.append(_text(left - 6, y(tick) + 4, f"{tick:g}", anchor="end"))
+        parts.append(_text(x(tick), top + side + 14, f"{tick:g}", anchor="middle"))
+        parts.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{left + side}" y2="{y(tick):.1f}" stroke="#eee"/>')
+    parts.append(f'<line x1="{x(0):.1f}" y1="{y(0):.1f}" x2="{x(1):.1f}" y2="{y(1):.1f}" stroke="#999" '
+                 'stroke-dasharray="4 3"/>')  # fmt: skip
+    for s, (name, fpr, tpr) in enumerate(series):
+        path = " ".join(f"{x(a):.1f},{y(b):.1f}" for a, b in zip(fpr, tpr))
+        parts.append(f'<polyline points="{path}" fill="none" stroke="{COLOURS[s % len(COLOURS)]}" stroke-width="1.8">'
+                     f"<title>{escape(name)}</title></polyline>")  # fmt: skip
+    parts.append(_text(left + side / 2, top + side + 30, "false positive rate", anchor="middle"))
+    parts.append(_text(12, top + side / 2, "true positive rate", anchor="middle", rotate=True))
+    parts += _legend([name for name, _, _ in series], left, top + side + 46)
+    return "".join(parts) + "</svg>"
+
+
 def _open(width: int, height: int, title: str) -> str:
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
             f'height="{height}" role="img" aria-label="{escape(title)}">')  # fmt: skip

@@ -21,12 +21,8 @@ Kind = FormItem.Type
 
 def form_study_report(*, study: Study) -> dict:
     """Every score of the form, as plain JSON-ready values."""
-    # Attention-check items test the listener, not the stimuli: never scored.
-    items = [item for item in FormItem.objects.filter(study=study).order_by("pk") if not item.is_attention_check]
-    answers, left_out = _answers_by_item(study)
-    inputs = {kind: [] for kind in Kind.values}
-    for item in items:
-        inputs[item.item_type].append(_scoring_input(item, answers.get(item.pk, [])))
+    items, answers, left_out = _scored_items_and_answers(study)
+    inputs = _inputs_by_kind(items, answers)
     marked_with_gold = [item for item in inputs[Kind.STRESSED_WORDS] if item.gold]
     report = {
         "study": {"id": study.pk, "name": study.name, "slug": study.slug},
@@ -50,6 +46,27 @@ def form_study_report(*, study: Study) -> dict:
     if inputs[Kind.STANCE]:
         report["stance"] = scoring.stance_scores(inputs[Kind.STANCE])
     return report
+
+
+def form_scoring_inputs(*, study: Study) -> dict[str, list]:
+    """{item type: the scoring inputs of its items}, each in the item's own terms; attention
+    checks left out, as in form_study_report. Other reports put systems beside these humans."""
+    items, answers, _ = _scored_items_and_answers(study)
+    return _inputs_by_kind(items, answers)
+
+
+def _scored_items_and_answers(study: Study) -> tuple[list[FormItem], dict[int, list], int]:
+    # Attention-check items test the listener, not the stimuli: never scored.
+    items = [item for item in FormItem.objects.filter(study=study).order_by("pk") if not item.is_attention_check]
+    answers, left_out = _answers_by_item(study)
+    return items, answers, left_out
+
+
+def _inputs_by_kind(items: list[FormItem], answers: dict[int, list]) -> dict[str, list]:
+    inputs = {kind: [] for kind in Kind.values}
+    for item in items:
+        inputs[item.item_type].append(_scoring_input(item, answers.get(item.pk, [])))
+    return inputs
 
 
 def form_answers_fingerprint(*, study: Study) -> str:

@@ -1,3 +1,3 @@
 """Django admin for the model zoo (the modules register their models)."""
 
-from modelzoo.admin import benchmark_runs  # noqa: F401
+from modelzoo.admin import benchmark_runs, detection_runs  # noqa: F401

@@ -1,3 +1,4 @@
 from modelzoo.models.benchmark_run import BenchmarkRun
+from modelzoo.models.detection_run import DetectionRun
 
-__all__ = ["BenchmarkRun"]
+__all__ = ["BenchmarkRun", "DetectionRun"]

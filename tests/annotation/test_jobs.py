@@ -162,7 +162,7 @@ def test_every_job_kind_runs_through_the_runner():
     celery_app.loader.import_default_modules()
     kinds = {model._meta.label: model for model in job_kinds()}
 
-    assert {"annotation.ImportJob", "evaluation.StudyReport"} <= set(kinds)
+    assert {"annotation.ImportJob", "evaluation.StudyReport", "modelzoo.DetectionRun"} <= set(kinds)
     for label, model in kinds.items():
         task = celery_app.tasks.get(model.TASK_NAME)
         assert task is not None, f"{label}.TASK_NAME names no registered task: {model.TASK_NAME!r}"

@@ -1,0 +1,84 @@
+"""Benchmark suites in the admin: read-only lists of the systems and what they gave. Rows are
+written by the imports (import_system_outputs, import_cast_items, the API), never edited here."""
+
+from django.contrib import admin
+from django.db.models import Count
+
+from evaluation.models import CastItem, CastRendition, CastSet, System, SystemOutput
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # an import with --replace replaces a system's outputs
+
+
+@admin.register(System)
+class SystemAdmin(ReadOnlyAdmin):
+    list_display = ["name", "version", "kind", "answers", "renditions_count", "created_at"]
+    list_filter = ["kind"]
+    search_fields = ["name"]
+    fields = readonly_fields = ["name", "version", "kind", "metadata", "created_at"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(answer_count=Count("outputs", distinct=True), rendition_count=Count("renditions", distinct=True))
+        )
+
+    @admin.display(description="answers", ordering="answer_count")
+    def answers(self, system):
+        return system.answer_count
+
+    @admin.display(description="renditions", ordering="rendition_count")
+    def renditions_count(self, system):
+        return system.rendition_count
+
+
+@admin.register(SystemOutput)
+class SystemOutputAdmin(ReadOnlyAdmin):
+    list_display = ["system", "suite", "form_item", "pole_order", "raw", "line"]
+    list_filter = ["suite", "system", "form_item__study"]
+    search_fields = ["form_item__external_id", "system__name"]
+    list_select_related = ["system", "form_item"]
+    fields = readonly_fields = ["system", "suite", "form_item", "pole_order", "raw", "line", "created_at"]
+
+
+@admin.register(CastSet)
+class CastSetAdmin(ReadOnlyAdmin):
+    list_display = ["name", "items_count", "corpus", "created_at"]
+    search_fields = ["name"]
+    fields = readonly_fields = ["name", "description", "corpus", "created_at"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(item_count=Count("items"))
+
+    @admin.display(description="items", ordering="item_count")
+    def items_count(self, cast_set):
+        return cast_set.item_count
+
+
+@admin.register(CastItem)
+class CastItemAdmin(ReadOnlyAdmin):
+    list_display = ["external_id", "cast_set", "sentence", "word_a", "word_b"]
+    list_filter = ["cast_set"]
+    search_fields = ["external_id", "sentence"]
+    list_select_related = ["cast_set"]
+    fields = readonly_fields = [
+        "cast_set", "external_id", "sentence", "words", "context_a", "context_b", "word_a", "word_b", "metadata",
+    ]  # fmt: skip
+
+
+@admin.register(CastRendition)
+class CastRenditionAdmin(ReadOnlyAdmin):
+    list_display = ["item", "system", "side", "mode", "clip", "line"]
+    list_filter = ["system", "side", "mode", "item__cast_set"]
+    search_fields = ["item__external_id", "system__name"]
+    list_select_related = ["item", "system", "clip"]
+    fields = readonly_fields = ["item", "system", "side", "mode", "clip", "line"]

@@ -1,0 +1,1 @@
+"""Reading imported files into drafts, without the database (evaluation.services writes them)."""
