@@ -3,6 +3,8 @@ written by the imports (import_system_outputs, import_cast_items, the API), neve
 
 from django.contrib import admin
 from django.db.models import Count
+from django.urls import reverse
+from django.utils.html import format_html
 
 from evaluation.models import CastItem, CastRendition, CastSet, System, SystemOutput
 
@@ -52,9 +54,9 @@ class SystemOutputAdmin(ReadOnlyAdmin):
 
 @admin.register(CastSet)
 class CastSetAdmin(ReadOnlyAdmin):
-    list_display = ["name", "items_count", "corpus", "created_at"]
+    list_display = ["name", "items_count", "corpus", "scores", "created_at"]
     search_fields = ["name"]
-    fields = readonly_fields = ["name", "description", "corpus", "created_at"]
+    fields = readonly_fields = ["name", "description", "corpus", "scores", "created_at"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(item_count=Count("items"))
@@ -62,6 +64,11 @@ class CastSetAdmin(ReadOnlyAdmin):
     @admin.display(description="items", ordering="item_count")
     def items_count(self, cast_set):
         return cast_set.item_count
+
+    @admin.display(description="CAST scores")
+    def scores(self, cast_set):
+        url = reverse("evaluation:suite_report", kwargs={"suite": "cast", "pk": cast_set.pk})
+        return format_html('<a href="{}">Hit, Pair-Contrast, Pair-Correct</a>', url)
 
 
 @admin.register(CastItem)

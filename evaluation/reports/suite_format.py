@@ -101,7 +101,7 @@ def _stresstest_tables(report: dict) -> list[Table]:
     failures = [
         [name, row["item"], row["failure"]]
         for name, system in report["systems"].items()
-        for task in ("ssr", "ssd") for row in system[task]["per_item"] if row["failure"]
+        for task in ("ssr", "ssd") if system[task] for row in system[task]["per_item"] if row["failure"]
     ]  # fmt: skip
     if failures:
         tables.append(Table("Answers that could not be read", "Each counted wrong (SSR) or as no word (SSD).",
@@ -128,6 +128,8 @@ def _ssd_table(report: dict) -> Table:
                      _measure(pooled["f1"]), _measure(humans["item_mean"]["f1"]), None])  # fmt: skip
     for name, system in report["systems"].items():
         ssd = system["ssd"]
+        if ssd is None:  # a system that answered no SSD item
+            continue
         pooled = ssd["pooled"]
         rows.append([name, ssd["items"], _measure(pooled["precision"]), _measure(pooled["recall"]),
                      _measure(pooled["f1"]), _measure(ssd["item_mean"]["f1"]), ssd["failures"]])  # fmt: skip

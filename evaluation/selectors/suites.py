@@ -69,10 +69,13 @@ def _clip_words(clip_ids) -> dict[int, tuple[str, ...]]:
 
 
 def stresstest_inputs(*, study: Study) -> dict:
-    """{"humans": {"ssr": [ChoiceItem], "ssd": [MarkedItem]}, "systems": [(System, {"ssr": [...],
-    "ssd": [...]})]}: every system on every scored item of the form."""
+    """{"humans": {"ssr": [ChoiceItem], "ssd": [MarkedItem]}, "systems": [(System, {"ssr": [...] or
+    None, "ssd": [...] or None})]}: a system that answered any SSR (SSD) item is scored on every
+    one, an item it left out counting as a failure; one that answered none (a detector has no SSR
+    answers) is not scored on that task at all."""
     human = form_scoring_inputs(study=study)
-    choice_items, marked_items = _scored_items(study, Kind.SINGLE_CHOICE), _scored_items(study, Kind.STRESSED_WORDS)
+    choice_items = _scored_items(study, Kind.SINGLE_CHOICE)
+    marked_items = [item for item in _scored_items(study, Kind.STRESSED_WORDS) if item.gold]
     words = _clip_words(item.clip_id for item in marked_items)
     outputs = _outputs(study, "stresstest")
     systems = []
@@ -84,11 +87,13 @@ def stresstest_inputs(*, study: Study) -> dict:
             for item in choice_items
         ]  # fmt: skip
         ssd = [
-            SystemMarkedItem(item.external_id, tuple(int(v) for v in item.gold or ()), words.get(item.clip_id, ()),
+            SystemMarkedItem(item.external_id, tuple(int(v) for v in item.gold), words.get(item.clip_id, ()),
                              answers.get(item.pk, {}).get(""))
-            for item in marked_items if item.gold
+            for item in marked_items
         ]  # fmt: skip
-        systems.append((system, {"ssr": ssr, "ssd": ssd}))
+        answered = set(answers)
+        systems.append((system, {"ssr": ssr if answered & {item.pk for item in choice_items} else None,
+                                 "ssd": ssd if answered & {item.pk for item in marked_items} else None}))  # fmt: skip
     marked_with_gold = [item for item in human[Kind.STRESSED_WORDS] if item.gold]
     return {"humans": {"ssr": human[Kind.SINGLE_CHOICE], "ssd": marked_with_gold}, "systems": systems}
 

@@ -29,7 +29,9 @@ def cached_report_request(
         if not report.finished:
             return report
     latest = reports.first()
-    failed_for_these_inputs = latest is not None and latest.status == Status.FAILED and latest.fingerprint == fingerprint
+    failed_for_these_inputs = (
+        latest is not None and latest.status == Status.FAILED and latest.fingerprint == fingerprint
+    )
     if failed_for_these_inputs and not retry_failed:
         return latest
     report = create()

@@ -77,20 +77,23 @@ def _study_summary(study: Study) -> dict:
 
 
 def stresstest_report(*, study: Study, resamples: int, seed: int) -> dict:
-    """SSR and SSD of every system and of the listeners, on the same items."""
+    """SSR and SSD of every system and of the listeners, on the same items. A system is scored on
+    the task(s) it answered: a detector's stressed words are SSD only."""
     data = inputs.stresstest_inputs(study=study)
     humans = data["humans"]
     human_ssr = choice_scores(humans["ssr"], by=["category"])
     systems = {
-        system.name: {"system": inputs.system_summary(system), "ssr": stresstest.system_ssr(items["ssr"]),
-                      "ssd": stresstest.system_ssd(items["ssd"])}
+        system.name: {"system": inputs.system_summary(system),
+                      "ssr": stresstest.system_ssr(items["ssr"]) if items["ssr"] is not None else None,
+                      "ssd": stresstest.system_ssd(items["ssd"]) if items["ssd"] is not None else None}
         for system, items in data["systems"]
     }  # fmt: skip
+    answered_ssr = {name: system["ssr"] for name, system in systems.items() if system["ssr"] is not None}
     return {
         "suite": Suite.STRESSTEST, "study": _study_summary(study),
         "humans": {"ssr": human_ssr, "ssd": stressed_word_scores(humans["ssd"]) if humans["ssd"] else None},
         "systems": systems,
-        "table": stresstest.comparison_table(human=human_ssr, systems={n: s["ssr"] for n, s in systems.items()}),
+        "table": stresstest.comparison_table(human=human_ssr, systems=answered_ssr),
     }  # fmt: skip
 
 

@@ -24,7 +24,7 @@ def pure_modules() -> list[str]:
     return sorted(
         ".".join(path.relative_to(ROOT).with_suffix("").parts)
         for package in PURE_PACKAGES
-        for path in (ROOT / package).glob("*.py")
+        for path in (ROOT / package).rglob("*.py")  # subpackages too (evaluation/stats/suites)
     )
 
 
@@ -50,6 +50,7 @@ def not_pure(modules: set[str]) -> list[str]:
 def test_the_pure_packages_hold_the_statistics():
     assert len(pure_modules()) >= 16
     assert "evaluation.stats.fleiss" in pure_modules() and "evaluation.reports.agreement" in pure_modules()
+    assert "evaluation.stats.suites.stance" in pure_modules()  # subpackages are probed too
 
 
 @pytest.mark.parametrize("module", pure_modules())

@@ -252,3 +252,18 @@ def test_stance_page_has_a_roc_plot_and_the_failure_reasons(
     page = admin_client.get(f"/evaluation/suites/stance/{stance_study.pk}/").content.decode()
     assert "ROC against the weak labels: warmth" in page and "<polyline" in page
     assert "Structural failures by reason" in page and "sloppy-judge" in page
+
+
+def test_a_detector_with_stressed_words_only_is_scored_on_ssd_only(
+    stresstest_study, tmp_path, django_capture_on_commit_callbacks
+):
+    rows = [{"item": f"{item}-ssd", "stressed": [word]} for item, word in (("st-001", 0), ("st-002", 3), ("st-003", 6))]
+    path = write_jsonl(tmp_path / "detector.jsonl", rows)
+    call_command("import_system_outputs", str(path), "--suite", "stresstest", "--system", "acoustic #1",
+                 "--kind", "detector", "--study", stresstest_study.slug)  # fmt: skip
+    report = computed(django_capture_on_commit_callbacks, suite="stresstest", study=stresstest_study)
+    detector = report["systems"]["acoustic #1"]
+    assert detector["ssr"] is None and "acoustic #1" not in {row["row"] for row in report["table"]["overall"]}
+    assert detector["ssd"]["pooled"] == pytest.approx(
+        {"precision": 2 / 3, "recall": 2 / 3, "f1": 2 / 3, "tp": 2, "fp": 1, "fn": 1}
+    )
