@@ -163,6 +163,9 @@ def test_the_same_audio_for_both_sides_is_one_clip_and_existing_audio_is_reused(
         ({"mode": "prompted"}, 'mode: must be one of none, context, instruction, markup, not "prompted"'),
         ({"audio": "wav/missing.wav"}, "audio: audio file 'wav/missing.wav' not found"),
         ({"audio": "../outside.wav"}, "audio: path '../outside.wav' escapes its folder"),
+        ({"word_times": [[0, 0.1]] * 6}, "word_times: word 1: [0.0, 0.1] must start at or after the previous"),
+        ({"word_times": [[0, 0.1], "x"]}, 'word_times: word 1: "x" is not a [start, end] pair of seconds'),
+        ({"word_times": [[0, 0.1]]}, "word_times: 1 [start, end] pairs for the 6 words of item 'c01'"),
     ],
 )
 def test_a_bad_rendition_line_is_refused_naming_line_and_field(cast_set, tmp_path, media_storage, row, message):
@@ -248,3 +251,11 @@ def test_a_corpus_of_the_renditions_name_that_is_not_the_sets_is_refused(cast_se
                     "--system", "t", "--set", "cast v1")  # fmt: skip
     assert "a corpus named 'cast v1 renditions' already exists and is not CAST set 'cast v1''s" in error
     assert json.dumps(list(CastRendition.objects.all())) == "[]"
+
+
+def test_word_times_given_with_a_rendition_become_its_words_times(cast_set, tmp_path):
+    folder = write_cast_renditions(tmp_path / "tts", items=("c01",), sides=("A",), timed=True)
+    import_renditions(folder)
+    times = json.loads((folder / "renditions.jsonl").read_text())["word_times"]
+    clip = CastRendition.objects.get().clip
+    assert [[word.start, word.end] for word in clip.words.order_by("index")] == times
