@@ -4,10 +4,13 @@ Pure: events in, verdict out. The page reports play, pause, seeking/seeked,
 timeupdate, ratechange and ended events, each with the media position, the
 playback rate, the page's own clock and the page load it came from (a reload
 starts a new page clock). The page's clock is trusted only for spacing events
-*within* the span the server itself saw pass: a page cannot claim more
-listening than the wall time between the server's receipts allows. It is
-anchored afresh at each page load's first report and at each "play" (sent at
-once), so a reload or a lost report costs only what was played before it.
+within the span the server itself saw pass: from the moment it handed the clip
+out to the receipt of each report. Each page load's clock is anchored with its
+first event at the hand-out, the earliest it can have happened, and no event
+counts as later than the receipt of any report that holds it or a later
+event. So a page cannot claim more listening than the wall time since the
+hand-out, and reports may arrive late (queued by a busy server, or all with
+the submit) or be lost and replayed without costing an honest page anything.
 
 A stretch counts as listened when the position advanced while playing by no
 more than the elapsed time times the rate (plus a little slack, once per
@@ -36,7 +39,7 @@ class Event:
 @dataclass(frozen=True)
 class Verdict:
     coverage: float  # share of [0, duration] actually played
-    wall_seconds: float  # from the server's receipt of the first play to now
+    wall_seconds: float  # from the clip's hand-out to now, by the server's clock
     required_wall_seconds: float
     required_coverage: float
 
@@ -59,46 +62,54 @@ def verify(
     duration: float,
     now_seconds: float,
     required_coverage: float,
+    handed_out_seconds: float | None = None,
     tolerance_seconds: float = 0.3,
 ) -> Verdict:
-    ordered = sorted(events, key=lambda e: (e.received_seconds, e.client_seconds))
+    """`events` in the order they were stored (ties in the page's clock keep it);
+    `handed_out_seconds` when the server handed the clip out, by default its
+    receipt of the first of them."""
+    start = _start(events, handed_out_seconds, now_seconds)
     pages: dict[int, list[Event]] = {}
-    for event in ordered:
+    for event in events:
         pages.setdefault(event.page, []).append(event)
     intervals, fastest_rate, slack = [], 1.0, SLACK_SECONDS
     for page_events in pages.values():  # one slack budget for all of them
-        played, fastest, slack = _played_intervals(_trusted_times(page_events), slack)
+        played, fastest, slack = _played_intervals(_trusted_times(page_events, start), slack)
         intervals += played
         fastest_rate = max(fastest_rate, fastest)
-    plays = [event for event in ordered if event.kind == "play"]
-    wall = now_seconds - plays[0].received_seconds if plays else 0.0
     required_wall = max(0.0, duration / fastest_rate - tolerance_seconds) if duration > 0 else 0.0
     return Verdict(
         coverage=_covered(intervals, duration),
-        wall_seconds=wall,
+        wall_seconds=now_seconds - start,
         required_wall_seconds=required_wall,
         required_coverage=required_coverage,
     )
 
 
-def _trusted_times(events: list[Event]) -> list[tuple[Event, float]]:
-    """Pair each of one page load's events with a time the server can vouch for:
-    the page's clock, shifted to the receipt of the page's first event or of the
-    latest "play", never before the time of the event before it nor ahead of
-    its own receipt."""
-    if not events:
+def _start(events: list[Event], handed_out_seconds: float | None, now_seconds: float) -> float:
+    if handed_out_seconds is not None:
+        return handed_out_seconds
+    return min((event.received_seconds for event in events), default=now_seconds)
+
+
+def _trusted_times(events: list[Event], start: float) -> list[tuple[Event, float]]:
+    """Pair each of one page load's events, in the order of the page's clock,
+    with a time the server can vouch for: the page's clock shifted so that its
+    first event falls at `start`, but no later than the receipt of that event
+    or of any after it. An honest page's events really happened at or after
+    those times, so the cap never takes anything from it."""
+    ordered = sorted(events, key=lambda event: event.client_seconds)
+    if not ordered:
         return []
-    offset = events[0].received_seconds - events[0].client_seconds
-    trusted = []
-    previous = events[0].received_seconds
-    for event in events:
-        if event.kind == "play":
-            offset = event.received_seconds - event.client_seconds
-        claimed = event.client_seconds + offset
-        time = min(max(claimed, previous), event.received_seconds)
-        trusted.append((event, time))
-        previous = time
-    return trusted
+    offset = start - ordered[0].client_seconds
+    latest, caps = float("inf"), []
+    for event in reversed(ordered):
+        latest = min(latest, event.received_seconds)
+        caps.append(latest)
+    caps.reverse()
+    return [
+        (event, max(start, min(event.client_seconds + offset, cap))) for event, cap in zip(ordered, caps, strict=True)
+    ]
 
 
 def _rate(value: float) -> float:

@@ -45,10 +45,18 @@ class HttpTransport:
         self.host = f"{host}:{port}"
 
     def __call__(self, method: str, target: str, body: bytes | None, headers: dict[str, str]) -> Response:
+        reused = self.connection.sock is not None
         try:
             self.connection.request(method, target, body=body, headers=headers)
             reply = self.connection.getresponse()
             data = reply.read()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            self.connection.close()
+            if not reused:
+                raise
+            # The server closed an idle keep-alive connection as the request
+            # went out: a browser sends it again on a new one, and so do we.
+            return self(method, target, body, headers)
         except (http.client.HTTPException, OSError):
             self.connection.close()  # a broken keep-alive connection is not reused
             raise
@@ -165,6 +173,7 @@ class ParticipantLog:
 
     submit_seconds: list[float] = field(default_factory=list)
     event_seconds: list[float] = field(default_factory=list)
+    page_seconds: list[float] = field(default_factory=list)  # task page loads (realistic mode)
     acknowledged: dict[int, list[int]] = field(default_factory=dict)  # item id -> levels sent
     errors: list[str] = field(default_factory=list)
 
@@ -183,38 +192,53 @@ def playback_events(duration: float, started_ms: float) -> list[dict]:
     return events
 
 
-def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, float], log: ParticipantLog,
-             rng: random.Random, *, reports: str = "submit", wrap=None) -> None:  # fmt: skip
-    """Play each clip to the end, mark one word, submit; until the done page.
+@dataclass(frozen=True)
+class Pace:
+    """How a participant takes each clip: seconds before pressing play and
+    seconds of marking after the end, each drawn from its range; `until`
+    (time.perf_counter) ends the participant's work after the clip under way."""
 
-    The "play" event is POSTed when playback starts, and the clip ends its
-    duration later whatever that request took, as in a browser. The reports
-    of the end (timeupdate, pause, ended) then travel with the submit
-    (`reports="submit"`: static/annotation/task.js holds them for a second,
-    and a quick answer takes them along), or in a POST of their own before the
-    submit (`reports="separate"`: task.js when the answer comes later).
-    Only submit requests are timed into submit_seconds. `wrap(kind)`, a
-    context manager factory, wraps each "events" and "submit" request (to
+    before_play: tuple[float, float] = (0.0, 0.0)
+    marking: tuple[float, float] = (0.0, 0.0)
+    until: float = float("inf")
+
+
+def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, float], log: ParticipantLog,
+             rng: random.Random, *, reports: str = "submit", pace: Pace = Pace(), wrap=None) -> None:  # fmt: skip
+    """Play each clip to the end, mark one word, submit; until the done page
+    (or `pace.until`).
+
+    The clip ends its duration after playback starts, then the participant
+    marks for `pace.marking` seconds. As static/annotation/task.js does, the
+    playback reports (play, timeupdates, pause, ended) travel with the submit,
+    one request per clip (`reports="submit"`); or, as a page that reports as
+    it goes, "play" is POSTed when playback starts and the rest in a POST of
+    its own before the submit (`reports="separate"`; the server judges both
+    alike). Only submit requests are timed into submit_seconds. `wrap(kind)`,
+    a context manager factory, wraps each "events" and "submit" request (to
     count queries or profile)."""
     wrap = wrap or (lambda kind: contextlib.nullcontext())
     clock = time.perf_counter()  # the page's performance.now() starts here
     page = first
-    while page is not None:
+    while page is not None and time.perf_counter() < pace.until:
         item_id, duration = page.item_id, durations[page.item_id]
         base = f"/s/{slug}/task/items/{item_id}"
+        time.sleep(rng.uniform(*pace.before_play))
         started = time.perf_counter()
         started_ms = 1000 * (started - clock)
+        play = [{"kind": "play", "track": 0, "t": 0, "rate": 1, "at": started_ms}]
         ending = playback_events(duration, started_ms)
-        if not _report(browser, base, [{"kind": "play", "track": 0, "t": 0, "rate": 1, "at": started_ms}], log, wrap):
+        if reports == "separate" and not _report(browser, base, play, log, wrap):
             return
         time.sleep(max(0.0, started + duration - time.perf_counter()))
         if reports == "separate":
             if not _report(browser, base, ending, log, wrap):
                 return
-            ending = []
+            play = ending = []
+        time.sleep(rng.uniform(*pace.marking))
         levels = [0] * page.word_count
         levels[rng.randrange(page.word_count)] = 1
-        fields = {"levels": ",".join(map(str, levels)), "events": json.dumps(ending)}
+        fields = {"levels": ",".join(map(str, levels)), "events": json.dumps(play + ending)}
         headers = {"HX-Request": "true", "HX-Target": "task-item", "HX-Current-URL": f"/s/{slug}/task/"}
         sent = time.perf_counter()
         with wrap("submit"):
@@ -248,16 +272,16 @@ def percentiles(seconds: list[float]) -> tuple[float, float, float]:
 
 
 class CpuMeter:
-    """CPU seconds used by this process, the gunicorn processes, the PostgreSQL
+    """CPU seconds used by this process, the web server's processes, the PostgreSQL
     backends of one database, and the whole machine, between two readings.
     Counted per process, so that a backend replaced meanwhile (Django closes
     connections older than CONN_MAX_AGE) loses only its own last stretch."""
 
     TICK = os.sysconf("SC_CLK_TCK")
-    GROUPS = ("load generator", "gunicorn", "postgres")
+    GROUPS = ("load generator", "web server", "postgres")
 
-    def __init__(self, gunicorn_pid: int | None, database: str):
-        self.gunicorn_pid = gunicorn_pid
+    def __init__(self, server_pid: int | None, database: str):
+        self.server_pid = server_pid
         self.database = database.encode()
 
     def read(self) -> dict:
@@ -270,8 +294,8 @@ class CpuMeter:
                 stat = _stat_fields(pid)
             except OSError:
                 continue
-            if pid == self.gunicorn_pid or (self.gunicorn_pid and int(stat[1]) == self.gunicorn_pid):
-                reading["gunicorn"][pid] = _seconds(stat)
+            if pid == self.server_pid or (self.server_pid and int(stat[1]) == self.server_pid):
+                reading["web server"][pid] = _seconds(stat)
             elif command.startswith(b"postgres: ") and (self.database in command or b"walwriter" in command):
                 reading["postgres"][pid] = _seconds(stat)
         return reading

@@ -1,19 +1,31 @@
 """Simulated participants annotating at once under gunicorn + PostgreSQL: submissions per second, latency, errors.
 
     .venv/bin/python bench/annotate_load.py [--levels 16,64] [--workers 3 --threads 4] [--profile]
+    .venv/bin/python bench/annotate_load.py --mode realistic [--budget-seconds 600]
+    .venv/bin/python bench/annotate_load.py --wsgi granian ...   # granian instead of gunicorn
 
 Creates a scratch PostgreSQL database (dropped at the end), migrates it, fills
-it with a corpus of very short clips and a live study, and starts gunicorn on
-127.0.0.1. Participants really wait out each clip (the server checks), so N of
-them can submit at most N / clip length per second: with clips of 0.08-0.12 s,
-64 participants could reach 640/s with an instant server, above the 400/s
-target, and the server, not the waiting, sets the rate.
-At each concurrency level N participants enter with their own Prolific ids and
-claim a task (not timed); then, all starting together, each plays and submits
-its clips: a "play" event when playback starts, the clip's duration later a
-submit carrying the remaining playback events and one marked word. Only submit
-requests are timed; submissions per second is accepted submits over the wall
-time of that phase.
+it with a corpus of clips and a live study, and starts gunicorn on 127.0.0.1.
+
+The hammer (`--mode hammer`, the default): clips of 0.08-0.12 s, so that the
+server, not the waiting, sets the rate. Participants really wait out each
+clip (the server checks), so N of them can submit at most N / clip length per
+second: 64 participants could reach 640/s with an instant server. At each
+concurrency level N participants enter with their own Prolific ids and claim
+a task (not timed); then, all starting together, each plays and submits its
+clips: the clip's duration after playback starts, a submit carrying the
+playback events and one marked word, one request per clip as the page sends
+it (`--reports separate`: "play" and the end in POSTs of their own first).
+Only submit requests are timed; submissions per second is accepted submits
+over the wall time of that phase.
+
+The realistic mode (`--mode realistic`): clips of 2.5-3.5 s, a participant
+presses play 0.3-1 s after the clip appears and marks for 2-4 s after its end
+(`--marking-seconds`), reports as the page sends them, and they arrive spread
+over the first clip's time. Each level runs `--level-seconds`; it passes when
+the submits' p99 is at most 200 ms with no refusal and no error. From
+`--start` participants the level doubles until one fails, then bisects, while
+`--budget-seconds` last; it prints the most participants served.
 
 Afterwards it checks the invariants in the database, measures what one
 request costs in this process (PostgreSQL round trips, time, where the time
@@ -60,14 +72,17 @@ from bench._loadgen import (  # noqa: E402  (after the path is set)
     Browser,
     CpuMeter,
     HttpTransport,
+    Pace,
     ParticipantLog,
     annotate,
     enter_and_claim,
+    item_page,
     percentiles,
 )
 from bench._probe import Probe, item_durations, probe_in_process  # noqa: E402
 
-TARGET_RATE, TARGET_P99_MS = 400, 100
+TARGET_RATE, TARGET_P99_MS, TARGET_FLOOR_RATIO = 300, 150, 0.5
+REALISTIC_P99_MS, REALISTIC_TARGET = 200, 1000
 WORDS = [
     "she",
     "never",
@@ -90,6 +105,8 @@ WORDS = [
 def main() -> None:
     args = parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the clean-up below runs
+    if args.mode == "realistic":
+        return realistic(args)
     with tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch, scratch_database(args.server) as db:
         setup_django(db.url, Path(scratch))
         started = time.perf_counter()
@@ -98,34 +115,43 @@ def main() -> None:
               f"{args.target} each, {args.clips_per_task} per task, in {time.perf_counter() - started:.1f} s")  # fmt: skip
         answers = {f"q{q.pk}": q.accepted[0] for q in study.prerequisites.all()}
         results = []
-        with gunicorn(args, Path(scratch)) as server:
-            print(f"gunicorn: {args.workers} x {args.worker_class} worker(s), {args.threads} thread(s) each, "
-                  f"on port {server.port}")  # fmt: skip
+        with web_server(args, Path(scratch)) as server:
+            print(f"{server.description}, on port {server.port}")
             meter = CpuMeter(server.pid, db.name)
             for round_number, level in enumerate(args.levels):
                 tag = f"round {round_number}"
                 results.append(run_level(server.port, study, answers, level, meter, tag, args.reports))
                 report_level(results[-1], server.log)
-        with gunicorn(args, Path(scratch), settings="bench._floor") as server:
+        with web_server(args, Path(scratch), settings="bench._floor") as server:
             floor = framework_floor(server.port, max(args.levels), CpuMeter(server.pid, db.name), args.floor_seconds)
         probe = probe_in_process(study, answers, reports=args.reports, profile=args.profile)
         invariants = check_invariants(study, results)
         for result in results:
             result.ceiling, result.ceiling_postgres_cpu = bare_psycopg_rate(db.url, result, CpuMeter(None, db.name))
-        report(results, probe, invariants, floor)
+        report(results, probe, invariants, floor, args)
     if not all(ok for _, ok, _ in invariants):
         sys.exit(1)
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--levels", type=_ints, default=[16, 64], help="concurrent participants, e.g. 16,64")
-    parser.add_argument("--clips", type=int, default=1500)
-    parser.add_argument("--target", type=int, default=10, help="annotations wanted per clip")
-    parser.add_argument("--clips-per-task", type=int, default=20)
-    parser.add_argument("--clip-seconds", type=_floats, default=(0.08, 0.12), help="shortest,longest clip")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
+    parser.add_argument("--mode", choices=["hammer", "realistic"], default="hammer")
+    parser.add_argument("--levels", type=_ints, default=[16, 64], help="hammer: concurrent participants, e.g. 16,64")
+    parser.add_argument("--clips", type=int, help="default: 1500 (hammer), 3000 (realistic)")
+    parser.add_argument("--target", type=int, help="annotations wanted per clip; default: 10 (hammer), 40 (realistic)")
+    parser.add_argument("--clips-per-task", type=int, help="default: 20 (hammer), 10 (realistic)")
+    parser.add_argument("--clip-seconds", type=_floats, help="shortest,longest clip; default: 0.08,0.12 (hammer), "
+                        "2.5,3.5 (realistic)")  # fmt: skip
+    parser.add_argument("--marking-seconds", type=_floats, default=(2.0, 4.0), help="realistic: after each clip")
+    parser.add_argument("--start", type=int, default=250, help="realistic: participants of the first level")
+    parser.add_argument("--most", type=int, default=3000, help="realistic: participants tried at most")
+    parser.add_argument("--level-seconds", type=float, default=30.0, help="realistic: how long each level runs")
+    parser.add_argument("--budget-seconds", type=float, default=600.0, help="realistic: the whole search")
+    parser.add_argument("--wsgi", choices=["gunicorn", "granian"], default="gunicorn", help="the web server")
+    parser.add_argument("--workers", type=int, default=4, help="web server worker processes")
+    parser.add_argument(
+        "--threads", type=int, default=4, help="threads per worker (gthread; granian's blocking threads)"
+    )
     parser.add_argument("--worker-class", default="gthread")
     parser.add_argument(
         "--worker-connections",
@@ -144,7 +170,13 @@ def parse_args():
     parser.add_argument("--floor-seconds", type=float, default=5.0, help="how long to measure the empty-view floor")
     parser.add_argument("--profile", action="store_true", help="also print the submit's busiest lines")
     args = parser.parse_args()
-    if args.clips * args.target < (sum(args.levels) + 3) * args.clips_per_task * 1.2:
+    realistic = args.mode == "realistic"
+    for name, hammer, paced in (("clips", 1500, 3000), ("target", 10, 40), ("clips_per_task", 20, 10),
+                                ("clip_seconds", (0.08, 0.12), (2.5, 3.5))):  # fmt: skip
+        if getattr(args, name) is None:
+            setattr(args, name, paced if realistic else hammer)
+    participants = 2 * args.most + 3 if realistic else sum(args.levels) + 3
+    if args.clips * args.target < participants * args.clips_per_task * 1.2:
         parser.error("too few clips for the participants: raise --clips or --target")
     return args
 
@@ -240,26 +272,38 @@ class Server:
     port: int
     pid: int
     log: Path
+    description: str
 
 
 @contextlib.contextmanager
-def gunicorn(args, scratch: Path, settings: str | None = None):
-    """gunicorn on a free port, with the bench's settings or the named settings module."""
+def web_server(args, scratch: Path, settings: str | None = None):
+    """gunicorn (or granian) on a free port, with the bench's settings or the named settings module."""
     port = _free_port()
-    log = scratch / f"gunicorn-{settings or 'app'}.log"
+    log = scratch / f"{args.wsgi}-{settings or 'app'}.log"
     environment = {**os.environ, **({"DJANGO_SETTINGS_MODULE": settings} if settings else {})}
-    command = [
-        str(Path(sys.executable).with_name("gunicorn")), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
-        "--workers", str(args.workers), "--worker-class", args.worker_class, "--threads", str(args.threads),
-        "--keep-alive", "10", "--worker-tmp-dir", "/dev/shm", "--log-level", "warning",
-        "--worker-connections", str(args.worker_connections or math.ceil(1.25 * max(args.levels) / args.workers)),
-    ]  # fmt: skip
-    with log.open("wb") as output:  # gunicorn's and Django's own logging
+    most = max(args.levels) if args.mode == "hammer" else args.most
+    if args.wsgi == "granian":
+        command = [
+            sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
+            "--workers", str(args.workers), "--blocking-threads", str(args.threads), "--runtime-threads", "1",
+            "--http", "1", "--no-ws", "--log-level", "warning", "--backlog", "2048", "config.wsgi:application",
+        ]  # fmt: skip
+        description = f"granian: {args.workers} worker(s), {args.threads} blocking thread(s) each"
+    else:
+        command = [
+            str(Path(sys.executable).with_name("gunicorn")), "config.wsgi:application", "--bind",
+            f"127.0.0.1:{port}", "--workers", str(args.workers), "--worker-class", args.worker_class, "--threads",
+            str(args.threads), "--keep-alive", "10", "--worker-tmp-dir", "/dev/shm", "--log-level", "warning",
+            "--backlog", "2048",
+            "--worker-connections", str(args.worker_connections or math.ceil(1.25 * most / args.workers)),
+        ]  # fmt: skip
+        description = f"gunicorn: {args.workers} x {args.worker_class} worker(s), {args.threads} thread(s) each"
+    with log.open("wb") as output:  # the server's and Django's own logging
         process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT,
                                    preexec_fn=_die_with_parent)  # fmt: skip
     try:
         _wait_until_serving(port, process, log)
-        yield Server(port, process.pid, log)
+        yield Server(port, process.pid, log, description)
     finally:
         process.terminate()
         try:
@@ -286,7 +330,7 @@ def _wait_until_serving(port: int, process: subprocess.Popen, log: Path) -> None
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {process.returncode}:\n{log.read_text()[-2000:]}")
+            raise RuntimeError(f"the web server exited with {process.returncode}:\n{log.read_text()[-2000:]}")
         try:
             transport = HttpTransport("127.0.0.1", port, timeout=2)
             transport("GET", "/s/no-such-study/ended/", None, {})  # a 404, through Django
@@ -294,7 +338,7 @@ def _wait_until_serving(port: int, process: subprocess.Popen, log: Path) -> None
             return
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError("gunicorn did not answer within 30 s")
+    raise RuntimeError("the web server did not answer within 30 s")
 
 
 # --- One concurrency level ------------------------------------------------------
@@ -309,6 +353,7 @@ class LevelResult:
     mean_clip_seconds: float
     ceiling: float = 0.0  # bare psycopg submissions per second, filled in later
     ceiling_postgres_cpu: float = 0.0  # PostgreSQL CPU seconds per submission in that loop
+    entry_seconds: float = 0.0  # realistic mode: how long the participants took to enter (not timed otherwise)
 
     @property
     def accepted(self) -> int:
@@ -370,13 +415,17 @@ def run_level(port: int, study, answers: dict[str, str], participants: int, mete
 
 def report_level(result: LevelResult, server_log: Path) -> None:
     p50, p95, p99 = result.latencies()
-    e50, _, e99 = result.latencies("event")
-    bound = result.participants / result.mean_clip_seconds
+    refused = sum(1 for error in result.errors if error.startswith("submit 4"))
     print(f"{result.participants} participants: {result.accepted} submissions in {result.seconds:.2f} s = "
-          f"{result.rate:.1f} submissions/s, {len(result.errors)} errors "
-          f"(pacing bound with an instant server: {bound:.0f}/s)")  # fmt: skip
-    print(f"  submit latency: p50 {p50:.1f} ms, p95 {p95:.1f} ms, p99 {p99:.1f} ms; "
-          f"events POST: p50 {e50:.1f} ms, p99 {e99:.1f} ms")  # fmt: skip
+          f"{result.rate:.1f} submissions/s, {len(result.errors)} errors ({refused} refusals)"
+          + (f", entry {result.entry_seconds:.1f} s" if result.entry_seconds else
+             f" (pacing bound with an instant server: {result.participants / result.mean_clip_seconds:.0f}/s)"))  # fmt: skip
+    latencies = [f"submit latency: p50 {p50:.1f} ms, p95 {p95:.1f} ms, p99 {p99:.1f} ms"]
+    for kind, name in (("event", "events POST"), ("page", "task page")):
+        if any(getattr(log, f"{kind}_seconds") for log in result.logs):
+            k50, _, k99 = result.latencies(kind)
+            latencies.append(f"{name}: p50 {k50:.1f} ms, p99 {k99:.1f} ms")
+    print("  " + "; ".join(latencies))
     cores = ", ".join(f"{name} {used:.2f}" for name, used in result.cores.items())
     print(f"  CPU, in cores of {os.cpu_count()}: {cores}")
     if result.accepted:
@@ -394,6 +443,159 @@ def report_level(result: LevelResult, server_log: Path) -> None:
         )
 
 
+# --- Realistic mode: the most participants served --------------------------------
+
+
+def realistic(args) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch, scratch_database(args.server) as db:
+        setup_django(db.url, Path(scratch))
+        started = time.perf_counter()
+        study = make_study(args)
+        print(f"setup: {args.clips} clips of {args.clip_seconds[0]}-{args.clip_seconds[1]} s, target "
+              f"{args.target} each, {args.clips_per_task} per task, in {time.perf_counter() - started:.1f} s; "
+              f"marking {args.marking_seconds[0]}-{args.marking_seconds[1]} s a clip, reports: {args.reports}")  # fmt: skip
+        answers = {f"q{q.pk}": q.accepted[0] for q in study.prerequisites.all()}
+        with web_server(args, Path(scratch)) as server:
+            print(f"{server.description}, on port {server.port}")
+            meter = CpuMeter(server.pid, db.name)
+            best, worst, results = search(args, lambda n, tag: run_paced_level(server.port, study, answers, n, meter,
+                                                                               tag, args), server.log)  # fmt: skip
+        with web_server(args, Path(scratch), settings="bench._floor") as server:
+            floor = framework_floor(server.port, 64, CpuMeter(server.pid, db.name), args.floor_seconds)
+        invariants = check_invariants(study, results)
+    passed = all(ok for _, ok, _ in invariants)
+    for name, ok, detail in invariants:
+        print(f"invariant: {name}: {'PASS' if ok else 'FAIL (' + detail + ')'}")
+    served = next((r for r in reversed(results) if r.participants == best), None)
+    print(f"framework floor: an empty view through the same middleware and {args.wsgi}, 64 keep-alive clients: "
+          f"{floor.requests_per_second:.0f} requests/s, web server CPU {floor.cpu_ms['web server']:.2f} ms a request")  # fmt: skip
+    if served is not None:
+        p50, _, p99 = served.latencies()
+        server_ms = 1000 * served.cores["web server"] / served.rate if served.rate else float("nan")
+        print(f"at {best} participants: {served.rate:.1f} submissions/s (the pace sets it), p50 {p50:.0f} ms "
+              f"p99 {p99:.0f} ms; web server {server_ms:.1f} ms CPU per submit with its share of page loads, "
+              f"{_ratio(server_ms, floor.cpu_ms['web server'])} x an empty request's")  # fmt: skip
+    print(
+        f"target: at least {REALISTIC_TARGET} participants served: {'met' if best >= REALISTIC_TARGET else 'NOT met'}"
+    )
+    limit = f"{worst} failed" if worst else f"none failed up to {args.most}" if best >= args.most else "budget spent"
+    print(f"annotate_load realistic ({args.wsgi}): {best} participants served with p99 <= {REALISTIC_P99_MS} ms and "
+          f"no refusals ({limit}); invariants {'PASS' if passed else 'FAIL'}")  # fmt: skip
+    if not passed:
+        sys.exit(1)
+
+
+def search(args, run, server_log: Path) -> tuple[int, int | None, list[LevelResult]]:
+    """Double the participants from `args.start` until a level fails, then
+    bisect, while the time budget lasts. Returns (most that passed, fewest
+    that failed or None, every level's result)."""
+    deadline = time.monotonic() + args.budget_seconds
+    best, worst, results, entry_rate = 0, None, [], 100.0
+    participants = args.start
+    while participants:
+        if time.monotonic() + participants / entry_rate + args.level_seconds + 15 > deadline:
+            print(f"time budget spent before {participants} participants")
+            break
+        result = run(participants, f"level {len(results)}")
+        results.append(result)
+        entry_rate = participants / max(result.entry_seconds, 0.1)
+        report_level(result, server_log)
+        ok = level_passes(result)
+        print(f"  level {'PASS' if ok else 'FAIL'} (p99 <= {REALISTIC_P99_MS} ms, no refusals, no errors)")
+        best, worst = (max(best, participants), worst) if ok else (best, participants)
+        if worst is None:
+            participants = min(2 * participants, args.most) if participants < args.most else 0
+        elif worst - best <= max(25, best // 10):
+            participants = 0
+        else:
+            participants = (best + worst) // 2
+    return best, worst, results
+
+
+def level_passes(result: LevelResult) -> bool:
+    return result.accepted > 0 and not result.errors and result.latencies()[2] <= REALISTIC_P99_MS
+
+
+def run_paced_level(port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str,
+                    args) -> LevelResult:  # fmt: skip
+    """N participants enter and claim a task (16 at a time, not timed); then
+    each opens the task page at a moment spread over the first clip's time and
+    annotates at a participant's pace until the level's time is up."""
+    threading.stack_size(512 * 1024)  # thousands of threads
+    logs = [ParticipantLog() for _ in range(participants)]
+    browsers: list[Browser | None] = [None] * participants
+    entered = time.perf_counter()
+    _in_parallel(16, participants, lambda index: _enter(port, study, answers, tag, index, browsers, logs))
+    entry_seconds = time.perf_counter() - entered
+    durations = item_durations(study)
+    cycle = sum(args.clip_seconds) / 2 + 0.65 + sum(args.marking_seconds) / 2
+    go = threading.Event()
+    until = [0.0]
+
+    def participant(index: int) -> None:
+        browser, rng = browsers[index], random.Random(f"{tag}/{index}/pace")
+        if browser is None:
+            return
+        go.wait()
+        time.sleep(rng.uniform(0, cycle))  # arrivals spread over one clip's time
+        try:
+            sent = time.perf_counter()
+            page = browser.request("GET", f"/s/{study.slug}/task/")
+            logs[index].page_seconds.append(time.perf_counter() - sent)
+            first = item_page(page.body)
+            if page.status != 200 or first is None:
+                raise RuntimeError(f"task page {page.status}")
+            pace = Pace(before_play=(0.3, 1.0), marking=args.marking_seconds, until=until[0])
+            annotate(browser, study.slug, first, durations, logs[index], rng, reports=args.reports, pace=pace)
+        except Exception as error:
+            logs[index].errors.append(f"{type(error).__name__}: {error}")
+        finally:
+            browser.transport.close()
+
+    threads = [threading.Thread(target=participant, args=(index,), daemon=True) for index in range(participants)]
+    for thread in threads:
+        thread.start()
+    before, started = meter.read(), time.perf_counter()
+    until[0] = started + args.level_seconds
+    go.set()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    cores = CpuMeter.cores(before, meter.read(), seconds)
+    played = [durations[item] for log in logs for item in log.acknowledged] or [1.0]
+    return LevelResult(participants, seconds, logs, cores, sum(played) / len(played), entry_seconds=entry_seconds)
+
+
+def _enter(port: int, study, answers, tag: str, index: int, browsers: list, logs: list[ParticipantLog]) -> None:
+    browser = Browser(HttpTransport("127.0.0.1", port))
+    try:
+        enter_and_claim(browser, study.slug, answers, random.Random(f"{tag}/{index}"))
+        browsers[index] = browser
+    except Exception as error:  # reported as an error of this level, not raised
+        logs[index].errors.append(f"entry: {type(error).__name__}: {error}")
+    finally:
+        browser.transport.close()  # each participant opens its own connection when it starts
+
+
+def _in_parallel(workers: int, count: int, work) -> None:
+    indexes = iter(range(count))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                index = next(indexes, None)
+            if index is None:
+                return
+            work(index)
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 # --- Checks, floor and ceiling ---------------------------------------------------
 
 
@@ -406,7 +608,8 @@ class Floor:
 def framework_floor(port: int, clients: int, meter: CpuMeter, seconds: float = 5.0) -> Floor:
     """An empty view through the app's middleware under the same gunicorn, as
     fast as `clients` keep-alive connections can ask: what a request costs
-    before any work. A clip takes two requests (the play report, the submit)."""
+    before any work. A clip takes one request (the submit; three with
+    `--reports separate`)."""
     counts = [0] * clients
     start = threading.Barrier(clients + 1, timeout=60)
     stop = [0.0]
@@ -430,7 +633,7 @@ def framework_floor(port: int, clients: int, meter: CpuMeter, seconds: float = 5
     elapsed = time.perf_counter() - started
     rate = sum(counts) / elapsed
     cores = CpuMeter.cores(before, meter.read(), elapsed)
-    return Floor(rate, {name: 1000 * cores[name] / rate for name in ("gunicorn", "load generator")})
+    return Floor(rate, {name: 1000 * cores[name] / rate for name in ("web server", "load generator")})
 
 
 def check_invariants(study, results: list[LevelResult]) -> list[tuple[str, bool, str]]:
@@ -547,21 +750,27 @@ def bare_psycopg_rate(url: str, result: LevelResult, meter: CpuMeter) -> tuple[f
 # --- Report --------------------------------------------------------------------
 
 
-def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str, bool, str]], floor: Floor) -> None:
+def requests_per_clip(args) -> int:
+    return 1 if args.reports == "submit" else 3
+
+
+def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str, bool, str]], floor: Floor,
+           args) -> None:  # fmt: skip
     submits = probe.round_trips["submit"]
     typical = sorted(submits, key=len)[len(submits) // 2]
     trips = {kind: _median([len(s) for s in lists]) for kind, lists in probe.round_trips.items()}
     orm = {kind: _median(counts) for kind, counts in probe.orm_queries.items()}
-    print(f"per request (median, in this process): submit {orm['submit']} queries in Django's log = {trips['submit']} "
-          f"PostgreSQL round trips; events POST {orm['events']} queries = {trips['events']} round trips")  # fmt: skip
+    kinds = [("submit", "submit")] + ([("events", "events POST")] if "events" in probe.cpu else [])
+    print("per request (median, in this process): " + "; ".join(
+        f"{name} {orm[kind]} queries in Django's log = {trips[kind]} PostgreSQL round trips" for kind, name in kinds))  # fmt: skip
     print("  a submit's round trips: " + "; ".join(_short(statement) for statement in typical))
     wall, cpu, postgres = (
         {kind: _median(values) for kind, values in measured.items()}
         for measured in (probe.wall, probe.cpu, probe.postgres_cpu)
     )
-    posts = len(probe.cpu["events"]) / len(probe.cpu["submit"])  # events POSTs per clip
-    per_clip = cpu["submit"] + postgres["submit"] + posts * (cpu["events"] + postgres["events"])
-    for kind, name in (("submit", "submit"), ("events", "events POST")):
+    posts = len(probe.cpu.get("events", [])) / len(probe.cpu["submit"])  # events POSTs per clip
+    per_clip = cpu["submit"] + postgres["submit"] + (posts * (cpu["events"] + postgres["events"]) if posts else 0)
+    for kind, name in kinds:
         print(f"  {name} alone (medians): {1000 * wall[kind]:.1f} ms; CPU: Django {1000 * cpu[kind]:.1f} ms, "
               f"PostgreSQL {1000 * postgres[kind]:.1f} ms")  # fmt: skip
     print(
@@ -570,11 +779,13 @@ def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str,
     areas = collections.Counter(area for area, _ in probe.samples)
     print(f"  where a submit's time goes ({len(probe.samples)} stack samples): " + ", ".join(
         f"{area} {100 * count / len(probe.samples):.0f} %" for area, count in areas.most_common()))  # fmt: skip
-    print(f"framework floor: an empty view through the same middleware and gunicorn, {max(r.participants for r in results)} "
-          f"keep-alive clients: {floor.requests_per_second:.0f} requests/s, CPU per request: gunicorn "
-          f"{floor.cpu_ms['gunicorn']:.2f} ms, load generator {floor.cpu_ms['load generator']:.2f} ms; at two requests "
-          f"a clip, {floor.requests_per_second / 2:.0f} clips/s with views that do nothing; ours "
-          f"{_ratio(results[-1].rate, floor.requests_per_second / 2)} x that")  # fmt: skip
+    per = requests_per_clip(args)
+    floor_clips = floor.requests_per_second / per
+    print(f"framework floor: an empty view through the same middleware and {args.wsgi}, "
+          f"{max(r.participants for r in results)} keep-alive clients: {floor.requests_per_second:.0f} requests/s, "
+          f"CPU per request: web server {floor.cpu_ms['web server']:.2f} ms, load generator "
+          f"{floor.cpu_ms['load generator']:.2f} ms; at {per} request(s) a clip, {floor_clips:.0f} clips/s with views "
+          f"that do nothing; ours {_ratio(results[-1].rate, floor_clips)} x that")  # fmt: skip
     for result in results:
         print(f"bare psycopg at {result.participants}: {result.ceiling:.0f} submissions/s, PostgreSQL "
               f"{1000 * result.ceiling_postgres_cpu:.1f} ms CPU each; "
@@ -585,14 +796,15 @@ def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str,
     last = results[-1]
     p50, p95, p99 = last.latencies()
     errors = len(last.errors)
+    server_ms = 1000 * last.cores["web server"] / last.rate if last.rate else float("nan")
     checks = {f">= {TARGET_RATE}/s": last.rate >= TARGET_RATE, f"p99 <= {TARGET_P99_MS} ms": p99 <= TARGET_P99_MS,
-              "no errors": errors == 0}  # fmt: skip
+              "no errors": errors == 0, f">= {TARGET_FLOOR_RATIO} x the floor": last.rate >= TARGET_FLOOR_RATIO * floor_clips}  # fmt: skip
     print(f"target at {last.participants} participants: " + ", ".join(
         f"{name} {'met' if ok else 'NOT met'}" for name, ok in checks.items()))  # fmt: skip
-    print(f"annotate_load: {last.participants} participants: {last.rate:.1f} submissions/s "
-          f"({_ratio(last.rate, last.ceiling)} x bare psycopg, {_ratio(last.rate, floor.requests_per_second / 2)} x "
-          f"the empty-view floor), p50 {p50:.0f} ms p95 {p95:.0f} ms p99 {p99:.0f} ms, "
-          f"{errors} errors; invariants {'PASS' if passed else 'FAIL'}")  # fmt: skip
+    print(f"annotate_load: {last.participants} participants ({args.wsgi}): {last.rate:.1f} submissions/s "
+          f"({_ratio(last.rate, last.ceiling)} x bare psycopg, {_ratio(last.rate, floor_clips)} x "
+          f"the empty-view floor per clip), p50 {p50:.0f} ms p95 {p95:.0f} ms p99 {p99:.0f} ms, web server "
+          f"{server_ms:.1f} ms CPU per submit, {errors} errors; invariants {'PASS' if passed else 'FAIL'}")  # fmt: skip
 
 
 def _ratio(ours: float, ceiling: float) -> str:

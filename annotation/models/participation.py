@@ -137,7 +137,10 @@ class Annotation(models.Model):
     mismatch_reported = models.BooleanField(default=False)
     attention_passed = models.BooleanField(null=True, blank=True, help_text="Only for attention checks.")
     coverage = models.FloatField(help_text="Share of the clip actually played.")
-    seconds_spent = models.FloatField(help_text="From first play to submission, by the server's clock.")
+    seconds_spent = models.FloatField(
+        help_text="From the clip's hand-out (the previous submission, or the task's start) to its submission, "
+        "by the server's clock."
+    )
     submitted_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -95,27 +95,29 @@ def _unit(value) -> bool:
 
 
 def listening_verdicts(
-    item, study, now: datetime, events: list[tuple[int, listening.Event]]
+    item, study, now: datetime, events: list[tuple[int, listening.Event]], handed_out: datetime | None = None
 ) -> list[listening.Verdict]:
     """One verdict per clip the item plays (two for an A/B pair), from its
-    (track, event) playback reports. The clips of a pair are heard one after
-    the other: the time since the first play of either must cover both."""
+    (track, event) playback reports, timed from `handed_out` (when the server
+    handed the item out; by default its receipt of the first report). The
+    clips of a pair are heard one after the other: the time since the hand-out
+    must cover both."""
     durations = item.presentation.get("durations") or [item.duration]
+    start = handed_out.timestamp() if handed_out else min((e.received_seconds for _, e in events), default=None)
     verdicts = [
         listening.verify(
             [event for track, event in events if track == index],
             duration=duration,
             now_seconds=now.timestamp(),
             required_coverage=study.required_coverage,
+            handed_out_seconds=start,
         )
         for index, duration in enumerate(durations)
     ]
     if len(verdicts) == 1:
         return verdicts
-    plays = [event.received_seconds for _, event in events if event.kind == "play"]
-    wall = now.timestamp() - min(plays) if plays else 0.0
     required = sum(verdict.required_wall_seconds for verdict in verdicts)
-    return [replace(verdict, wall_seconds=wall, required_wall_seconds=required) for verdict in verdicts]
+    return [replace(verdict, required_wall_seconds=required) for verdict in verdicts]
 
 
 def listening_problems(verdicts: list[listening.Verdict]) -> list[str]:

@@ -112,8 +112,10 @@ def annotation_submit(
     *, participant_id: int, item_id: int, levels: list[int], mismatch: bool, response: dict | None = None,
     events: list | None = None, now: datetime | None = None, item: rows.ItemState | None = None,
 ) -> Submitted:  # fmt: skip
-    """Accept an answer. `events` are the page's last playback reports: they
-    count towards listening and are kept even when the answer is refused.
+    """Accept an answer. `events` are the page's playback reports not yet sent
+    (a quick participant's page sends them all here, one request per clip):
+    they count towards listening exactly as if they had been reported on
+    their own just now, and are kept even when the answer is refused.
     `item`, when the caller already read it for this participant, saves a query."""
     now = now or timezone.now()
     response = response or {}
@@ -145,12 +147,13 @@ def _judged(item: rows.ItemState, form_item, levels, response, arrived: list[tup
     with the reports that came along stored all the same."""
     try:
         problems = answer_problems(item, item.study, form_item, levels, response)
-        verdicts = listening_verdicts(item, item.study, now, rows.item_events(item.pk) + _as_heard(arrived, now))
+        stored = rows.item_events(item.pk) if item.stored_events else []
+        verdicts = listening_verdicts(item, item.study, now, stored + _as_heard(arrived, now), item.handed_out)
         problems += listening_problems(verdicts)
         if problems:
             raise SubmissionRefused(problems)
     except SubmissionRefused:
-        rows.insert_events(item.pk, arrived, now)
+        rows.insert_events(item.pk, arrived, now, limit=MAX_EVENTS_PER_ITEM)  # beyond the cap they are dropped
         raise
     return verdicts
 

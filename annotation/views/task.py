@@ -1,8 +1,9 @@
 """The annotation page: one clip at a time, playback reported, every gate on the server.
 
-The playback report and the submit are the two requests of every clip, so
-they read the item once (annotation.services.submission_rows) and render the
-next clip from one more statement; the rest of the app is ORM as usual."""
+The submit is the one request of every clip (the page's playback reports
+travel with it; only a long listen sends some ahead), so it and the playback
+report read the item once (annotation.services.submission_rows) and render
+the next clip from one more statement; the rest of the app is ORM as usual."""
 
 import json
 
@@ -80,7 +81,7 @@ def item_context(task_id: int, study, errors: list[str] | None = None) -> dict:
 
 @require_POST
 def task_events(request, slug, item_id):
-    """Playback events from the page, as they happen."""
+    """Playback events from the page that did not wait for the submit."""
     now = timezone.now()
     item = get_item_for_participant(request, slug, item_id, now)
     try:

@@ -1,11 +1,13 @@
 // The annotation page: word levels, keyboard use, and playback reports.
 // The server decides everything; this only helps the participant and tells
-// the server what the audio element did, as it happens.
+// the server what the audio element did.
 (() => {
   "use strict";
   const LEVELS = 3;
   const REPORTED = ["play", "pause", "seeking", "seeked", "timeupdate", "ended", "ratechange"];
-  const AT_ONCE = ["play", "seeking", "seeked", "ratechange"];
+  // The server takes at most 200 events a report; a long listen sends them on
+  // ahead in batches of this many.
+  const BATCH = 100;
   // Names this page load in every report: the server times each load's page
   // clock on its own, so a reload starts afresh instead of counting for nothing.
   const PAGE_LOAD = crypto.getRandomValues(new Uint32Array(1))[0] >>> 1;
@@ -27,11 +29,8 @@
     let sending = Promise.resolve();
     const marking = section.querySelector("button.word") ? wordMarking(section, form, reason) : null;
     let pending = [];
-    let timer = null;
 
     function flush() {
-      clearTimeout(timer);
-      timer = null;
       if (!pending.length) return;
       const body = JSON.stringify(pending);
       pending = [];
@@ -47,10 +46,10 @@
       pending.push({
         kind, track, t: audio.currentTime, rate: audio.playbackRate, at: performance.now(), page: PAGE_LOAD,
       });
-      // The server times listening from its own receipt of "play", so that and
-      // jumps go at once; the rest follows within a second, or with the submit.
-      if (AT_ONCE.includes(kind)) flush();
-      else if (!timer) timer = setTimeout(flush, 1000);
+      // The server times listening from when it handed the clip out, so the
+      // reports can wait for the submit: one request per clip. Only a long
+      // listen sends a batch ahead.
+      if (pending.length >= BATCH) flush();
       if (kind === "ended") {
         heard.add(track);
         audio.dataset.heard = "true";
@@ -67,6 +66,8 @@
     }
 
     players.forEach((audio) => REPORTED.forEach((kind) => audio.addEventListener(kind, () => report(audio, kind))));
+    // Leaving or reloading the page: what was played still reaches the server.
+    window.addEventListener("pagehide", () => { if (section.isConnected) flush(); });
     if (marking) marking.onChange(() => { serverErrors.replaceChildren(); update(); });
     // Reports not yet sent travel with the submission; one already on its way
     // is waited for, so the server has every report before it judges the answer.
@@ -77,8 +78,6 @@
     let carried = [];
     let retried = false;
     form.addEventListener("htmx:configRequest", (event) => {
-      clearTimeout(timer);
-      timer = null;
       carried = pending;
       event.detail.parameters.events = JSON.stringify(carried);
       pending = [];

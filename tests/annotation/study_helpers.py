@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from annotation.models import Corpus, Participant, PlaybackEvent, Study, TaskItem
+from annotation.models import Annotation, Corpus, Participant, PlaybackEvent, Study, Task, TaskItem
 from annotation.services.studies import ClipSelection, study_create
 from tests.annotation.factories import ClipFactory
 
@@ -29,9 +29,11 @@ def ready_participant(study: Study, **fields) -> Participant:
 
 
 def listened(item: TaskItem, *, seconds_ago: float | None = None, track: int = 0) -> None:
-    """Record a straight play-through of one clip of the item that ended `seconds_ago` (server clock)."""
+    """Record a straight play-through of one clip of the item that ended `seconds_ago` (server clock),
+    on a clip handed out no later than its start."""
     duration = (item.presentation.get("durations") or [item.duration])[track]
     started = timezone.now() - timedelta(seconds=(seconds_ago or 0) + duration + 0.2)
+    handed_out_before(item, started)
     steps = [("play", 0.0, 0.0)]
     t = 0.0
     while t < duration:
@@ -50,6 +52,16 @@ def listened(item: TaskItem, *, seconds_ago: float | None = None, track: int = 0
         )
         for kind, media, at in steps
     )
+
+
+def handed_out_before(item: TaskItem, moment) -> None:
+    """Move the item's hand-out (the previous item's submission, or the task's
+    start for the first) back to `moment`, if it was later."""
+    if item.position == 0:
+        Task.objects.filter(pk=item.task_id, created_at__gt=moment).update(created_at=moment)
+    else:
+        previous = Annotation.objects.filter(item__task_id=item.task_id, item__position=item.position - 1)
+        previous.filter(submitted_at__gt=moment).update(submitted_at=moment)
 
 
 def listened_to_all(item: TaskItem) -> None:

@@ -7,7 +7,7 @@ from unittest import mock
 import pytest
 from django.utils import timezone
 
-from annotation.models import PlaybackEvent, Task, TaskItem
+from annotation.models import Annotation, PlaybackEvent, Task, TaskItem
 from tests.annotation.study_helpers import live_study
 from tests.annotation.test_participant_pages import walk_to_task
 
@@ -187,10 +187,7 @@ def test_the_two_clips_of_a_pair_cannot_be_played_at_the_same_time():
 def test_the_hand_written_statements_store_the_same_rows_on_every_backend(client, study):
     """Run on SQLite and on PostgreSQL (the postgres pass of the suite): the same
     reports and submits leave exactly these rows, whichever backend ran the SQL."""
-    from annotation.models import Annotation
-
-    items = task_items(walk_to_task(client, study))
-    page = Page(client, study, 41)
+    page, items = handed_out_page(client, study, 41)
     steps = play_through(page, 10.0)
     assert page.report(items[0], steps[:1], at=0).status_code == 204
     assert page.report(items[0], steps[1:5], at=1.0).status_code == 204
@@ -223,4 +220,85 @@ def test_the_hand_written_statements_store_the_same_rows_on_every_backend(client
               for at, ms, kind, t in zip(times, client_ms, kinds, media, strict=True)]  # fmt: skip
     assert events == sorted(first + second)
     level = [1] + [0] * 9
-    assert answers == [(0, level, 1.0, 2.2, 2.2), (1, level, 1.0, 2.2, 5.2)]
+    assert answers == [(0, level, 1.0, 2.2, 2.2), (1, level, 1.0, 3.0, 5.2)]  # seconds from each hand-out
+
+
+# --- One request per clip, and a slow server (issue 15, throughput) ---
+
+
+def handed_out_page(client, study, page_id: int) -> tuple["Page", list[int]]:
+    """A page whose clock 0 is the server's hand-out of the task's first clip (the task's start)."""
+    participant = walk_to_task(client, study)
+    page = Page(client, study, page_id)
+    page.t0 = Task.objects.get(participant=participant).created_at
+    return page, task_items(participant)
+
+
+def sent_as(page, item_id, steps, how: str, *, delay: float = 0.0, start: float = 0.0):
+    """Report a play-through `how` the page may: everything with the submit, "play" at once and the rest
+    in batches, or batches that each wait `delay` in a busy server's queue before they are handled.
+    Returns the events left for the submit."""
+    if how == "with the submit":
+        return steps
+    batches = [steps[:1]] + [steps[i : i + 4] for i in range(1, len(steps), 4)]
+    for number, batch in enumerate(batches):
+        sent = batch[-1]["at"] / 1000 - start
+        late = delay if how == "queued" and number % 2 == 0 else 0.0  # some wait, some do not
+        assert page.report(item_id, batch, at=start + sent + late).status_code == 204
+    return []
+
+
+@pytest.mark.parametrize("how", ["with the submit", "separately", "queued"])
+def test_an_honest_participant_is_accepted_however_the_reports_travel(client, study, how):
+    page, items = handed_out_page(client, study, 5)
+    # The page shows the clip at once; the participant presses play after 0.4 s and listens to the end (2 s).
+    steps = play_through(page, 0.4)
+    left = sent_as(page, items[0], steps, how, delay=1.5)
+
+    response = page.submit(items[0], at=2.5 if how != "queued" else 4.0, events=left)
+
+    assert response.status_code == 302, response.content.decode()
+    assert Annotation.objects.get(item_id=items[0]).coverage == 1.0
+
+
+def test_reports_held_in_a_slow_servers_queue_cost_no_listening(client, study):
+    """Every report waits in the queue, the "play" longest: still all of the clip counts."""
+    page, items = handed_out_page(client, study, 6)
+    steps = play_through(page, 0.2)
+    assert page.report(items[0], steps[:1], at=1.9).status_code == 204  # "play", sent at 0.2
+    assert page.report(items[0], steps[1:5], at=2.0).status_code == 204  # sent at 1.2
+    assert page.report(items[0], steps[5:], at=2.3).status_code == 204  # sent at 2.2
+
+    response = page.submit(items[0], at=2.4)
+
+    assert response.status_code == 302, response.content.decode()
+    assert Annotation.objects.get(item_id=items[0]).coverage == 1.0
+
+
+@pytest.mark.parametrize("how", ["with the submit", "separately"])
+@pytest.mark.parametrize(("submitted", "status"), [(1.6, 422), (2.0, 302)])
+def test_a_script_is_refused_until_the_clip_could_have_been_heard_since_its_hand_out(client, study, how, submitted,
+                                                                                     status):  # fmt: skip
+    page, items = handed_out_page(client, study, 9)
+    # A script claims a full play-through of the 2 s clip from the moment it was handed out.
+    left = sent_as(page, items[0], play_through(page, 0.0), how)
+    if how == "separately":
+        assert page.report(items[0], [], at=0.0).status_code == 204
+
+    response = page.submit(items[0], at=submitted, events=left)
+
+    assert response.status_code == status
+    if status == 422:
+        assert "Listen to the whole clip first" in response.content.decode()
+
+
+def test_the_next_clip_is_handed_out_by_the_submit_of_the_one_before(client, study):
+    """Waiting out one clip counts for that clip only: the next one's time starts at its hand-out."""
+    page, items = handed_out_page(client, study, 4)
+    first, second = play_through(page, 0.0), play_through(page, 0.5)
+    # Both play-throughs claimed over the first clip's time, the second sent with its submit.
+    assert page.submit(items[0], at=2.1, events=first).status_code == 302
+
+    assert page.submit(items[1], at=2.6, events=second).status_code == 422
+    # The page's clock ran 1.6 s behind the server's: a replay at its real pace is taken.
+    assert page.submit(items[1], at=6.7, events=play_through(page, 3.0)).status_code == 302

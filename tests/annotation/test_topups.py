@@ -13,6 +13,7 @@ from annotation.services.studies import ClipSelection, study_create
 from annotation.services.submission import annotation_submit
 from annotation.services.topups import places_needed, topup_open, topup_plan, topup_summary
 from tests.annotation.factories import ClipFactory, CorpusFactory
+from tests.annotation.study_helpers import handed_out_before
 
 
 @pytest.mark.parametrize(
@@ -53,6 +54,7 @@ def complete(task: Task) -> None:
     """Listen to and submit every clip of the task, in order, as a participant would."""
     for item in task.items.order_by("position"):
         played = T0 + timedelta(seconds=10 * (item.position + 1))
+        handed_out_before(item, played)
         PlaybackEvent.objects.bulk_create([
             PlaybackEvent(item=item, kind="play", media_time=0, client_ms=0, received_at=played),
             PlaybackEvent(item=item, kind="ended", media_time=item.duration, client_ms=item.duration * 1000,
