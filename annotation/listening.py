@@ -22,7 +22,10 @@ from dataclasses import dataclass
 # Timers and event delivery jitter; also lets the last timeupdate before
 # "ended" (fired up to 250 ms apart in browsers) count in full.
 SLACK_SECONDS = 0.35
-MAX_RATE = 4.0
+# The fastest the browsers' own audio controls play (Chrome's and Firefox's speed menus stop at
+# 2x). A page reporting a faster rate is credited at this one, so claiming 4x cannot shorten the
+# wait below half the clip; a clip really played faster earns less than all of its length.
+MAX_RATE = 2.0
 MIN_RATE = 0.25
 
 

@@ -1,7 +1,8 @@
-"""Suite reports: POST /suite-reports/ (evaluation.add_suitereport) asks for the scores of a
+"""Suite reports: POST /suite-reports/ (evaluation.add_suitereport, and the subject's view
+permission: annotation.view_study or evaluation.view_castset) asks for the scores of a
 benchmark suite (StressTest or StanceBench of a listening-form study, CAST of a CAST set) and
-answers 202 with the report to poll; GET /suite-reports/{id}/ (evaluation.view_suitereport)
-shows its progress and, once succeeded, its result: the same JSON as the suite page's download.
+answers 202 with the report to poll; GET /suite-reports/{id}/ (evaluation.view_suitereport and
+the subject's view permission) shows its progress and, once succeeded, its result: the same JSON as the suite page's download.
 A report already computed from the same inputs and parameters is returned as it is
 (evaluation.services.suite_reports.suite_report_request)."""
 
@@ -11,6 +12,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
 from rest_framework.response import Response
 
+from annotation.access import require_perm
 from annotation.models import Study
 from evaluation.api.base import ApiViewSet
 from evaluation.api.jobs import JOB_FIELDS, JobRetrieveMixin
@@ -73,13 +75,24 @@ class SuiteReportViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
     def get_serializer_class(self):
         return SuiteReportResultSerializer if self.action == "retrieve" else SuiteReportSerializer
 
+    def retrieve(self, request, *args, **kwargs):
+        # The result holds gold answers and every system's outputs: the subject's own permission too.
+        require_perm(request, _subject_perm(self.get_object().suite))
+        return super().retrieve(request, *args, **kwargs)
+
     @extend_schema(request=SuiteRequestSerializer, responses={202: SuiteReportSerializer})
     def create(self, request):
         given = SuiteRequestSerializer(data=request.data)
         given.is_valid(raise_exception=True)
+        require_perm(request, _subject_perm(given.validated_data["suite"]))
         try:
             report = suite_report_request(**given.validated_data, user=request.user)
         except SuiteRefused as error:
             raise serializers.ValidationError({"suite": [str(error)]}) from None
         body = SuiteReportSerializer(report, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": str(body["url"])})
+
+
+def _subject_perm(suite: str) -> str:
+    """What the suite's page needs: to view the study (StressTest, StanceBench) or the CAST set."""
+    return "evaluation.view_castset" if suite == SuiteReport.Suite.CAST else "annotation.view_study"

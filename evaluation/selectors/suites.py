@@ -99,7 +99,7 @@ def stresstest_inputs(*, study: Study) -> dict:
 
 
 def stance_inputs(*, study: Study) -> dict:
-    """{"humans": [StanceItem], "judges": [(System, [JudgeInstance])]}."""
+    """{"humans": [StanceItem], "judges": [(System, [JudgeInstance])], "weak_labels": {item: "P"/"N"}}."""
     human = form_scoring_inputs(study=study)[Kind.STANCE]
     items = _scored_items(study, Kind.STANCE)
     outputs = _outputs(study, "stance")
@@ -111,7 +111,8 @@ def stance_inputs(*, study: Study) -> dict:
             for item in items
         ]
         judges.append((system, instances))
-    return {"humans": human, "judges": judges}
+    weak_labels = {item.external_id: _weak_label(item) for item in items if _weak_label(item)}
+    return {"humans": human, "judges": judges, "weak_labels": weak_labels}
 
 
 def _dimension(item: FormItem) -> str:
@@ -187,7 +188,11 @@ def listener_studies(cast_set: CastSet) -> list[Study]:
 def _listener_labels(cast_set: CastSet, renditions) -> dict[str, dict[int, tuple[int, ...]]]:
     """{"listeners: <study>": {rendition pk: binary label per word}}: every annotation the study's
     report would count (rejected participants and clips excluded in review left out), no subsample."""
-    by_clip_key = {r.clip.external_id: r.pk for r in renditions}
+    # One clip may be several renditions (both sides of mode "none" from one file, or byte-identical
+    # audio from two systems): its listeners' labels are each one's.
+    renditions_of_clip = defaultdict(list)
+    for rendition in renditions:
+        renditions_of_clip[rendition.clip.external_id].append(rendition.pk)
     labels = {}
     for study in listener_studies(cast_set):
         data = study_data(study=study)
@@ -195,9 +200,9 @@ def _listener_labels(cast_set: CastSet, renditions) -> dict[str, dict[int, tuple
             data, thresholds=study_thresholds(study=study), exclude_flagged=False, n=None, seed=0
         )
         labels[HUMANS_PREFIX + study.name] = {
-            by_clip_key[clip.key]: tuple(int(v) for v in clip.labels.binary)
+            rendition: tuple(int(v) for v in clip.labels.binary)
             for clip in labelled_clips(data, selection.kept)
-            if clip.key in by_clip_key
+            for rendition in renditions_of_clip.get(clip.key, ())
         }
     return labels
 

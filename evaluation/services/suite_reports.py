@@ -108,8 +108,9 @@ def stance_report(*, study: Study, resamples: int, seed: int) -> dict:
         for system, instances in data["judges"]
     }  # fmt: skip
     table = stance.comparison_table(
-        judges={name: judge["scores"] for name, judge in judges.items()}, human=humans, resamples=resamples, seed=seed
-    )
+        judges={name: judge["scores"] for name, judge in judges.items()}, human=humans,
+        weak_labels=data["weak_labels"], resamples=resamples, seed=seed,
+    )  # fmt: skip
     return {
         "suite": Suite.STANCE, "study": _study_summary(study), "resamples": resamples, "seed": seed,
         "humans": humans, "judges": judges, "tables": table,

@@ -18,11 +18,12 @@ import os
 import shutil
 import tempfile
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count
 
 from annotation.ingest.audio import sha256_of
@@ -84,7 +85,7 @@ def system_outputs_import(
     studies = {items[draft.item][0].study for draft in drafts}
     existing = SystemOutput.objects.filter(system__name=spec.name, suite=suite, form_item__study__in=studies)
     _check_system(spec, existing.exists(), where=f"answers to {_names(studies)}")
-    with transaction.atomic():
+    with _one_import_at_a_time(), transaction.atomic():
         system = _system_save(spec, suite_kind=DEFAULT_KINDS[suite])
         replaced, _ = existing.delete()
         outputs = SystemOutput.objects.bulk_create(
@@ -212,6 +213,17 @@ def _system_save(spec: SystemSpec, *, suite_kind: str = "") -> System:
 ITEM_FACTS = ("sentence", "words", "context_a", "context_b", "word_a", "word_b", "metadata")
 
 
+@contextmanager
+def _one_import_at_a_time():
+    """Two imports of the same system or items at once: the checks above passed for both, and the
+    database's unique constraints stop the second, which is refused with a word rather than a 500."""
+    try:
+        yield
+    except IntegrityError:
+        raise OutputsRefused("another import of the same system or items ran at the same time; "
+                             "nothing of this one was written: try again") from None  # fmt: skip
+
+
 def cast_items_import(*, path: Path, set_name: str) -> dict:
     """Add CAST items to a set (made if new); an item already there must be unchanged."""
     path, set_name = Path(path), (set_name or "").strip()
@@ -229,7 +241,7 @@ def cast_items_import(*, path: Path, set_name: str) -> dict:
         elif item is None:
             new.append(draft)
     refuse_if_any(path.name, problems)
-    with transaction.atomic():
+    with _one_import_at_a_time(), transaction.atomic():
         cast_set, _ = CastSet.objects.get_or_create(name=set_name)
         CastItem.objects.bulk_create(_cast_item(cast_set, draft) for draft in new)
     return {
@@ -369,7 +381,7 @@ def _timed_words(words: list[str], times) -> list:
 def _renditions_write(staging, cast_set, spec, drafts, files, new, corpus_name) -> dict:
     stored: list[str] = []
     try:
-        with transaction.atomic():
+        with _one_import_at_a_time(), transaction.atomic():
             system = _system_save(spec, suite_kind=DEFAULT_KINDS["cast"])
             _, deleted = CastRendition.objects.filter(system=system, item__cast_set=cast_set).delete()
             replaced = deleted.get(CastRendition._meta.label, 0)  # not counting their detections

@@ -90,6 +90,14 @@ def test_wall_time_must_cover_the_clip_at_the_playback_rate():
     assert not early.wall_time_ok and early.required_wall_seconds == pytest.approx(1.7)
 
 
+def test_a_claimed_rate_above_the_browsers_fastest_earns_no_shorter_wait():
+    events = straight_through(rate=4.0)
+    assert verdict(events, now_after=DURATION / 4 + 0.1).wall_time_ok is False
+    assert verdict(events, now_after=DURATION / 4 + 0.1).required_wall_seconds == pytest.approx(DURATION / 2 - 0.3)
+    # and a position racing ahead at 4x is credited at 2x at most: it reads as seeking, not listening
+    assert not verdict(events, now_after=DURATION).coverage_ok
+
+
 def test_listening_in_two_halves_with_a_pause_and_a_seek_back_counts():
     events = listen(
         ("play", 0.0, 0.0),

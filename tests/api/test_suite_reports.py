@@ -24,7 +24,10 @@ def study(tmp_path):
 
 @pytest.fixture
 def api():
-    return token_client(staff_with("evaluation.add_suitereport", "evaluation.view_suitereport"))
+    return token_client(
+        staff_with("evaluation.add_suitereport", "evaluation.view_suitereport", "annotation.view_study",
+                   "evaluation.view_castset")
+    )  # fmt: skip
 
 
 def test_a_request_is_queued_then_polled_to_its_result(api, study, django_capture_on_commit_callbacks):
@@ -74,3 +77,11 @@ def test_without_the_permissions_nothing_is_queued(study):
     assert reader.post(REPORTS, {"suite": "stance", "study": study.pk}, format="json").status_code == 403
     assert token_client(staff_with()).get(REPORTS).status_code == 403
     assert SuiteReport.objects.count() == 0
+
+
+def test_the_result_needs_the_subjects_permission_too(api, study):
+    """It holds gold answers and every system's outputs, as the suite page does."""
+    created = api.post(REPORTS, {"suite": "stance", "study": study.pk}, format="json").json()
+    without_study = token_client(staff_with("evaluation.add_suitereport", "evaluation.view_suitereport"))
+    assert without_study.get(f"{REPORTS}{created['id']}/").status_code == 403
+    assert without_study.post(REPORTS, {"suite": "stance", "study": study.pk}, format="json").status_code == 403

@@ -21,7 +21,7 @@ from modelzoo.plans import Plan
 from modelzoo.services.benchmark_runs import benchmark_runs_launch
 from modelzoo.services.detection_runs import detection_run_create
 from tests.annotation.study_helpers import listened_to_all, ready_participant
-from tests.evaluation.suites.fixtures import CAST_WORDS, write_cast_items, write_cast_renditions
+from tests.evaluation.suites.fixtures import CAST_WORDS, write_cast_items, write_cast_renditions, write_jsonl
 from tests.modelzoo.builders import tiny_label_set
 
 pytestmark = pytest.mark.django_db
@@ -36,6 +36,8 @@ def marked_word(listener: int, system: str, item: str, side: str) -> int:
     on both sides of c01 (context ignored), the intended word on c02."""
     word_a, word_b = CAST_WORDS[item]
     intended = word_a if side == "A" else word_b
+    if system not in {"tts-a", "tts-b"}:  # a voice that ignores the context: B everywhere
+        return word_b
     if system == "tts-a":
         if (item, side) == ("c02", "B"):
             return word_a
@@ -167,3 +169,22 @@ def test_cast_page_lists_the_missing_pair(cast_set, admin_client, django_capture
     assert "CAST scores" in page and "Pairs not scored (a side missing)" in page and "c03" in page
     csv_text = admin_client.get(f"/evaluation/suites/cast/{cast_set.pk}/scores.csv").content.decode()
     assert "Pair-Correct" in csv_text and "tts-a / context / listeners: cast listeners" in csv_text
+
+
+def test_one_clip_for_both_sides_gets_the_listeners_labels_on_each(tmp_path, django_capture_on_commit_callbacks):
+    """A voice that ignores the context may give one file for both sides: one clip, two renditions."""
+    call_command("import_cast_items", str(write_cast_items(tmp_path / "cast.jsonl")), "--set", "cast pilot")
+    folder = write_cast_renditions(tmp_path / "flat", system="flat", items=("c01",), sides=("A",), modes=("none",))
+    write_jsonl(folder / "renditions.jsonl", [
+        {"item": "c01", "side": side, "mode": "none", "audio": "wav/c01-A-none.wav"} for side in ("A", "B")
+    ])  # fmt: skip
+    call_command("import_system_outputs", str(folder), "--suite", "cast", "--system", "flat", "--set", "cast pilot")
+    cast_set = CastSet.objects.get(name="cast pilot")
+    assert cast_set.corpus.clips.count() == 1 and CastRendition.objects.count() == 2
+    listen_to_every_rendition(cast_set)  # everyone marks word B (side A's rule for this voice: see marked_word)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = suite_report_request(suite="cast", cast_set=cast_set, resamples=10)
+    job.refresh_from_db()
+    [group] = json.loads(job.result_json)["groups"]
+    assert group["scored"] == 1 and [row["item"] for row in group["missing"]] == ["c02", "c03"]  # never rendered
+    assert group["hit"]["value"] == 0.0 and group["hit_both"]["value"] == 0.5  # B heard on both sides

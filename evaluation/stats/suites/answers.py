@@ -90,6 +90,8 @@ def _index(value: int, options) -> ParsedChoice:
 
 def parse_choice(raw, options) -> ParsedChoice:
     """The option index an answer names, or why it names none (see the module docstring)."""
+    if raw is None:
+        return ParsedChoice(None, NO_ANSWER)
     if _is_number(raw):
         if isinstance(raw, float) and not raw.is_integer():
             return ParsedChoice(None, INDEX_OUT_OF_RANGE)
@@ -135,7 +137,8 @@ def parse_stressed(raw, words) -> ParsedStressed:
     if isinstance(raw, dict) and "stressed" in raw:
         raw = raw["stressed"]
     if isinstance(raw, str) and raw.strip().startswith("["):
-        with contextlib.suppress(ValueError):  # else it is text that happens to start with a bracket
+        # else a text that starts with a bracket (RecursionError: nested too deep to be a list)
+        with contextlib.suppress(ValueError, RecursionError):
             raw = json.loads(raw)
     if raw is None:
         return ParsedStressed(None, NO_ANSWER)
@@ -174,7 +177,7 @@ def parse_stance(raw) -> ParsedStance:
         fenced = _FENCE.search(raw)
         try:
             raw = json.loads(fenced.group(1) if fenced else raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to be an answer
             return ParsedStance(None, None, NOT_JSON)
     if not isinstance(raw, dict):
         return ParsedStance(None, None, NOT_AN_OBJECT)

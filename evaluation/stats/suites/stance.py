@@ -140,15 +140,19 @@ def _spearman_undefined(judge, human) -> str | None:
     return None
 
 
-def comparison_table(*, judges: dict, human: dict | None = None, resamples: int = 1000, seed: int = 0) -> dict:
+def comparison_table(
+    *, judges: dict, human: dict | None = None, weak_labels: dict | None = None, resamples: int = 1000, seed: int = 0
+) -> dict:
     """One table per dimension: a row per judge and one for the listeners. `judges` maps a judge's
     name to its judge_scores(...); `human` is listening_forms.stance_scores(...) of the same items.
-    The listeners' AUROC and EER rank their consensus scores against the weak labels the judges'
-    instances carry; each judge's Spearman is against the listeners' consensus."""
+    The listeners' AUROC and EER rank their consensus scores against the weak labels: those the
+    judges' instances carry and `weak_labels` (item -> "P"/"N", e.g. the items' own), so that the
+    listeners are scored without any judge. Each judge's Spearman is against the listeners' consensus."""
     weak_labels = {
-        row["item"]: row["weak_label"]
-        for result in judges.values() for dimension in result["per_dimension"].values()
-        for row in dimension["per_instance"] if row["weak_label"]
+        **{row["item"]: row["weak_label"]
+           for result in judges.values() for dimension in result["per_dimension"].values()
+           for row in dimension["per_instance"] if row["weak_label"]},
+        **{item: label for item, label in (weak_labels or {}).items() if label in ("P", "N")},
     }  # fmt: skip
     consensus = _human_consensus(human)
     names = sorted({name for result in judges.values() for name in result["per_dimension"]} | set(consensus))

@@ -66,7 +66,7 @@ def test_text_matching_an_option(raw, index):
         ("C", INDEX_OUT_OF_RANGE),  # a third letter for two options
         (0.5, INDEX_OUT_OF_RANGE),
         (True, NOT_A_STRING_OR_NUMBER),  # a bool is no index
-        (None, NOT_A_STRING_OR_NUMBER),
+        (None, NO_ANSWER),  # an item the system left out
         ([0], NOT_A_STRING_OR_NUMBER),
         ({"answer": 0}, NOT_A_STRING_OR_NUMBER),
         ("", NAMES_NO_OPTION),
@@ -171,3 +171,10 @@ def test_stance_answers_that_parse(raw, pole, confidence, signed):
 def test_stance_structural_failures(raw, failure):
     assert parse_stance(raw) == (None, None, failure)
     assert parse_stance(raw).signed is None
+
+
+def test_an_answer_nested_too_deep_is_a_failure_not_a_crash():
+    deep = "[" * 50_000 + "]" * 50_000
+    assert parse_stressed(deep, WORDS).failure is not None
+    assert parse_stance(deep).failure == NOT_JSON
+    assert parse_stance(f"```json\n{deep}\n```").failure == NOT_JSON

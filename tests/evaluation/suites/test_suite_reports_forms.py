@@ -267,3 +267,12 @@ def test_a_detector_with_stressed_words_only_is_scored_on_ssd_only(
     assert detector["ssd"]["pooled"] == pytest.approx(
         {"precision": 2 / 3, "recall": 2 / 3, "f1": 2 / 3, "tp": 2, "fp": 1, "fn": 1}
     )
+
+
+def test_listeners_alone_are_ranked_against_the_items_weak_labels(tmp_path, django_capture_on_commit_callbacks):
+    study = go_live(import_stance_study(tmp_path / "form"), listeners=4)
+    for _ in range(4):
+        take_form(study, stance_answer)
+    report = computed(django_capture_on_commit_callbacks, suite="stance", study=study)
+    [humans] = report["tables"]["per_dimension"]["warmth"]
+    assert humans["row"] == "humans" and humans["auroc"]["value"] == 1.0 and humans["eer"]["value"] == 0.0

@@ -240,3 +240,20 @@ def test_arguments_that_do_not_fit_the_suite_are_refused(stresstest, tmp_path):
         system_outputs_import(path=write_jsonl(tmp_path / "x.jsonl", [{"item": "x", "answer": 1}]),
                               suite="stresstest", system_name="m")  # fmt: skip
     assert not System.objects.exists()
+
+
+def test_an_import_racing_another_is_refused_with_a_word_and_writes_nothing(stresstest, tmp_path, monkeypatch):
+    """Both passed the "already there" check; the database's unique constraint stops the second."""
+    path = write_jsonl(tmp_path / "v1.jsonl", stresstest_outputs())
+    original = SystemOutput.objects.bulk_create
+
+    def the_other_import_wins(objs, *args, **kwargs):
+        objs = list(objs)
+        original([SystemOutput(system=objs[0].system, suite=o.suite, form_item=o.form_item, pole_order=o.pole_order,
+                               raw="the other", line=0) for o in objs[:1]])  # fmt: skip
+        return original(objs, *args, **kwargs)
+
+    monkeypatch.setattr(SystemOutput.objects, "bulk_create", the_other_import_wins)
+    error = refused(path, "--suite", "stresstest", "--system", "m1")
+    assert "another import of the same system or items ran at the same time" in error
+    assert stored() == [] and not System.objects.filter(name="m1").exists()
