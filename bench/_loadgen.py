@@ -1,13 +1,18 @@
 """Simulated participants for bench/annotate_load.py: a small browser, the
 participant's way through a study, and the measurements around them.
 
-Standard library only. A `Browser` keeps cookies and talks to the app either
-over HTTP (one keep-alive http.client connection per participant, as a
-browser tab would) or in this process through Django's WSGI handler, so the
-same participant script drives gunicorn under load and a single request under
-a query counter or a profiler.
+Standard library only. A participant's way through a study is written once,
+as a script (a generator) that yields what to do next: a `Request`, answered
+with the `Response`, or a `Sleep`. Two drivers run it: `run_steps` with a
+`Browser` in a thread (over HTTP, one keep-alive http.client connection per
+participant, as a browser tab would; or in this process through Django's WSGI
+handler, so the same script drives a single request under a query counter or
+a profiler), and `run_steps_async` with an `AsyncBrowser` on an asyncio event
+loop (one keep-alive asyncio stream per participant), so that a thousand
+paced participants cost the load generator one thread, not a thousand.
 """
 
+import asyncio
 import contextlib
 import http.client
 import io
@@ -17,6 +22,7 @@ import random
 import re
 import statistics
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from urllib.parse import urlencode, urlsplit
@@ -101,40 +107,209 @@ class WsgiTransport:
         pass
 
 
-class Browser:
+class AsyncHttpTransport:
+    """One keep-alive HTTP/1.1 connection over asyncio streams: what
+    `HttpTransport` sends and reads, on an event loop. Reconnects, as
+    http.client does, when the server has closed the connection."""
+
+    def __init__(self, host: str, port: int, timeout: float = 30.0):
+        self.address = (host, port)
+        self.host = f"{host}:{port}"
+        self.timeout = timeout
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def __call__(self, method: str, target: str, body: bytes | None, headers: dict[str, str]) -> Response:
+        if self.reader is not None and self.reader.at_eof():
+            self.close()  # the server closed the idle connection meanwhile
+        reused = self.writer is not None
+        try:
+            async with asyncio.timeout(self.timeout):
+                if self.writer is None:
+                    self.reader, self.writer = await asyncio.open_connection(*self.address)
+                self.writer.write(_request_head(method, target, body, headers) + (body or b""))
+                await self.writer.drain()
+                response, keep_alive = await _read_response(self.reader, method)
+        except (_RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            self.close()
+            if not reused:
+                raise
+            # The server closed an idle keep-alive connection as the request
+            # went out: a browser sends it again on a new one, and so do we.
+            return await self(method, target, body, headers)
+        except (http.client.HTTPException, asyncio.IncompleteReadError, OSError, ValueError):  # TimeoutError: OSError
+            self.close()  # a broken keep-alive connection is not reused
+            raise
+        if not keep_alive:
+            self.close()
+        return response
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+    async def aclose(self) -> None:
+        writer = self.writer
+        self.close()
+        if writer is not None:
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+
+class _RemoteDisconnected(ConnectionError):
+    """The server closed the connection without answering (http.client.RemoteDisconnected)."""
+
+
+def _request_head(method: str, target: str, body: bytes | None, headers: dict[str, str]) -> bytes:
+    """The request line and headers, as http.client sends them."""
+    sent = {"Accept-Encoding": "identity", **headers}
+    if body is not None or method in ("POST", "PUT", "PATCH"):
+        sent["Content-Length"] = str(len(body or b""))
+    lines = [f"{method} {target} HTTP/1.1", *(f"{name}: {value}" for name, value in sent.items())]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+async def _read_response(reader: asyncio.StreamReader, method: str) -> tuple[Response, bool]:
+    """One response: its status, headers and body (by Content-Length, chunked or
+    to the end of the connection); and whether the connection stays open."""
+    line = await reader.readline()
+    if not line:
+        raise _RemoteDisconnected("the server closed the connection without a response")
+    version, _, rest = line.decode("latin-1").rstrip("\r\n").partition(" ")
+    if not version.startswith("HTTP/") or not rest[:3].isdigit():
+        raise http.client.BadStatusLine(line.decode("latin-1"))
+    status = int(rest[:3])
+    headers = []
+    while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        headers.append((name.strip(), value.strip()))
+    found = {name.lower(): value for name, value in headers}
+    connection = found.get("connection", "").lower()
+    keep_alive = "close" not in connection if version == "HTTP/1.1" else "keep-alive" in connection
+    if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+        return Response(status, headers, b""), keep_alive
+    if "chunked" in found.get("transfer-encoding", "").lower():
+        chunks = []
+        while size := int((await reader.readline()).split(b";")[0], 16):
+            chunks.append(await reader.readexactly(size))
+            await reader.readexactly(2)  # CRLF after the chunk
+        while await reader.readline() not in (b"\r\n", b"\n", b""):  # trailers
+            pass
+        return Response(status, headers, b"".join(chunks)), keep_alive
+    if "content-length" in found:
+        return Response(status, headers, await reader.readexactly(int(found["content-length"]))), keep_alive
+    return Response(status, headers, await reader.read()), False  # delimited by the end of the connection
+
+
+@dataclass
+class Request:
+    """What a participant script asks its driver to send; answered with the `Response`."""
+
+    method: str
+    path: str
+    fields: dict | None = None  # form-encoded body
+    json_body: object = None
+    headers: dict[str, str] | None = None
+
+
+@dataclass
+class Sleep:
+    """What a participant script asks its driver to wait."""
+
+    seconds: float
+
+
+Steps = Generator[Request | Sleep, Response | None, object]
+
+
+class _Cookies:
     """Cookies and the headers a browser sends; no redirects followed unless asked."""
 
     def __init__(self, transport):
         self.transport = transport
         self.cookies: dict[str, str] = {}
 
-    def request(self, method: str, path: str, *, fields: dict | None = None, json_body=None,
-                headers: dict[str, str] | None = None) -> Response:  # fmt: skip
-        sent = {"Host": self.transport.host, "Accept": "text/html", **(headers or {})}
+    def _prepare(self, request: Request) -> tuple[bytes | None, dict[str, str]]:
+        sent = {"Host": self.transport.host, "Accept": "text/html", **(request.headers or {})}
         body = None
-        if fields is not None:
-            body = urlencode(fields).encode()
+        if request.fields is not None:
+            body = urlencode(request.fields).encode()
             sent["Content-Type"] = "application/x-www-form-urlencoded"
-        elif json_body is not None:
-            body = json.dumps(json_body).encode()
+        elif request.json_body is not None:
+            body = json.dumps(request.json_body).encode()
             sent["Content-Type"] = "application/json"
-        if method == "POST":
+        if request.method == "POST":
             sent["X-CSRFToken"] = self.cookies.get("csrftoken", "")
         if self.cookies:
             sent["Cookie"] = "; ".join(f"{name}={value}" for name, value in self.cookies.items())
-        response = self.transport(method, path, body, sent)
+        return body, sent
+
+    def _receive(self, response: Response) -> Response:
         for name, value in response.headers:
             if name.lower() == "set-cookie":
                 for morsel in SimpleCookie(value).values():
                     self.cookies[morsel.key] = morsel.value
         return response
 
-    def follow(self, response: Response, expect: str) -> Response:
-        """GET the redirect target, which must be the named step's page."""
-        location = response.header("Location") or ""
-        if response.status != 302 or not location.rstrip("/").endswith(expect):
-            raise RuntimeError(f"expected a redirect to {expect!r}, got {response.status} {location!r}")
-        return self.request("GET", location)
+
+class Browser(_Cookies):
+    """A browser over a blocking transport (`HttpTransport`, `WsgiTransport`)."""
+
+    def request(self, method: str, path: str, *, fields: dict | None = None, json_body=None,
+                headers: dict[str, str] | None = None) -> Response:  # fmt: skip
+        body, sent = self._prepare(request := Request(method, path, fields, json_body, headers))
+        return self._receive(self.transport(request.method, request.path, body, sent))
+
+
+class AsyncBrowser(_Cookies):
+    """A browser over `AsyncHttpTransport`, on an event loop."""
+
+    async def request(self, method: str, path: str, *, fields: dict | None = None, json_body=None,
+                      headers: dict[str, str] | None = None) -> Response:  # fmt: skip
+        body, sent = self._prepare(request := Request(method, path, fields, json_body, headers))
+        return self._receive(await self.transport(request.method, request.path, body, sent))
+
+
+def run_steps(steps: Steps, browser: Browser):
+    """Run a participant script in this thread; returns what the script returns.
+    A failed request is raised inside the script, where it asked for it."""
+    try:
+        step = next(steps)
+        while True:
+            if isinstance(step, Sleep):
+                time.sleep(step.seconds)
+                step = steps.send(None)
+                continue
+            try:
+                reply = browser.request(step.method, step.path, fields=step.fields, json_body=step.json_body,
+                                        headers=step.headers)  # fmt: skip
+            except Exception as error:
+                step = steps.throw(error)
+            else:
+                step = steps.send(reply)
+    except StopIteration as stop:
+        return stop.value
+
+
+async def run_steps_async(steps: Steps, browser: AsyncBrowser):
+    """Run a participant script on the running event loop (as `run_steps` does)."""
+    try:
+        step = next(steps)
+        while True:
+            if isinstance(step, Sleep):
+                await asyncio.sleep(step.seconds)
+                step = steps.send(None)
+                continue
+            try:
+                reply = await browser.request(step.method, step.path, fields=step.fields, json_body=step.json_body,
+                                              headers=step.headers)  # fmt: skip
+            except Exception as error:
+                step = steps.throw(error)
+            else:
+                step = steps.send(reply)
+    except StopIteration as stop:
+        return stop.value
 
 
 def prolific_id(rng: random.Random) -> str:
@@ -156,15 +331,28 @@ def item_page(body: bytes) -> ItemPage | None:
 
 def enter_and_claim(browser: Browser, slug: str, answers: dict[str, str], rng: random.Random) -> ItemPage:
     """Study link, consent, screening, instructions (which claims a task), task page."""
+    return run_steps(entry_steps(slug, answers, rng), browser)
+
+
+def entry_steps(slug: str, answers: dict[str, str], rng: random.Random) -> Steps:
+    """`enter_and_claim` as a script; returns the first item."""
     ids = {"PROLIFIC_PID": prolific_id(rng), "STUDY_ID": prolific_id(rng), "SESSION_ID": prolific_id(rng)}
-    page = browser.follow(browser.request("GET", f"/s/{slug}/?{urlencode(ids)}"), "consent")
-    page = browser.follow(browser.request("POST", f"/s/{slug}/consent/", fields={"agree": "yes"}), "screening")
-    page = browser.follow(browser.request("POST", f"/s/{slug}/screening/", fields=answers), "instructions")
-    page = browser.follow(browser.request("POST", f"/s/{slug}/instructions/", fields={}), "task")
+    page = yield from _follow((yield Request("GET", f"/s/{slug}/?{urlencode(ids)}")), "consent")
+    page = yield from _follow((yield Request("POST", f"/s/{slug}/consent/", fields={"agree": "yes"})), "screening")
+    page = yield from _follow((yield Request("POST", f"/s/{slug}/screening/", fields=answers)), "instructions")
+    page = yield from _follow((yield Request("POST", f"/s/{slug}/instructions/", fields={})), "task")
     first = item_page(page.body)
     if page.status != 200 or first is None:
         raise RuntimeError(f"task page without an item: {page.status} {page.body[:200]!r}")
     return first
+
+
+def _follow(response: Response, expect: str) -> Steps:
+    """GET the redirect target, which must be the named step's page."""
+    location = response.header("Location") or ""
+    if response.status != 302 or not location.rstrip("/").endswith(expect):
+        raise RuntimeError(f"expected a redirect to {expect!r}, got {response.status} {location!r}")
+    return (yield Request("GET", location))
 
 
 @dataclass
@@ -205,6 +393,12 @@ class Pace:
 
 def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, float], log: ParticipantLog,
              rng: random.Random, *, reports: str = "submit", pace: Pace = Pace(), wrap=None) -> None:  # fmt: skip
+    """`annotate_steps` in this thread."""
+    run_steps(annotate_steps(slug, first, durations, log, rng, reports=reports, pace=pace, wrap=wrap), browser)
+
+
+def annotate_steps(slug: str, first: ItemPage, durations: dict[int, float], log: ParticipantLog,
+                   rng: random.Random, *, reports: str = "submit", pace: Pace = Pace(), wrap=None) -> Steps:  # fmt: skip
     """Play each clip to the end, mark one word, submit; until the done page
     (or `pace.until`).
 
@@ -223,26 +417,26 @@ def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, 
     while page is not None and time.perf_counter() < pace.until:
         item_id, duration = page.item_id, durations[page.item_id]
         base = f"/s/{slug}/task/items/{item_id}"
-        time.sleep(rng.uniform(*pace.before_play))
+        yield Sleep(rng.uniform(*pace.before_play))
         started = time.perf_counter()
         started_ms = 1000 * (started - clock)
         play = [{"kind": "play", "track": 0, "t": 0, "rate": 1, "at": started_ms}]
         ending = playback_events(duration, started_ms)
-        if reports == "separate" and not _report(browser, base, play, log, wrap):
+        if reports == "separate" and not (yield from _report(base, play, log, wrap)):
             return
-        time.sleep(max(0.0, started + duration - time.perf_counter()))
+        yield Sleep(max(0.0, started + duration - time.perf_counter()))
         if reports == "separate":
-            if not _report(browser, base, ending, log, wrap):
+            if not (yield from _report(base, ending, log, wrap)):
                 return
             play = ending = []
-        time.sleep(rng.uniform(*pace.marking))
+        yield Sleep(rng.uniform(*pace.marking))
         levels = [0] * page.word_count
         levels[rng.randrange(page.word_count)] = 1
         fields = {"levels": ",".join(map(str, levels)), "events": json.dumps(play + ending)}
         headers = {"HX-Request": "true", "HX-Target": "task-item", "HX-Current-URL": f"/s/{slug}/task/"}
         sent = time.perf_counter()
         with wrap("submit"):
-            reply = browser.request("POST", f"{base}/submit", fields=fields, headers=headers)
+            reply = yield Request("POST", f"{base}/submit", fields=fields, headers=headers)
         log.submit_seconds.append(time.perf_counter() - sent)
         page = item_page(reply.body) if reply.status == 200 else None
         done = reply.status == 200 and (reply.header("HX-Redirect") or "").rstrip("/").endswith("/done")
@@ -252,10 +446,10 @@ def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, 
         log.acknowledged[item_id] = levels
 
 
-def _report(browser: Browser, base: str, events: list[dict], log: ParticipantLog, wrap) -> bool:
+def _report(base: str, events: list[dict], log: ParticipantLog, wrap) -> Steps:
     sent = time.perf_counter()
     with wrap("events"):
-        reply = browser.request("POST", f"{base}/events", json_body=events)
+        reply = yield Request("POST", f"{base}/events", json_body=events)
     log.event_seconds.append(time.perf_counter() - sent)
     if reply.status != 204:
         log.errors.append(f"events {reply.status}: {reply.body[:120]!r}")

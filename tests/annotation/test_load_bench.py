@@ -1,7 +1,10 @@
 """bench/annotate_load.py still runs end to end (a few participants; the
-64-participant run is the benchmark itself), and reads libpq's trace right."""
+64-participant run is the benchmark itself), reads libpq's trace right, and
+its asyncio client speaks to a real server."""
 
+import asyncio
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +16,15 @@ from tests.conftest import require_service
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench._probe import _round_trips  # noqa: E402  (bench/ is not a package)
+from bench._loadgen import (  # noqa: E402  (bench/ is not a package)
+    AsyncBrowser,
+    AsyncHttpTransport,
+    ParticipantLog,
+    annotate_steps,
+    entry_steps,
+    run_steps_async,
+)
+from bench._probe import _round_trips, item_durations  # noqa: E402
 
 TRACE = """F\t25\tParse\t "" "SELECT $1
  + 1" 1 NNNN
@@ -79,3 +90,63 @@ def test_the_realistic_mode_searches_for_the_most_participants_served():
         "annotate_load realistic (gunicorn): 4 participants served with p99 <= 200 ms and no refusals "
         "(none failed up to 4); invariants PASS"
     )
+
+
+def test_the_asyncio_client_round_trips_a_real_submit(live_server):
+    from annotation.models import Annotation, Corpus, PlaybackEvent, Study
+    from annotation.services.studies import ClipSelection, study_create
+    from tests.annotation.factories import ClipFactory
+
+    corpus = Corpus.objects.create(name="async client")
+    for _ in range(3):
+        ClipFactory(corpus=corpus, transcript="she never said he stole", duration=0.3)
+    study = study_create(name="async client", corpus=corpus, selection=ClipSelection(), clips_per_task=2,
+                         target_annotations=1, attention_checks_per_task=0, status=Study.Status.LIVE)  # fmt: skip
+    host, port = live_server.thread.host, live_server.thread.port
+    browser, rng, log = AsyncBrowser(AsyncHttpTransport(host, port, timeout=10)), random.Random(0), ParticipantLog()
+
+    async def run(steps):
+        try:
+            return await run_steps_async(steps, browser)
+        finally:
+            await browser.transport.aclose()
+
+    # Cookies (session, CSRF token) carry from the entry's redirects to the htmx submits.
+    answers = {f"q{question.pk}": question.accepted[0] for question in study.prerequisites.all()}
+    first = asyncio.run(run(entry_steps(study.slug, answers, rng)))
+    asyncio.run(run(annotate_steps(study.slug, first, item_durations(study), log, rng)))
+
+    assert log.errors == []
+    assert len(log.submit_seconds) == len(log.acknowledged) == 2  # the next item's fragment, then the done page
+    stored = dict(Annotation.objects.filter(item_id__in=log.acknowledged).values_list("item_id", "levels"))
+    assert stored == log.acknowledged
+    assert PlaybackEvent.objects.filter(item_id=first.item_id, kind="ended").exists()  # carried by the submit
+
+
+def test_the_asyncio_client_reads_chunked_replies_and_reconnects_when_the_server_closes():
+    requests: list[bytes] = []
+
+    async def serve(reader, writer):  # one request per connection, chunked, then the connection is closed
+        requests.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nSet-Cookie: csrftoken=abc; Path=/\r\n\r\n"
+                     b"3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n")  # fmt: skip
+        await writer.drain()
+        writer.close()
+
+    async def main():
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        browser = AsyncBrowser(AsyncHttpTransport("127.0.0.1", server.sockets[0].getsockname()[1], timeout=5))
+        async with server:
+            first = await browser.request("GET", "/a")
+            await asyncio.sleep(0.05)  # the server's close arrives
+            second = await browser.request("POST", "/b", fields={"x": "1"}, headers={"HX-Request": "true"})
+            await browser.transport.aclose()
+        return first, second
+
+    first, second = asyncio.run(main())
+
+    assert (first.status, first.body, second.body) == (200, b"hello", b"hello")
+    assert requests[0].startswith(b"GET /a HTTP/1.1\r\n")
+    assert b"POST /b HTTP/1.1\r\n" in requests[1] and b"HX-Request: true\r\n" in requests[1]
+    assert b"X-CSRFToken: abc\r\n" in requests[1] and b"Cookie: csrftoken=abc\r\n" in requests[1]
+    assert b"Content-Length: 3\r\n" in requests[1]
