@@ -1,11 +1,13 @@
-"""Simulated participants annotating at once under gunicorn + PostgreSQL: submissions per second, latency, errors.
+"""Simulated participants annotating at once under granian (or gunicorn) + PostgreSQL: submissions per second, latency, errors.
 
     .venv/bin/python bench/annotate_load.py [--levels 16,64] [--workers 3 --threads 4] [--profile]
     .venv/bin/python bench/annotate_load.py --mode realistic [--budget-seconds 600]
-    .venv/bin/python bench/annotate_load.py --wsgi granian ...   # granian instead of gunicorn
+    .venv/bin/python bench/annotate_load.py --wsgi gunicorn ...  # gunicorn instead of granian
 
 Creates a scratch PostgreSQL database (dropped at the end), migrates it, fills
-it with a corpus of clips and a live study, and starts gunicorn on 127.0.0.1.
+it with a corpus of clips and a live study, and starts the web server on 127.0.0.1:
+granian by default, as the container runs it (docker/web.sh, chosen by this
+bench), or gunicorn with `--wsgi gunicorn`.
 
 The hammer (`--mode hammer`, the default): clips of 0.08-0.12 s, so that the
 server, not the waiting, sets the rate. Participants really wait out each
@@ -37,7 +39,8 @@ request costs in this process (PostgreSQL round trips, time, where the time
 goes), and measures the ceiling: a bare psycopg loop at the same concurrency
 writing the same annotation rows and counter updates, one transaction each.
 
-gunicorn runs 4 gthread workers of 4 threads (--workers, --threads,
+Either server runs 4 workers of 4 threads (granian: blocking threads); gunicorn
+runs gthread workers (--workers, --threads,
 --worker-class): part of a submit is spent waiting on PostgreSQL, so more
 requests than cores must be in flight; processes run Python in parallel past
 the GIL, threads overlap the round trips and keep each participant's
@@ -160,7 +163,12 @@ def parse_args():
     parser.add_argument("--most", type=int, default=3000, help="realistic: participants tried at most")
     parser.add_argument("--level-seconds", type=float, default=30.0, help="realistic: how long each level runs")
     parser.add_argument("--budget-seconds", type=float, default=600.0, help="realistic: the whole search")
-    parser.add_argument("--wsgi", choices=["gunicorn", "granian"], default="gunicorn", help="the web server")
+    parser.add_argument(
+        "--wsgi",
+        choices=["granian", "gunicorn"],
+        default="granian",
+        help="the web server: granian, as the container runs it (docker/web.sh), or gunicorn",
+    )
     parser.add_argument("--workers", type=int, default=4, help="web server worker processes")
     parser.add_argument(
         "--threads", type=int, default=4, help="threads per worker (gthread; granian's blocking threads)"
@@ -233,7 +241,7 @@ def scratch_database(server: str):
 
 
 def setup_django(database_url: str, scratch: Path) -> None:
-    """Production-like settings, shared with the gunicorn started later."""
+    """Production-like settings, shared with the web server started later."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")  # another module can wrap it
     os.environ.update({
         "DATABASE_URL": database_url,
@@ -451,7 +459,7 @@ def report_level(result: LevelResult, server_log: Path) -> None:
         print(f"  error: {error}")
     if result.errors:
         print(
-            "  gunicorn log, last lines:\n    "
+            "  web server log, last lines:\n    "
             + "\n    ".join(server_log.read_text(errors="replace").splitlines()[-10:])
         )
 
@@ -621,7 +629,7 @@ class Floor:
 
 
 def framework_floor(port: int, clients: int, meter: CpuMeter, seconds: float = 5.0) -> Floor:
-    """An empty view through the app's middleware under the same gunicorn, as
+    """An empty view through the app's middleware under the same web server, as
     fast as `clients` keep-alive connections can ask: what a request costs
     before any work. A clip takes one request (the submit; three with
     `--reports separate`)."""

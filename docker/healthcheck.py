@@ -1,4 +1,4 @@
-"""HEALTHCHECK of the web container: exit 0 when gunicorn serves Django.
+"""HEALTHCHECK of the web container: exit 0 when the web server (granian) serves Django.
 
 Requests /admin/login/ (it renders without touching the database) from the
 server in this container. The Host header is taken from ALLOWED_HOSTS, so

@@ -66,12 +66,13 @@ def run_bench(*arguments: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.postgres
-def test_the_load_benchmark_runs_and_checks_its_invariants():
-    result = run_bench("--levels", "3", "--clips", "60", "--clips-per-task", "4")
+@pytest.mark.parametrize("server", ["granian", "gunicorn"])
+def test_the_load_benchmark_runs_and_checks_its_invariants(server):
+    result = run_bench("--levels", "3", "--clips", "60", "--clips-per-task", "4", "--wsgi", server)
 
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     summary = result.stdout.strip().splitlines()[-1]
-    assert summary.startswith("annotate_load: 3 participants (gunicorn):") and "0 errors; invariants PASS" in summary
+    assert summary.startswith(f"annotate_load: 3 participants ({server}):") and "0 errors; invariants PASS" in summary
     for text in ("framework floor: an empty view", "bare psycopg at 3:", "a submit's round trips: SELECT"):
         assert text in result.stdout
     assert "events POST" not in result.stdout  # one request per clip: the reports travel with the submit
@@ -87,7 +88,7 @@ def test_the_realistic_mode_searches_for_the_most_participants_served():
     assert "2 participants: " in result.stdout and "4 participants: " in result.stdout
     summary = result.stdout.strip().splitlines()[-1]
     assert summary == (
-        "annotate_load realistic (gunicorn): 4 participants served with p99 <= 200 ms and no refusals "
+        "annotate_load realistic (granian): 4 participants served with p99 <= 200 ms and no refusals "
         "(none failed up to 4); invariants PASS"
     )
 
