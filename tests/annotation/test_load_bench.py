@@ -3,6 +3,7 @@
 its asyncio client speaks to a real server."""
 
 import asyncio
+import concurrent.futures
 import os
 import random
 import subprocess
@@ -93,6 +94,13 @@ def test_the_realistic_mode_searches_for_the_most_participants_served():
     )
 
 
+def run_alone(coroutine):
+    """asyncio.run in a thread of its own: Playwright's sync API, used by browser tests earlier in the
+    session, leaves an event loop running in the main thread, where asyncio.run refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def test_the_asyncio_client_round_trips_a_real_submit(live_server):
     from annotation.models import Annotation, Corpus, PlaybackEvent, Study
     from annotation.services.studies import ClipSelection, study_create
@@ -114,8 +122,8 @@ def test_the_asyncio_client_round_trips_a_real_submit(live_server):
 
     # Cookies (session, CSRF token) carry from the entry's redirects to the htmx submits.
     answers = {f"q{question.pk}": question.accepted[0] for question in study.prerequisites.all()}
-    first = asyncio.run(run(entry_steps(study.slug, answers, rng)))
-    asyncio.run(run(annotate_steps(study.slug, first, item_durations(study), log, rng)))
+    first = run_alone(run(entry_steps(study.slug, answers, rng)))
+    run_alone(run(annotate_steps(study.slug, first, item_durations(study), log, rng)))
 
     assert log.errors == []
     assert len(log.submit_seconds) == len(log.acknowledged) == 2  # the next item's fragment, then the done page
@@ -144,7 +152,7 @@ def test_the_asyncio_client_reads_chunked_replies_and_reconnects_when_the_server
             await browser.transport.aclose()
         return first, second
 
-    first, second = asyncio.run(main())
+    first, second = run_alone(main())
 
     assert (first.status, first.body, second.body) == (200, b"hello", b"hello")
     assert requests[0].startswith(b"GET /a HTTP/1.1\r\n")
