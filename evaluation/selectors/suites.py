@@ -21,7 +21,7 @@ from collections import defaultdict
 
 from django.db.models import Count, Max
 
-from annotation.models import Clip, FormItem, Study, Word
+from annotation.models import FormItem, Study, Word
 from evaluation.models import CastRendition, CastSet, RenditionDetection, System, SystemOutput
 from evaluation.selectors.agreement_reports import annotations_fingerprint, study_data, study_thresholds
 from evaluation.selectors.listening_form_reports import form_answers_fingerprint, form_scoring_inputs
@@ -167,7 +167,7 @@ def _stressed(labels: dict[int, tuple[int, ...]], rendition) -> frozenset | None
 
 def _detector_labels(renditions) -> dict[str, dict[int, tuple[int, ...]]]:
     """{"detector: <name>": {rendition pk: 0/1 per word}}."""
-    words = {r.pk: r.clip.words.count() for r in renditions}
+    words = {r.pk: len(r.item.words) for r in renditions}  # a rendition's clip has its item's words
     labels: dict = defaultdict(dict)
     detections = RenditionDetection.objects.filter(rendition__in=[r.pk for r in renditions]).select_related("detector")
     for detection in detections.order_by("detector__name", "rendition_id"):
@@ -228,7 +228,6 @@ def _cast_fingerprint(cast_set: CastSet) -> str:
         list(cast_set.items.order_by("pk").values_list("pk", "external_id", "words", "word_a", "word_b", "metadata")),
         list(renditions.order_by("pk").values_list("pk", "item_id", "system_id", "side", "mode", "clip_id")),
         list(detections.order_by("pk").values_list("pk", "rendition_id", "detector_id", "stressed")),
-        list(Clip.objects.filter(pk__in=renditions.values("clip_id")).aggregate(n=Count("words")).values()),
         [annotations_fingerprint(study=study) for study in listener_studies(cast_set)],
     ])  # fmt: skip
 

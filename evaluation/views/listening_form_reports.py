@@ -26,9 +26,9 @@ from evaluation.reports.listening_form_charts import accuracy_chart
 from evaluation.reports.listening_form_format import report_csv, report_rows
 from evaluation.services.listening_form_reports import form_report_request
 from evaluation.stats.listening_forms import DISAGREEMENT_DEFINITION, LACKING_ONE_ORDER_DEFINITION, TIE_POLICY
+from evaluation.views.report_jobs import scores_not_ready
 
 PERM = "annotation.view_study"
-RETRY_AFTER_SECONDS = 5
 SECTIONS = {
     "single_choice": "Single choice", "stressed_words": "Stressed words", "rating": "Ratings",
     "pairwise": "Pairwise preference", "stance": "Stance", "agreement": "Agreement",
@@ -78,15 +78,7 @@ def form_report_download(request, study_id: int, kind: str):
 
 def _not_ready(request, job: ListeningFormReport) -> HttpResponse:
     page = request.build_absolute_uri(reverse("evaluation:form_report", args=[job.study_id]))
-    if job.status == ListeningFormReport.Status.FAILED:
-        text = f"The form scores could not be computed: {job.error}\nOpen {page} to try again.\n"
-    else:
-        text = (f"The form scores are being computed ({job.phase or 'waiting for a worker'}). "
-                f"Try again in a moment, or follow the progress on {page}\n")  # fmt: skip
-    response = HttpResponse(text, status=409, content_type="text/plain; charset=utf-8")
-    if not job.finished:
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
+    return scores_not_ready(job, page=page, what="The form scores")
 
 
 def _result_context(report: dict) -> dict:

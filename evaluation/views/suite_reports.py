@@ -25,10 +25,10 @@ from evaluation.models import SuiteReport
 from evaluation.reports.suite_charts import suite_charts
 from evaluation.reports.suite_format import suite_csv, suite_tables
 from evaluation.services.suite_reports import suite_report_request
+from evaluation.views.report_jobs import scores_not_ready
 
 STUDY_PERM = "annotation.view_study"
 CAST_PERM = "evaluation.view_castset"
-RETRY_AFTER_SECONDS = 5
 Suite = SuiteReport.Suite
 
 
@@ -87,12 +87,4 @@ def suite_report_download(request, suite: str, pk: int, kind: str):
 def _not_ready(request, job: SuiteReport) -> HttpResponse:
     pk = job.cast_set_id if job.suite == Suite.CAST else job.study_id
     page = request.build_absolute_uri(reverse("evaluation:suite_report", kwargs={"suite": job.suite, "pk": pk}))
-    if job.status == SuiteReport.Status.FAILED:
-        text = f"The scores could not be computed: {job.error}\nOpen {page} to try again.\n"
-    else:
-        text = (f"The scores are being computed ({job.phase or 'waiting for a worker'}). "
-                f"Try again in a moment, or follow the progress on {page}\n")  # fmt: skip
-    response = HttpResponse(text, status=409, content_type="text/plain; charset=utf-8")
-    if not job.finished:
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
+    return scores_not_ready(job, page=page)

@@ -276,3 +276,15 @@ def test_listeners_alone_are_ranked_against_the_items_weak_labels(tmp_path, djan
     report = computed(django_capture_on_commit_callbacks, suite="stance", study=study)
     [humans] = report["tables"]["per_dimension"]["warmth"]
     assert humans["row"] == "humans" and humans["auroc"]["value"] == 1.0 and humans["eer"]["value"] == 0.0
+
+
+def test_scores_not_yet_computed_show_progress_and_a_download_answers_409(stresstest_study, admin_client):
+    page = admin_client.get(f"/evaluation/suites/stresstest/{stresstest_study.pk}/").content.decode()
+    assert 'id="suite-report-progress"' in page and "waiting for a worker" in page
+    job = SuiteReport.objects.get()
+    assert f"/evaluation/suites/reports/{job.pk}/progress/" in page
+    download = admin_client.get(f"/evaluation/suites/stresstest/{stresstest_study.pk}/scores.csv")
+    assert download.status_code == 409 and download["Retry-After"] == "5"
+    assert "The scores are being computed" in download.content.decode()
+    progress = admin_client.get(f"/evaluation/suites/reports/{job.pk}/progress/", HTTP_HX_REQUEST="true")
+    assert progress.status_code == 200 and "Computing the scores" in progress.content.decode()
