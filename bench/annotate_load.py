@@ -163,6 +163,8 @@ def parse_args():
     parser.add_argument("--most", type=int, default=3000, help="realistic: participants tried at most")
     parser.add_argument("--level-seconds", type=float, default=30.0, help="realistic: how long each level runs")
     parser.add_argument("--budget-seconds", type=float, default=600.0, help="realistic: the whole search")
+    parser.add_argument("--p99-ms", type=float, default=REALISTIC_P99_MS,
+                        help=f"realistic: a level passes with submit p99 at most this (the target's: {REALISTIC_P99_MS})")  # fmt: skip
     parser.add_argument(
         "--wsgi",
         choices=["granian", "gunicorn"],
@@ -496,11 +498,13 @@ def realistic(args) -> None:
         print(f"at {best} participants: {served.rate:.1f} submissions/s (the pace sets it), p50 {p50:.0f} ms "
               f"p99 {p99:.0f} ms; web server {server_ms:.1f} ms CPU per submit with its share of page loads, "
               f"{_ratio(server_ms, floor.cpu_ms['web server'])} x an empty request's")  # fmt: skip
-    print(
-        f"target: at least {REALISTIC_TARGET} participants served: {'met' if best >= REALISTIC_TARGET else 'NOT met'}"
-    )
+    if args.p99_ms == REALISTIC_P99_MS:
+        met = "met" if best >= REALISTIC_TARGET else "NOT met"
+        print(f"target: at least {REALISTIC_TARGET} participants served: {met}")
+    else:
+        print(f"target: not judged (it is set at p99 <= {REALISTIC_P99_MS} ms, this run at {args.p99_ms:g} ms)")
     limit = f"{worst} failed" if worst else f"none failed up to {args.most}" if best >= args.most else "budget spent"
-    print(f"annotate_load realistic ({args.wsgi}): {best} participants served with p99 <= {REALISTIC_P99_MS} ms and "
+    print(f"annotate_load realistic ({args.wsgi}): {best} participants served with p99 <= {args.p99_ms:g} ms and "
           f"no refusals ({limit}); invariants {'PASS' if passed else 'FAIL'}")  # fmt: skip
     if not passed:
         sys.exit(1)
@@ -521,8 +525,8 @@ def search(args, run, server_log: Path) -> tuple[int, int | None, list[LevelResu
         results.append(result)
         entry_rate = participants / max(result.entry_seconds, 0.1)
         report_level(result, server_log)
-        ok = level_passes(result)
-        print(f"  level {'PASS' if ok else 'FAIL'} (p99 <= {REALISTIC_P99_MS} ms, no refusals, no errors)")
+        ok = level_passes(result, args.p99_ms)
+        print(f"  level {'PASS' if ok else 'FAIL'} (p99 <= {args.p99_ms:g} ms, no refusals, no errors)")
         best, worst = (max(best, participants), worst) if ok else (best, participants)
         if worst is None:
             participants = min(2 * participants, args.most) if participants < args.most else 0
@@ -533,8 +537,8 @@ def search(args, run, server_log: Path) -> tuple[int, int | None, list[LevelResu
     return best, worst, results
 
 
-def level_passes(result: LevelResult) -> bool:
-    return result.accepted > 0 and not result.errors and result.latencies()[2] <= REALISTIC_P99_MS
+def level_passes(result: LevelResult, p99_ms: float) -> bool:
+    return result.accepted > 0 and not result.errors and result.latencies()[2] <= p99_ms
 
 
 def run_paced_level(port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str,

@@ -83,13 +83,16 @@ def test_the_load_benchmark_runs_and_checks_its_invariants(server):
 def test_the_realistic_mode_searches_for_the_most_participants_served():
     result = run_bench("--mode", "realistic", "--start", "2", "--most", "4", "--clips", "40", "--clips-per-task",
                        "3", "--target", "2", "--clip-seconds", "0.3,0.4", "--marking-seconds", "0.1,0.2",
-                       "--level-seconds", "1.5", "--budget-seconds", "120")  # fmt: skip
+                       "--level-seconds", "1.5", "--budget-seconds", "120",
+                       # The search is under test, not this machine's speed: a shared CI box's
+                       # stalls must not fail a level of two participants.
+                       "--p99-ms", "5000")  # fmt: skip
 
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "2 participants: " in result.stdout and "4 participants: " in result.stdout
+    assert "2 participants: " in result.stdout and "4 participants: " in result.stdout, result.stdout[-3000:]
     summary = result.stdout.strip().splitlines()[-1]
     assert summary == (
-        "annotate_load realistic (granian): 4 participants served with p99 <= 200 ms and no refusals "
+        "annotate_load realistic (granian): 4 participants served with p99 <= 5000 ms and no refusals "
         "(none failed up to 4); invariants PASS"
     )
 
