@@ -400,7 +400,7 @@ def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, 
 def annotate_steps(slug: str, first: ItemPage, durations: dict[int, float], log: ParticipantLog,
                    rng: random.Random, *, reports: str = "submit", pace: Pace = Pace(), wrap=None) -> Steps:  # fmt: skip
     """Play each clip to the end, mark one word, submit; until the done page
-    (or `pace.until`).
+    (or `pace.until`, after at least the first clip).
 
     The clip ends its duration after playback starts, then the participant
     marks for `pace.marking` seconds. As static/annotation/task.js does, the
@@ -414,7 +414,9 @@ def annotate_steps(slug: str, first: ItemPage, durations: dict[int, float], log:
     wrap = wrap or (lambda kind: contextlib.nullcontext())
     clock = time.perf_counter()  # the page's performance.now() starts here
     page = first
-    while page is not None and time.perf_counter() < pace.until:
+    # The first clip is under way once its page is open: a participant whose page
+    # came late (a cold server, an arrival near the end) still answers it.
+    while page is not None and (page is first or time.perf_counter() < pace.until):
         item_id, duration = page.item_id, durations[page.item_id]
         base = f"/s/{slug}/task/items/{item_id}"
         yield Sleep(rng.uniform(*pace.before_play))
