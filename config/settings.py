@@ -22,7 +22,7 @@ ALLOWED_HOSTS = env.env_list(ENV, "ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[
 CSRF_TRUSTED_ORIGINS = env.env_list(ENV, "CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_app.AdminConfig",  # django.contrib.admin, with JSON fields that refuse deep nesting
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -4,6 +4,7 @@ set. It only reads the request; modelzoo.services.benchmark_runs checks and laun
 
 from django import forms
 
+from annotation.form_fields import JSONFormField
 from evaluation.models import LabelSet
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan
@@ -45,7 +46,7 @@ class BenchmarkLaunchForm(forms.Form):
         queryset=final_label_sets(), required=False, label="Cross-dataset: test on this set"
     )
     test_language = forms.CharField(required=False, label="Cross-dataset: test on this language only")
-    config = forms.JSONField(
+    config = JSONFormField(
         required=False, initial=dict, label="Hyperparameter overrides (JSON)",
         help_text='E.g. {"epochs": 3, "learning_rate": 5e-5}; see modelzoo/training/config.py.',
     )  # fmt: skip

@@ -137,18 +137,22 @@ class ParticipantAdmin(admin.ModelAdmin):
         return response
 
     def _review_context(self, request, study: Study, form: ReviewDecisionForm) -> dict:
-        rows = participant_review_rows(study=study)
+        everyone = participant_review_rows(study=study)
+        # Entrants never given a task (screened out, failed the listening check, left before the
+        # task) have no work to decide on: listed apart, below.
+        rows = [row for row in everyone if row.had_task]
         return {
             **self.admin_site.each_context(request),
             "title": f"Review participants: {study}",
             "opts": self.model._meta,
             "study": study,
             "rows": rows,
+            "entrants_without_task": [row for row in everyone if not row.had_task],
             "form": form,
             "selected": {str(pk) for pk in form["participants"].value() or []},
             "return_reasons": RETURN_REASONS,
             "flagged": sum(1 for row in rows if row.flags),
-            "unsent": sum(1 for row in rows if _unsent(row)),
+            "unsent": sum(1 for row in everyone if _unsent(row)),
             "prolific_enabled": ProlificClient.from_settings() is not None,
             "send_job": prolific_send_job_latest(study=study),
             "annotations_url": study_annotations_url(request, study_id=study.pk),

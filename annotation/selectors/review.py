@@ -15,7 +15,10 @@ their kappa against the majority of the participants who are not rejected.
 - marked share: words marked 1 or 2 over all words answered, checks excluded;
 - kappa: leave-one-out kappa against the majority of the study's other annotators of the same
   clips, or None with the reason;
-- flags: the names of the thresholds crossed (evaluation.stats.quality.FLAG_DESCRIPTIONS).
+- flags: the names of the thresholds crossed (evaluation.stats.quality.FLAG_DESCRIPTIONS);
+- status: where the participant got to (participant_status); those never given a task (screened
+  out, failed the listening check, left before the task) have nothing to decide on, and the review
+  page lists them apart.
 
 A listening-form study has no words to agree on: each answer is a "clip" of no words (so no kappa),
 an answer to an attention-check item is a check, and time is compared with the item's audio.
@@ -26,7 +29,7 @@ from datetime import datetime
 
 import numpy as np
 
-from annotation.models import Annotation, Participant, Study
+from annotation.models import Annotation, Participant, Study, Task
 from evaluation.selectors.agreement_reports import annotator_key, study_data, study_thresholds
 from evaluation.stats.quality import AnnotatorQuality, annotator_quality
 from evaluation.stats.study_data import StudyData
@@ -58,6 +61,14 @@ class ReviewRow:
     decision_sent_at: datetime | None
     completed_at: datetime | None
     median_time_ratio: float | None = None
+    status: str = ""
+    had_task: bool = True
+    entered_at: datetime | None = None
+
+    @property
+    def shown_id(self) -> str:
+        """The Prolific id, or the platform's own for a participant who came without one."""
+        return self.prolific_pid or f"local #{self.participant_id}"
 
     @property
     def attention_share(self) -> float | None:
@@ -75,11 +86,40 @@ class ReviewRow:
 def participant_review_rows(*, study: Study) -> list[ReviewRow]:
     participants = list(
         Participant.objects.filter(study=study)
-        .only("prolific_pid", "prolific_session_id", "decision", "decision_note", "decision_sent_at", "completed_at")
+        .only("prolific_pid", "prolific_session_id", "decision", "decision_note", "decision_sent_at", "completed_at",
+              "created_at", "screened_at", "screened_out", "listening_check_passed")
         .order_by("created_at", "pk")
-    )
+    )  # fmt: skip
     quality = _quality_by_key(study, participants)
-    return [_row(person, quality.get(annotator_key(person.pk, person.prolific_pid))) for person in participants]
+    tasks = _task_statuses(study)
+    return [
+        _row(person, quality.get(annotator_key(person.pk, person.prolific_pid)), tasks.get(person.pk, []))
+        for person in participants
+    ]
+
+
+def _task_statuses(study: Study) -> dict[int, list[str]]:
+    """participant id -> the statuses of their tasks, oldest first."""
+    statuses: dict[int, list[str]] = {}
+    rows = Task.objects.filter(study=study).order_by("created_at", "pk").values_list("participant_id", "status")
+    for participant_id, status in rows:
+        statuses.setdefault(participant_id, []).append(status)
+    return statuses
+
+
+def participant_status(participant: Participant, task_statuses: list[str]) -> str:
+    """Where the participant got to, in the reviewer's words."""
+    if participant.completed_at is not None:
+        return "completed"
+    if task_statuses:
+        return {Task.Status.OPEN: "annotating", Task.Status.EXPIRED: "task expired"}.get(task_statuses[-1], "completed")
+    if participant.screened_out:  # by an answer to screening, or out of tries at the listening check
+        return "failed the listening check" if participant.listening_check_passed is False else "screened out"
+    if participant.listening_check_passed is False:
+        return "at the listening check"
+    if participant.screened_at is None:
+        return "consented, not screened"
+    return "no task"
 
 
 def _quality_by_key(study: Study, participants: list[Participant]) -> dict[str, AnnotatorQuality]:
@@ -110,7 +150,7 @@ def _form_data(study: Study) -> StudyData:
     return StudyData.build(study=study.slug, clips=clips, annotations=answers, checks=checks)
 
 
-def _row(participant: Participant, quality: AnnotatorQuality | None) -> ReviewRow:
+def _row(participant: Participant, quality: AnnotatorQuality | None, task_statuses: list[str]) -> ReviewRow:
     return ReviewRow(
         participant_id=participant.pk,
         prolific_pid=participant.prolific_pid,
@@ -128,4 +168,7 @@ def _row(participant: Participant, quality: AnnotatorQuality | None) -> ReviewRo
         decision_sent_at=participant.decision_sent_at,
         completed_at=participant.completed_at,
         median_time_ratio=quality.median_time_ratio if quality else None,
+        status=participant_status(participant, task_statuses),
+        had_task=bool(task_statuses),
+        entered_at=participant.created_at,
     )

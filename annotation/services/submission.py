@@ -191,6 +191,14 @@ def _repeat(item, levels, response, mismatch) -> Submitted:
     return Submitted(stored, duplicate=True, task_completed=not rows.has_pending(item.task_id))
 
 
+def submission_check_turn(item: rows.ItemState) -> None:
+    """SubmissionRefused unless `item` may be answered now (the clip on screen of an open task) or
+    was answered already (a resend, judged against the stored answer). The view asks before it reads
+    the answer, so that the answer form's checks reveal nothing of an item not yet shown."""
+    if item.status != TaskItem.Status.SUBMITTED:
+        _check_open_and_next(item)
+
+
 def _check_open_and_next(item: rows.ItemState) -> None:
     if not item.task_open:
         raise SubmissionRefused([_("This task is closed: its time limit has passed.")])

@@ -28,6 +28,7 @@ from annotation.services.submission import (
     annotation_submit,
     max_marks,
     playback_record,
+    submission_check_turn,
 )
 from annotation.services.submission_rows import current_clip
 from annotation.views.listening_form_items import form_item_context
@@ -115,6 +116,7 @@ def _submit(request, slug, item, now):
     unreadable = [_("The answer could not be read; reload the page and try again.")]
     try:
         events = json_value(request.POST.get("events") or "[]")
+        submission_check_turn(item)
         levels, response = _answer(item, request.POST)
         result = annotation_submit(
             participant_id=item.participant_id, item_id=item.pk, levels=levels, response=response,

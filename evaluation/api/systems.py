@@ -31,7 +31,13 @@ from annotation.models import Study
 from evaluation.api.base import ApiViewSet
 from evaluation.ingest import system_outputs as reading
 from evaluation.models import CastSet, System, SystemOutput
-from evaluation.services.system_outputs import SUITES, OutputsRefused, cast_items_import, system_outputs_import
+from evaluation.services.system_outputs import (
+    SUITES,
+    OutputsRefused,
+    cast_items_import,
+    metadata_argument,
+    system_outputs_import,
+)
 
 REFUSALS = (SourceRefused, ImportRefused, OutputsRefused)
 
@@ -80,6 +86,18 @@ class OutputsUploadSerializer(serializers.Serializer):
         help_text="The CAST set rendered (cast).",
     )  # fmt: skip
     replace = serializers.BooleanField(default=False, help_text="Replace the system's outputs already there.")
+    metadata = serializers.CharField(
+        required=False, allow_blank=True, default="",
+        help_text="The system's free metadata: a JSON object as text, merged into what the system has.",
+    )  # fmt: skip
+
+    def validate_metadata(self, text: str) -> dict | None:
+        if not text.strip():
+            return None
+        try:
+            return metadata_argument(text)
+        except OutputsRefused as error:
+            raise serializers.ValidationError(str(error)) from None
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -123,6 +141,7 @@ class SystemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet
             lambda path: system_outputs_import(
                 path=path, suite=data["suite"], system_name=data["system"], version=data["version"],
                 kind=data["kind"], study=data["study"], cast_set=data["cast_set"], replace=data["replace"],
+                metadata=data["metadata"],
             ),
         )  # fmt: skip
 

@@ -31,6 +31,11 @@ def _stance_charts(report: dict) -> list[str]:
             for name, judge in sorted(report["judges"].items())
             if (curve := judge["scores"]["per_dimension"].get(dimension, {}).get("roc"))
         ]
+        series += [  # the listeners' consensus ranked against the same weak labels
+            ("humans", row["roc"]["fpr"], row["roc"]["tpr"])
+            for row in report["tables"]["per_dimension"][dimension]
+            if row["kind"] == "human" and row.get("roc")
+        ]
         if series:
             charts.append(roc_chart(series, title=f"ROC against the weak labels: {dimension}"))
     return charts

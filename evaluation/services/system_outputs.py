@@ -63,6 +63,12 @@ class SystemSpec:
     version: str
     kind: str
     replace: bool
+    metadata: dict  # merged into the system's: a key given replaces the one stored
+
+
+# A system's free metadata (a checkpoint's path, a prompt, a voice's settings) is a description,
+# not data: kept small so that every system list stays cheap to read.
+MAX_METADATA_BYTES = 64 * 1024
 
 
 # -- answers to form items (StressTest, StanceBench) ---------------------------------------------
@@ -71,9 +77,11 @@ class SystemSpec:
 def system_outputs_import(
     *, path: Path, suite: str, system_name: str, version: str = "", kind: str = "",
     study: Study | None = None, cast_set: CastSet | None = None, replace: bool = False,
+    metadata: dict | None = None,
 ) -> dict:  # fmt: skip
-    """Import one system's outputs for one suite; returns a summary of what was written."""
-    spec = _system_spec(suite, system_name, version, kind, replace)
+    """Import one system's outputs for one suite; returns a summary of what was written.
+    `metadata` (a JSON object) is merged into the system's free metadata."""
+    spec = _system_spec(suite, system_name, version, kind, replace, metadata)
     _check_scope(suite, study, cast_set)
     if suite == "cast":
         return _renditions_import(path=Path(path), cast_set=cast_set, spec=spec)
@@ -100,7 +108,7 @@ def system_outputs_import(
     }  # fmt: skip
 
 
-def _system_spec(suite: str, name: str, version: str, kind: str, replace: bool) -> SystemSpec:
+def _system_spec(suite: str, name: str, version: str, kind: str, replace: bool, metadata) -> SystemSpec:
     if suite not in SUITES:
         raise OutputsRefused(f"unknown suite {suite!r}; expected one of {', '.join(SUITES)}")
     name, version = (name or "").strip(), (version or "").strip()
@@ -110,7 +118,31 @@ def _system_spec(suite: str, name: str, version: str, kind: str, replace: bool) 
         raise OutputsRefused("the system version is longer than 100 characters")
     if kind and kind not in System.Kind.values:
         raise OutputsRefused(f"unknown system kind {kind!r}; expected one of {', '.join(System.Kind.values)}")
-    return SystemSpec(name, version, kind or "", replace)
+    return SystemSpec(name, version, kind or "", replace, _checked_metadata(metadata))
+
+
+def _checked_metadata(metadata) -> dict:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise OutputsRefused(f"the system metadata must be a JSON object, not {type(metadata).__name__}")
+    try:
+        size = len(json.dumps(metadata, ensure_ascii=False).encode())
+    except (TypeError, ValueError, RecursionError) as error:
+        raise OutputsRefused(f"the system metadata is not JSON: {error}") from None
+    if size > MAX_METADATA_BYTES:
+        raise OutputsRefused(f"the system metadata is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES}")
+    return metadata
+
+
+def metadata_argument(text: str) -> dict:
+    """The metadata given as JSON text (the command's --metadata, the API's form field)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:  # RecursionError: nested too deep to parse
+        reason = error if isinstance(error, ValueError) else "nested too deeply"
+        raise OutputsRefused(f"the system metadata is not valid JSON: {reason}") from None
+    return _checked_metadata(value)
 
 
 def _check_scope(suite: str, study: Study | None, cast_set: CastSet | None) -> None:
@@ -200,11 +232,17 @@ def _check_system(spec: SystemSpec, has_outputs: bool, *, where: str) -> None:
 
 def _system_save(spec: SystemSpec, *, suite_kind: str = "") -> System:
     system, created = System.objects.get_or_create(
-        name=spec.name, defaults={"version": spec.version, "kind": spec.kind or suite_kind}
+        name=spec.name, defaults={"version": spec.version, "kind": spec.kind or suite_kind, "metadata": spec.metadata}
     )
+    changed = []
     if not created and spec.version and spec.version != system.version:
         system.version = spec.version  # with replace only (_check_system)
-        system.save(update_fields=["version"])
+        changed.append("version")
+    if not created and spec.metadata:
+        system.metadata = {**system.metadata, **spec.metadata}
+        changed.append("metadata")
+    if changed:
+        system.save(update_fields=changed)
     return system
 
 

@@ -67,3 +67,38 @@ class TestAttentionChecks:
         response = admin_client.post(change_url(study), data)
 
         assert "each must be one of the choices" in response.content.decode()
+
+
+DEEP = "[" * 50000 + "]" * 50000  # past the JSON parser's recursion limit
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"example_levels": DEEP},
+        {
+            "prerequisites-TOTAL_FORMS": "1",
+            "prerequisites-0-position": "0",
+            "prerequisites-0-text": "Q?",
+            "prerequisites-0-choices": DEEP,
+            "prerequisites-0-accepted": '["Yes"]',
+        },
+        {
+            "attention_checks-TOTAL_FORMS": "1",
+            "attention_checks-0-kind": "instructed",
+            "attention_checks-0-expected": DEEP,
+        },
+    ],  # fmt: skip
+    ids=["example levels", "prerequisite choices", "attention check expected"],
+)
+def test_json_nested_too_deeply_is_refused_with_a_message_not_a_500(admin_client, fields):
+    study = StudyFactory()
+    data = change_page_data(admin_client.get(change_url(study)))
+    if "attention_checks-TOTAL_FORMS" in fields:
+        fields = {**fields, "attention_checks-0-clip": str(ClipFactory(corpus=study.corpus).pk)}
+
+    response = admin_client.post(change_url(study), {**data, **fields})
+
+    assert response.status_code == 200
+    assert "Enter a valid JSON: it is nested too deeply." in response.content.decode()
+    assert not AttentionCheck.objects.exists() and not study.prerequisites.exists()

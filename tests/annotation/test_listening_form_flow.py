@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import Annotation, FormItem, PrerequisiteQuestion
 from annotation.services.listening_forms import FormItemSpec
-from tests.annotation.study_helpers import listened, listened_to_all, live_form
+from tests.annotation.study_helpers import listened, listened_to_all, live_form, page_text_for_leaks
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +79,7 @@ def test_a_form_with_every_item_type_from_link_to_completion(client):
         item = participant.tasks.get().items.get(pk=item_id)
         form_item = item.study_item.form_item
         seen_types.append(form_item.item_type)
-        assert "gold" not in page.lower()
+        assert "gold" not in page_text_for_leaks(page)
         refused = client.post(
             f"/s/{study.slug}/task/items/{item_id}/submit", answer_for(page, form_item), HTTP_HX_REQUEST="true"
         )
@@ -168,7 +168,7 @@ def test_form_attention_checks_are_slipped_in_recorded_and_never_scored(client):
     assert task.items.count() == 3
     for _ in range(3):
         page = client.get(f"/s/{study.slug}/task/").content.decode()
-        assert "attention" not in page.lower() and "gold" not in page.lower()
+        assert "attention" not in page_text_for_leaks(page) and "gold" not in page_text_for_leaks(page)
         item = task.items.get(pk=int(re.search(r'data-item="(\d+)"', page).group(1)))
         listened(item)
         client.post(f"/s/{study.slug}/task/items/{item.pk}/submit", {"choice": "0"}, HTTP_HX_REQUEST="true")
@@ -217,3 +217,23 @@ def test_form_study_instructions_show_no_emphasis_marking_help(client):
 
     assert "Answer each question about the clip." in page
     assert "How to mark words" not in page and "heavily emphasized" not in page and 'class="legend' not in page
+
+
+def test_a_submit_to_an_item_not_yet_shown_reveals_nothing_of_it(client):
+    """The turn is checked before the answer is read: the answer form's checks (a rating's range,
+    the number of options or words) would otherwise describe an item the participant has not seen."""
+    study = live_form(specs=every_type)
+    enter(client, study)
+    task = study.participants.get().tasks.get()
+    pending = list(task.items.order_by("position"))
+    answers = [{"value": "999"}, {"choice": "9"}, {"prefer": "x"}, {"pole": "Q", "confidence": "-5"}, {}]
+
+    replies = [
+        client.post(f"/s/{study.slug}/task/items/{item.pk}/submit", answer, HTTP_HX_REQUEST="true")
+        for item in pending[1:] for answer in answers
+    ]  # fmt: skip
+
+    texts = {reply.content.decode().strip() for reply in replies}
+    assert {reply.status_code for reply in replies} == {422}
+    assert len(texts) == 1 and "this is not the current clip" in texts.pop()
+    assert not Annotation.objects.exists()

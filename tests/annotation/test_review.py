@@ -318,9 +318,44 @@ def test_review_page_lists_participants_and_highlights_flags(client, reviewer, s
     for participant in (small.ana, small.dan, small.fay):
         assert participant.prolific_pid in page
     assert page.count('class="num flagged"') == 3  # dan's attention, time and kappa
-    assert "6 participants, 1 flagged" in page
+    assert "5 participants given a task, 1 flagged; 1 more entered without one" in page
     assert 'title="only 6 words on clips shared with at least 2 others (need 20)"' in page
     assert "Set PROLIFIC_API_TOKEN" in page
+
+
+def test_each_participant_shows_an_id_and_a_status_and_entrants_without_a_task_are_apart(client, reviewer, small):
+    study = small.study
+    screened = ParticipantFactory(study=study, screened_at=timezone.now(), screened_out=True)
+    deaf = ParticipantFactory(study=study, screened_at=timezone.now(), screened_out=True, listening_check_passed=False)
+    retrying = ParticipantFactory(study=study, screened_at=timezone.now(), listening_check_passed=False)
+    local = ParticipantFactory(study=study, prolific_pid="", screened_at=timezone.now())  # passed, no clip left
+    annotating = TaskFactory(participant=ParticipantFactory(study=study)).participant
+    expired = TaskFactory(participant=ParticipantFactory(study=study), status="expired").participant
+    small.ana.completed_at = timezone.now()
+    small.ana.save()
+
+    rows = {row.participant_id: row for row in participant_review_rows(study=study)}
+    assert {person.pk: (rows[person.pk].status, rows[person.pk].had_task) for person in (
+        small.ana, small.fay, screened, deaf, retrying, local, annotating, expired)} == {
+        small.ana.pk: ("completed", True), small.fay.pk: ("consented, not screened", False),
+        screened.pk: ("screened out", False), deaf.pk: ("failed the listening check", False),
+        retrying.pk: ("at the listening check", False), local.pk: ("no task", False),
+        annotating.pk: ("annotating", True), expired.pk: ("task expired", True),
+    }  # fmt: skip
+    assert rows[local.pk].shown_id == f"local #{local.pk}"
+
+    page = client.get(review_url(study)).content.decode()
+    decisions, apart = page.split('<table id="review">')[1].split("</table>")[0], page.split('id="entrants"')[1]
+    assert "7 participants given a task, 1 flagged; 5 more entered without one" in page
+    for person in (small.ana, annotating, expired):
+        assert person.prolific_pid in decisions and person.prolific_pid not in apart
+    for person in (small.fay, screened, deaf, retrying):
+        assert person.prolific_pid in apart and person.prolific_pid not in decisions
+    assert f"local #{local.pk}" in apart
+    for status in ("<td>completed</td>", "<td>annotating</td>", "<td>task expired</td>"):
+        assert status in decisions
+    for status in ("screened out", "failed the listening check", "at the listening check", "no task"):
+        assert f"<td>{status}</td>" in apart
 
 
 def test_review_page_records_approvals_and_returns(client, reviewer, small):

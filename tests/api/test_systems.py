@@ -8,7 +8,9 @@ from rest_framework.test import APIClient
 from evaluation.models import CastItem, CastRendition, System, SystemOutput
 from tests.api.callers import staff_with, token_client
 from tests.evaluation.suites.fixtures import (
+    import_stance_study,
     import_stresstest_study,
+    stance_outputs,
     stresstest_outputs,
     write_cast_items,
     write_cast_renditions,
@@ -84,6 +86,32 @@ def test_form_fields_are_checked(study, tmp_path):
     assert response.status_code == 400
     assert set(response.json()) == {"suite", "kind"}
     assert post_outputs(client, path, suite="stresstest", system="m1", study=99999).status_code == 400
+
+
+def test_uploading_stance_answers_with_the_judges_metadata(tmp_path):
+    stance = import_stance_study(tmp_path / "stance")
+    client = token_client(staff_with(ADD))
+    path = write_jsonl(tmp_path / "judge.jsonl", stance_outputs())
+
+    response = post_outputs(client, path, suite="stance", system="judge", study=stance.pk,
+                            metadata='{"prompt": "rate warmth", "temperature": 0}')  # fmt: skip
+
+    assert response.status_code == 201, response.json()
+    assert (response.json()["outputs"], response.json()["items"]) == (8, 4)
+    judge = System.objects.get(name="judge")
+    assert (judge.kind, judge.metadata) == ("judge", {"prompt": "rate warmth", "temperature": 0})
+    assert set(SystemOutput.objects.values_list("pole_order", flat=True)) == {"NP", "PN"}
+
+
+def test_metadata_that_is_not_a_json_object_is_400_naming_the_field(study, tmp_path):
+    client = token_client(staff_with(ADD))
+    path = write_jsonl(tmp_path / "m1.jsonl", stresstest_outputs())
+
+    response = post_outputs(client, path, suite="stresstest", system="m1", metadata='"just text"')
+
+    assert response.status_code == 400
+    assert response.json() == {"metadata": ["the system metadata must be a JSON object, not str"]}
+    assert not System.objects.exists()
 
 
 def test_cast_items_then_a_zip_of_renditions(tmp_path):

@@ -86,8 +86,10 @@ def test_the_launch_form_says_what_is_wrong(boss, label_set):
     bad_json = boss.post(ADD, form(label_set, config="{not json"))
     unknown = boss.post(ADD, form(label_set, config='{"epochz": 2}'))
     percents = boss.post(ADD, form(label_set, setting="data-scale", percents="10, lots"))
+    too_deep = boss.post(ADD, form(label_set, config="[" * 50000 + "]" * 50000))
 
     assert "Enter a valid JSON" in bad_json.content.decode()
+    assert too_deep.status_code == 200 and "it is nested too deeply" in too_deep.content.decode()
     assert "unknown settings for AcousticConfig: epochz" in unknown.content.decode()
     assert "&#x27;lots&#x27; is not a whole percentage" in percents.content.decode()
     assert not BenchmarkRun.objects.exists()

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.ingest.errors import ImportRefused, SourceRefused
 from annotation.models import Study
 from evaluation.models import CastSet, System
-from evaluation.services.system_outputs import SUITES, OutputsRefused, system_outputs_import
+from evaluation.services.system_outputs import SUITES, OutputsRefused, metadata_argument, system_outputs_import
 
 
 class Command(BaseCommand):
@@ -30,12 +30,16 @@ class Command(BaseCommand):
         parser.add_argument("--study", help="Slug of the listening-form study whose items are answered.")
         parser.add_argument("--set", dest="cast_set", help="Name of the CAST set rendered (cast).")
         parser.add_argument("--replace", action="store_true", help="Replace the system's outputs already there.")
+        parser.add_argument("--metadata", help='The system\'s free metadata, a JSON object (e.g. \'{"prompt": "p2"}\'); '
+                                               "merged into what the system has.")  # fmt: skip
 
-    def handle(self, *args, path, suite, system, system_version, kind, study, cast_set, replace, **options):
+    def handle(self, *args, path, suite, system, system_version, kind, study, cast_set, replace, metadata,
+               **options):  # fmt: skip
         try:
             summary = system_outputs_import(
                 path=path, suite=suite, system_name=system, version=system_version, kind=kind,
                 study=self._study(study), cast_set=self._cast_set(cast_set), replace=replace,
+                metadata=None if metadata is None else metadata_argument(metadata),
             )  # fmt: skip
         except (SourceRefused, ImportRefused, OutputsRefused) as error:
             raise CommandError(str(error)) from None

@@ -194,5 +194,5 @@ def _human_row(summary: dict, consensus: dict, weak_labels: dict, *, resamples: 
     return {
         "row": "humans", "kind": "human", "instances": summary["items"], "failure_rate": None,
         "disagreement_rate": summary["disagreement"]["rate"], "auroc": roc["auroc"], "eer": roc["eer"],
-        "spearman": None,
+        "spearman": None, "roc": roc["roc"],
     }  # fmt: skip

@@ -13,6 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from annotation.models import Study, TaskItem
 from evaluation.models import SuiteReport
+from evaluation.reports.suite_charts import suite_charts
 from evaluation.services.suite_reports import suite_report_request
 from tests.evaluation.suites.fixtures import (
     STRESSTEST_OPTIONS,
@@ -276,6 +277,11 @@ def test_listeners_alone_are_ranked_against_the_items_weak_labels(tmp_path, djan
     report = computed(django_capture_on_commit_callbacks, suite="stance", study=study)
     [humans] = report["tables"]["per_dimension"]["warmth"]
     assert humans["row"] == "humans" and humans["auroc"]["value"] == 1.0 and humans["eer"]["value"] == 0.0
+    # A perfect ranking: the curve climbs to (0, 1) before it moves right; the plot draws it.
+    assert (humans["roc"]["fpr"][0], humans["roc"]["tpr"][0], humans["roc"]["fpr"][-1]) == (0.0, 0.0, 1.0)
+    assert max(tpr for fpr, tpr in zip(humans["roc"]["fpr"], humans["roc"]["tpr"]) if fpr == 0.0) == 1.0
+    [chart] = suite_charts(report)
+    assert "<title>humans</title></polyline>" in chart
 
 
 def test_scores_not_yet_computed_show_progress_and_a_download_answers_409(stresstest_study, admin_client):

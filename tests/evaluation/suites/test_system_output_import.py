@@ -211,6 +211,30 @@ def test_a_system_of_another_kind_or_version_is_refused(stresstest, tmp_path):
     assert not SystemOutput.objects.exists()
 
 
+def test_free_metadata_is_stored_then_merged_key_by_key(stresstest, tmp_path):
+    path = write_jsonl(tmp_path / "m.jsonl", stresstest_outputs())
+    run(path, "--suite", "stresstest", "--system", "m1", "--metadata", '{"prompt": "p1", "checkpoint": "/ckpt/a"}')
+    run(path, "--suite", "stresstest", "--system", "m1", "--replace", "--metadata", '{"prompt": "p2"}')
+
+    assert System.objects.get(name="m1").metadata == {"prompt": "p2", "checkpoint": "/ckpt/a"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[1, 2]", "the system metadata must be a JSON object, not list"),
+        ("{prompt: 1}", "the system metadata is not valid JSON: Expecting property name"),
+        ("[" * 50000 + "]" * 50000, "the system metadata is not valid JSON: nested too deeply"),
+        (json.dumps({"notes": "x" * 70000}), "the system metadata is 70013 bytes as JSON; the limit is 65536"),
+    ],
+)
+def test_bad_metadata_is_refused_and_nothing_is_written(stresstest, tmp_path, text, message):
+    path = write_jsonl(tmp_path / "m.jsonl", stresstest_outputs())
+
+    assert message in refused(path, "--suite", "stresstest", "--system", "m1", "--metadata", text)
+    assert not System.objects.exists() and not SystemOutput.objects.exists()
+
+
 # -- which study --------------------------------------------------------------------------------
 
 

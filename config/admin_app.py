@@ -1,0 +1,17 @@
+"""The admin app, with every admin form (and inline) editing JSON model fields through the field
+that refuses JSON nested too deeply with a message: Django's default lets the parser's RecursionError
+become a 500. Listed in INSTALLED_APPS in place of django.contrib.admin; the defaults must change
+before its ready() registers the ModelAdmins, which copy them."""
+
+from django.contrib.admin.apps import AdminConfig as DjangoAdminConfig
+
+
+class AdminConfig(DjangoAdminConfig):
+    def ready(self):
+        from django.contrib.admin import options
+        from django.db import models
+
+        from annotation.form_fields import JSONFormField
+
+        options.FORMFIELD_FOR_DBFIELD_DEFAULTS[models.JSONField] = {"form_class": JSONFormField}
+        super().ready()
