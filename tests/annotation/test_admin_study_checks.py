@@ -88,7 +88,7 @@ DEEP = "[" * 50000 + "]" * 50000  # past the JSON parser's recursion limit
             "attention_checks-0-kind": "instructed",
             "attention_checks-0-expected": DEEP,
         },
-    ],  # fmt: skip
+    ],
     ids=["example levels", "prerequisite choices", "attention check expected"],
 )
 def test_json_nested_too_deeply_is_refused_with_a_message_not_a_500(admin_client, fields):
