@@ -62,11 +62,14 @@ class StudyAdmin(admin.ModelAdmin):
     actions = ["set_live", "set_paused", "set_closed", "set_draft"]
     change_form_template = "admin/annotation/study/change_form.html"
     readonly_fields = [
-        "status", "corpus", "selection_text", "participant_link", "completion_code", "screen_out_code",
+        "status", "kind", "corpus", "selection_text", "participant_link", "completion_code", "screen_out_code",
         "instructions_preview", "created_at",
     ]  # fmt: skip
     fieldsets = [
-        (None, {"fields": ["name", "slug", "status", "participant_link", "language", "corpus", "selection_text"]}),
+        (None, {"fields": [
+            "name", "slug", "kind", "status", "participant_link", "language", "interface_language", "text_direction",
+            "corpus", "selection_text",
+        ]}),
         ("Tasks", {"fields": [
             "clips_per_task", "target_annotations", "places", "allow_repeat_tasks", "time_limit_minutes",
             "attention_checks_per_task", "mismatch_threshold",
@@ -84,6 +87,27 @@ class StudyAdmin(admin.ModelAdmin):
             "review_min_attention", "review_min_kappa", "review_min_time_ratio",
         ]}),
     ]  # fmt: skip
+    # Settings that only an emphasis study reads: a listening form marks no words on a transcript
+    # (its stressed-word items have their own gold), has no mismatch checkbox, worked example or
+    # attention-check clips (its checks are items), and no word-level kappa.
+    EMPHASIS_ONLY = frozenset(
+        ["min_marked_words", "max_marked_fraction", "mismatch_threshold", "example_clip", "example_levels",
+         "review_min_kappa"]
+    )  # fmt: skip
+
+    def get_fieldsets(self, request, obj=None):
+        if obj is None or obj.kind == Study.Kind.EMPHASIS:
+            return self.fieldsets
+        return [
+            ("Listening" if name == "Marking and listening" else name,
+             {**options, "fields": [f for f in options["fields"] if f not in self.EMPHASIS_ONLY]})
+            for name, options in self.fieldsets
+        ]  # fmt: skip
+
+    def get_inlines(self, request, obj):
+        if obj is not None and obj.kind == Study.Kind.FORM:
+            return [PrerequisiteQuestionInline]  # a form's attention checks are items of the form
+        return self.inlines
 
     def get_urls(self):
         return [

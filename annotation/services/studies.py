@@ -1,5 +1,6 @@
 """Creating studies from a selection of a corpus, and changing their state."""
 
+import math
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -116,6 +117,22 @@ def study_create(*, name: str, corpus: Corpus, selection: ClipSelection, **setti
         for position, question in enumerate(default_prerequisites(language, study.interface_language))
     )
     return study
+
+
+# A participant hears each clip about twice and then marks it; consent, screening and the
+# instructions come first. Figures from piloting the demo study; a study's own pilot says better.
+LISTENINGS_PER_CLIP = 2
+MARKING_SECONDS_PER_CLIP = 10
+ENTRY_SECONDS = 120
+
+
+def task_minutes_estimate(study: Study) -> int:
+    """How long a task of `study` takes, in whole minutes rounded up, from its clips' mean duration."""
+    durations = list(study.items.values_list("clip__duration", flat=True))
+    mean = sum(durations) / len(durations) if durations else 0.0
+    clips = study.clips_per_task + study.attention_checks_per_task
+    seconds = ENTRY_SECONDS + clips * (LISTENINGS_PER_CLIP * mean + MARKING_SECONDS_PER_CLIP)
+    return max(1, math.ceil(seconds / 60))
 
 
 def studies_create_per_language(*, corpus: Corpus, by: str = "language", **settings) -> list[Study]:

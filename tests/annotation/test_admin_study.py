@@ -4,11 +4,13 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
-from annotation.models import Participant, PrerequisiteQuestion, Study, StudyItem
+from annotation.models import FormItem, Participant, PrerequisiteQuestion, Study, StudyItem
 from annotation.services.assignment import NoTaskAvailable, assignment_claim
+from annotation.services.listening_forms import FormItemSpec
 from annotation.services.studies import default_prerequisites
 from tests.annotation.admin_forms import change_page_data, form_data
 from tests.annotation.factories import ClipFactory, CorpusFactory, SpeakerFactory, StudyFactory, StudyItemFactory
+from tests.annotation.study_helpers import live_form
 
 pytestmark = pytest.mark.django_db
 
@@ -216,6 +218,30 @@ class TestChangePage:
 
         assert response.status_code == 302
         assert Study.objects.get(pk=study.pk).places == 40
+
+    def test_the_fields_shown_follow_the_study_kind(self, admin_client):
+        emphasis_only = {"min_marked_words", "max_marked_fraction", "mismatch_threshold", "example_clip",
+                         "example_levels", "review_min_kappa"}  # fmt: skip
+        emphasis = StudyFactory(interface_language="ar", text_direction="rtl")
+        form_study = live_form(specs=lambda clips: [FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0],
+                                                                 options=["a", "b"], gold=0)])  # fmt: skip
+
+        shown = admin_client.get(change_url(emphasis))
+        assert emphasis_only | {"interface_language", "text_direction"} <= set(shown.context["adminform"].form.fields)
+        assert [inline.formset.prefix for inline in shown.context["inline_admin_formsets"]] == [
+            "prerequisites", "attention_checks",
+        ]  # fmt: skip
+        assert "Three-level word emphasis" in shown.content.decode()  # the kind, read only
+
+        response = admin_client.get(change_url(form_study))
+        fields = set(response.context["adminform"].form.fields)
+        assert not emphasis_only & fields and {"interface_language", "text_direction"} <= fields
+        assert [inline.formset.prefix for inline in response.context["inline_admin_formsets"]] == ["prerequisites"]
+        page = response.content.decode()
+        assert "Marking and listening" not in page and "Listening form" in page
+
+        saved = admin_client.post(change_url(form_study), {**change_page_data(response), "interface_language": "de"})
+        assert saved.status_code == 302 and Study.objects.get(pk=form_study.pk).interface_language == "de"
 
 
 class TestPermissions:
