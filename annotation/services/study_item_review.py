@@ -9,13 +9,18 @@ The states and the moves between them are written here, once:
 
 The first move happens on the submission hot path, inside the UPDATE that
 counts the report (annotation.services.submission_rows), which takes its
-states and threshold as parameters from here; `mismatch_sends_to_review` is the
-same rule in Python. Reviewers' moves go through `study_item_review_set`.
+states and threshold as parameters from here; `mismatch_sends_to_review` (written
+once, in the pure evaluation.stats.emphasis, which the reports count by) is the same rule in
+Python, and tests/annotation/test_submission_sql_backends.py holds the statement to it on both
+backends. Reviewers' moves go through `study_item_review_set`.
 """
 
 from django.db.models import QuerySet
 
 from annotation.models import StudyItem
+from evaluation.stats.emphasis import mismatch_sends_to_review
+
+__all__ = ["REPORTED_FROM", "REPORTED_TO", "REVIEWER_MOVES", "mismatch_sends_to_review", "study_item_review_set"]
 
 Review = StudyItem.Review
 
@@ -30,11 +35,6 @@ REVIEWER_MOVES: dict[str, tuple[str, ...]] = {
     Review.CLEARED: (Review.NEEDS_REVIEW, Review.EXCLUDED),
     Review.EXCLUDED: (Review.ACTIVE, Review.NEEDS_REVIEW, Review.CLEARED),
 }
-
-
-def mismatch_sends_to_review(*, reports: int, threshold: int) -> bool:
-    """Whether an active clip with this many mismatch reports leaves assignment for review."""
-    return reports >= threshold
 
 
 def study_item_review_set(*, items: QuerySet[StudyItem], state: str) -> int:

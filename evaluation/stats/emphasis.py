@@ -46,11 +46,23 @@ def histogram_edges(bins: int = HISTOGRAM_BINS) -> list[float]:
     return [b / bins for b in range(bins + 1)]
 
 
+def mismatch_sends_to_review(*, reports: int, threshold: int) -> bool:
+    """Whether an active clip with this many mismatch reports leaves assignment for review: the
+    rule, once. The submit path applies it in its UPDATE (annotation.services.submission_rows, which
+    tests/annotation/test_submission_sql_backends.py holds to it on both backends), and reports
+    count the clips at the threshold by it."""
+    return reports >= threshold
+
+
 def mismatch_summary(reports_per_clip: np.ndarray, clip_keys, *, threshold: int) -> dict:
     """Mismatch reports ("audio does not match the transcript") per clip, for clips with annotations."""
     reports = np.asarray(reports_per_clip, dtype=np.int64)
     distribution = np.bincount(reports, minlength=1) if reports.size else np.zeros(1, dtype=np.int64)
-    at_threshold = [key for key, count in zip(clip_keys, reports.tolist()) if count >= threshold]
+    at_threshold = [
+        key
+        for key, count in zip(clip_keys, reports.tolist())
+        if mismatch_sends_to_review(reports=count, threshold=threshold)
+    ]
     return {
         "threshold": threshold,
         "clips": int(reports.size),
