@@ -41,6 +41,8 @@ def task_current(*, participant: Participant, now: datetime | None = None) -> Ta
     if task is not None and task.expires_at <= now:
         task_expire(task_id=task.pk)
         return None
+    if task is not None and task.study_id == participant.study_id:
+        task.study = participant.study  # already read with the participant: the task page needs no query for it
     return task
 
 
