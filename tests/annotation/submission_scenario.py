@@ -64,7 +64,8 @@ def stored_rows(study) -> dict:
         "participants": sorted(
             [people[p.pk], p.completed_at is not None] for p in Participant.objects.filter(study=study)
         ),
-        "task_items": sorted([*items[i.pk], i.position, i.status] for i in TaskItem.objects.filter(task__study=study)),
+        # Not the positions: the order of a task's clips is drawn at random.
+        "task_items": sorted([*items[i.pk], i.status] for i in TaskItem.objects.filter(task__study=study)),
         "annotations": sorted(
             [*items[a.item_id], a.levels, a.mismatch_reported, a.coverage, a.attention_passed]
             for a in Annotation.objects.filter(item__task__study=study)
