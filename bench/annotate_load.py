@@ -171,7 +171,8 @@ def parse_args():
         default="granian",
         help="the web server: granian, as the container runs it (docker/web.sh), or gunicorn",
     )
-    parser.add_argument("--workers", type=int, default=4, help="web server worker processes")
+    parser.add_argument("--workers", type=int, help="web server worker processes; default: one a core (granian, "
+                                                    "as docker/web.sh), 4 (gunicorn)")  # fmt: skip
     parser.add_argument(
         "--threads", type=int, default=4, help="threads per worker (gthread; granian's blocking threads)"
     )
@@ -198,6 +199,10 @@ def parse_args():
                                 ("clip_seconds", (0.08, 0.12), (2.5, 3.5))):  # fmt: skip
         if getattr(args, name) is None:
             setattr(args, name, paced if realistic else hammer)
+    if args.workers is None:
+        # granian: one process a core served the most (docker/web.sh has the figures); gunicorn: 4 x 4
+        # gthread, which bench runs found best for it (a keep-alive connection stays on its worker).
+        args.workers = len(os.sched_getaffinity(0)) if args.wsgi == "granian" else 4
     participants = 2 * args.most + 3 if realistic else sum(args.levels) + 3
     if args.clips * args.target < participants * args.clips_per_task * 1.2:
         parser.error("too few clips for the participants: raise --clips or --target")

@@ -8,14 +8,20 @@
 # server CPU a submit against 5.4. It streams request bodies to the app (a 600 MB
 # upload kept the worker at 67 MB), so corpus archives are not held in memory.
 #
-# WEB_CONCURRENCY (worker processes; default 2 x CPUs + 1, at most 8) and
+# One worker process a core: on the same machine, 2 workers of 4 blocking threads
+# served 1250 realistic participants (web server 6.3 ms of CPU a submit, page loads
+# included) where 4 workers served 1000 (7.0 ms); in the hammer 2 workers accepted
+# 299-381 submissions/s over five runs (3.1-4.0 ms a submit, median 344/s) and 4
+# workers 279-303 over three (4.0-4.1 ms). More processes than cores take turns.
+#
+# WEB_CONCURRENCY (worker processes; default one a CPU, at most 8) and
 # WEB_THREADS (blocking threads a worker, default 4: part of a request waits on
 # PostgreSQL) override the defaults; any other granian setting can be given as
 # its GRANIAN_* environment variable (granian --help lists them).
 set -eu
 
 cpus=$(python -c 'import os; print(len(os.sched_getaffinity(0)) or 1)')
-default_workers=$((2 * cpus + 1))
+default_workers=$cpus
 [ "$default_workers" -gt 8 ] && default_workers=8
 
 exec granian --interface wsgi --host 0.0.0.0 --port 8000 --no-ws \
