@@ -91,28 +91,25 @@ def participant_review_rows(*, study: Study) -> list[ReviewRow]:
         .order_by("created_at", "pk")
     )  # fmt: skip
     quality = _quality_by_key(study, participants)
-    tasks = _task_statuses(study)
+    latest = _latest_task_status(study)
     return [
-        _row(person, quality.get(annotator_key(person.pk, person.prolific_pid)), tasks.get(person.pk, []))
+        _row(person, quality.get(annotator_key(person.pk, person.prolific_pid)), latest.get(person.pk))
         for person in participants
     ]
 
 
-def _task_statuses(study: Study) -> dict[int, list[str]]:
-    """participant id -> the statuses of their tasks, oldest first."""
-    statuses: dict[int, list[str]] = {}
+def _latest_task_status(study: Study) -> dict[int, str]:
+    """participant id -> the status of their latest task (none for those never given one)."""
     rows = Task.objects.filter(study=study).order_by("created_at", "pk").values_list("participant_id", "status")
-    for participant_id, status in rows:
-        statuses.setdefault(participant_id, []).append(status)
-    return statuses
+    return dict(rows)  # in order: each participant's latest task is written last
 
 
-def participant_status(participant: Participant, task_statuses: list[str]) -> str:
-    """Where the participant got to, in the reviewer's words."""
+def participant_status(participant: Participant, task_status: str | None) -> str:
+    """Where the participant got to, in the reviewer's words; `task_status`: their latest task's."""
     if participant.completed_at is not None:
         return "completed"
-    if task_statuses:
-        return {Task.Status.OPEN: "annotating", Task.Status.EXPIRED: "task expired"}.get(task_statuses[-1], "completed")
+    if task_status is not None:
+        return {Task.Status.OPEN: "annotating", Task.Status.EXPIRED: "task expired"}.get(task_status, "completed")
     if participant.screened_out:  # by an answer to screening, or out of tries at the listening check
         return "failed the listening check" if participant.listening_check_passed is False else "screened out"
     if participant.listening_check_passed is False:
@@ -150,7 +147,7 @@ def _form_data(study: Study) -> StudyData:
     return StudyData.build(study=study.slug, clips=clips, annotations=answers, checks=checks)
 
 
-def _row(participant: Participant, quality: AnnotatorQuality | None, task_statuses: list[str]) -> ReviewRow:
+def _row(participant: Participant, quality: AnnotatorQuality | None, task_status: str | None) -> ReviewRow:
     return ReviewRow(
         participant_id=participant.pk,
         prolific_pid=participant.prolific_pid,
@@ -168,7 +165,7 @@ def _row(participant: Participant, quality: AnnotatorQuality | None, task_status
         decision_sent_at=participant.decision_sent_at,
         completed_at=participant.completed_at,
         median_time_ratio=quality.median_time_ratio if quality else None,
-        status=participant_status(participant, task_statuses),
-        had_task=bool(task_statuses),
+        status=participant_status(participant, task_status),
+        had_task=task_status is not None,
         entered_at=participant.created_at,
     )
