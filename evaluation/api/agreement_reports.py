@@ -11,9 +11,9 @@ from rest_framework import mixins, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from annotation.api.base import ApiViewSet
+from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
-from evaluation.api.base import ApiViewSet
-from evaluation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.api.thresholds import ThresholdsSerializer, thresholds_with
 from evaluation.models import StudyReport
 from evaluation.selectors.agreement_reports import study_languages

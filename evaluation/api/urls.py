@@ -1,22 +1,22 @@
-"""/api/v1/: one router for every resource. A new resource is a viewset on evaluation.api.base
+"""/api/v1/: one router for every resource. A new resource is a viewset on annotation.api.base
 and one register() line here, e.g. router.register("benchmark-runs", BenchmarkRunViewSet)."""
 
 from django.urls import re_path
 from rest_framework import routers
 
+from annotation.api.annotations import StudyAnnotationViewSet
+from annotation.api.clips import ClipViewSet
+from annotation.api.corpora import CorpusViewSet
+from annotation.api.errors import not_found
+from annotation.api.studies import StudyViewSet
 from evaluation.api.agreement_reports import AgreementReportViewSet
-from evaluation.api.annotations import StudyAnnotationViewSet
-from evaluation.api.benchmark_runs import BenchmarkRunViewSet
-from evaluation.api.clips import ClipViewSet
-from evaluation.api.corpora import CorpusViewSet
 from evaluation.api.dataset_exports import DatasetExportViewSet
-from evaluation.api.detection_runs import DetectionRunViewSet
-from evaluation.api.errors import not_found
 from evaluation.api.label_set_rows import LabelSetRowViewSet
 from evaluation.api.label_sets import LabelSetViewSet
-from evaluation.api.studies import StudyViewSet
 from evaluation.api.suite_reports import SuiteReportViewSet
 from evaluation.api.systems import CastSetViewSet, SystemOutputViewSet, SystemViewSet
+from modelzoo.api.benchmark_runs import BenchmarkRunViewSet
+from modelzoo.api.detection_runs import DetectionRunViewSet
 
 
 class ApiRootView(routers.APIRootView):

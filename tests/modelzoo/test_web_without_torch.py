@@ -41,7 +41,7 @@ def test_importing_the_web_app_does_not_import_torch():
     found = json.loads(result.stdout.strip().splitlines()[-1])
     assert {
         "annotation.admin.study", "annotation.views.task", "evaluation.views.agreement_reports",
-        "evaluation.api.benchmark_runs", "modelzoo.admin.benchmark_runs", "modelzoo.views.benchmark_results",
+        "modelzoo.api.benchmark_runs", "modelzoo.admin.benchmark_runs", "modelzoo.views.benchmark_results",
         "modelzoo.tasks", "modelzoo.forms", "modelzoo.services.benchmark_runs",
     } <= set(found["web"])  # fmt: skip
     assert found["heavy"] == []

@@ -20,9 +20,9 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from annotation.access import require_perm
-from evaluation.api.base import ApiViewSet
-from evaluation.api.errors import Refused
-from evaluation.api.jobs import JOB_FIELDS, JobRetrieveMixin
+from annotation.api.base import ApiViewSet
+from annotation.api.errors import Refused
+from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.models import LabelSet
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan

@@ -12,9 +12,9 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers
 
 from annotation.access import require_perm
+from annotation.api.base import ApiViewSet
+from annotation.api.study_progress import PARTICIPANT_STATUSES, participant_status_expression, participant_status_q
 from annotation.models import Annotation, Participant, Study
-from evaluation.api.base import ApiViewSet
-from evaluation.api.study_progress import PARTICIPANT_STATUSES, participant_status_expression, participant_status_q
 from evaluation.selectors.label_sets import opaque_annotator_id
 
 REVIEWS_PARTICIPANTS = "annotation.change_participant"
