@@ -1,7 +1,7 @@
 """One row per participant of a study, for the researcher's review. A fixed number of queries.
 
 The figures are the agreement report's annotator quality (evaluation.stats.quality), computed on
-the annotations the report reads (evaluation.selectors.agreement_reports.study_data: clips excluded
+the annotations the report reads (annotation.selectors.study_data.study_data: clips excluded
 in review and annotations whose levels do not fit their clip left out, a clip answered twice by the
 same participant counted once) with the study's review thresholds (study_thresholds), so that a
 participant shows the same kappa and the same flags here and in the report. Rejected participants
@@ -30,7 +30,7 @@ from datetime import datetime
 import numpy as np
 
 from annotation.models import Annotation, Participant, Study, Task
-from evaluation.selectors.agreement_reports import annotator_key, study_data, study_thresholds
+from annotation.selectors.study_data import annotator_key, study_data, study_thresholds
 from evaluation.stats.quality import AnnotatorQuality, annotator_quality
 from evaluation.stats.study_data import StudyData
 

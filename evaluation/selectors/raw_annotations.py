@@ -37,7 +37,7 @@ def _annotators(study: Study, include_prolific_ids: bool) -> dict[int, tuple[str
     participants = Participant.objects.filter(study=study).values_list("pk", "prolific_pid", "decision", "completed_at")
     annotators = {}
     for pk, pid, decision, completed_at in participants:
-        key = pid or f"local-{pk}"  # as evaluation.selectors.agreement_reports names annotators
+        key = pid or f"local-{pk}"  # as annotation.selectors.study_data names annotators
         shown = key if include_prolific_ids else opaque_annotator_id(study.slug, key)
         annotators[pk] = (shown, decision, completed_at is not None)
     return annotators
