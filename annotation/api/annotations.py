@@ -1,7 +1,7 @@
 """The raw annotations of a study: GET /studies/{study_pk}/annotations/ (annotation.view_annotation).
 
 Annotators are opaque ids, the same as in label sets and exports
-(evaluation.selectors.label_sets.opaque_annotator_id). Their Prolific ids come only with
+(annotation.selectors.study_data.opaque_annotator_id). Their Prolific ids come only with
 ?prolific_ids=true, which needs annotation.change_participant, the permission the participant
 review asks for.
 """
@@ -15,7 +15,7 @@ from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
 from annotation.api.study_progress import PARTICIPANT_STATUSES, participant_status_expression, participant_status_q
 from annotation.models import Annotation, Participant, Study
-from evaluation.selectors.label_sets import opaque_annotator_id
+from annotation.selectors.study_data import opaque_annotator_id
 
 REVIEWS_PARTICIPANTS = "annotation.change_participant"
 STATUS_CHOICES = [(name, name) for name in PARTICIPANT_STATUSES]
