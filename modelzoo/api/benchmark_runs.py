@@ -27,7 +27,7 @@ from evaluation.models import LabelSet
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan
 from modelzoo.results import results_csv
-from modelzoo.selectors import run_results, run_summary
+from modelzoo.selectors.benchmark_runs import run_results, run_summary
 from modelzoo.services.benchmark_runs import (
     FILES,
     LINK_TTL_SECONDS,
