@@ -13,9 +13,13 @@ from rest_framework import mixins, serializers
 
 from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
-from annotation.api.study_progress import PARTICIPANT_STATUSES, participant_status_expression, participant_status_q
 from annotation.models import Annotation, Participant, Study
 from annotation.selectors.study_data import opaque_annotator_id
+from annotation.selectors.study_progress import (
+    PARTICIPANT_STATUSES,
+    participant_status_expression,
+    participant_status_q,
+)
 
 REVIEWS_PARTICIPANTS = "annotation.change_participant"
 STATUS_CHOICES = [(name, name) for name in PARTICIPANT_STATUSES]

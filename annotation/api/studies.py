@@ -8,8 +8,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation.api.base import ApiViewSet
-from annotation.api.study_progress import studies_with_progress
 from annotation.models import Study
+from annotation.selectors.study_progress import studies_with_progress
 from annotation.services.studies import study_set_status
 
 
