@@ -8,7 +8,7 @@ The states and the moves between them are written here, once:
     active, needs_review, cleared --(reviewer: never assign again)--> excluded
 
 The first move happens on the submission hot path, inside the UPDATE that
-counts the report (annotation.services.submission_rows), which takes its
+counts the report (annotation.sql.submission_rows), which takes its
 states and threshold as parameters from here; `mismatch_sends_to_review` (written
 once, in the pure annotation.mismatch_rule, which the reports count by too) is the same rule in
 Python, and tests/annotation/test_submission_sql_backends.py holds the statement to it on both
