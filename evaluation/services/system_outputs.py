@@ -7,7 +7,7 @@ the system has no outputs here yet unless `replace`), and only if nothing is wro
 written, in one transaction. Refusals raise ImportRefused (bad rows: file, line, item, field),
 SourceRefused (the file as a whole) or OutputsRefused (the import as a whole).
 
-Renditions' audio goes through the corpus import (annotation.ingest.pipeline): their rows are
+Renditions' audio goes through the corpus import (annotation.services.corpus_import): their rows are
 staged as a manifest.jsonl with the audio beside it, one row per distinct audio content, and its
 problems are restated on the renditions.jsonl lines. Audio whose content the corpus already holds
 is not imported again: the rendition points at that clip.
@@ -29,9 +29,9 @@ from django.db.models import Count
 from annotation.ingest.audio import sha256_of
 from annotation.ingest.errors import ImportRefused, RowProblem
 from annotation.ingest.listening_form_rows import ItemProblem
-from annotation.ingest.pipeline import corpus_import, limits_from_settings
 from annotation.ingest.source import open_source, resolve_audio_path
 from annotation.models import Clip, Corpus, FormItem, Study
+from annotation.services.corpus_import import corpus_import, limits_from_settings
 from evaluation.ingest.system_outputs import (
     CastItemDraft,
     OutputDraft,

@@ -27,9 +27,9 @@ from django.db import transaction
 
 from annotation.ingest.errors import ImportRefused, RowProblem, SourceRefused
 from annotation.ingest.listening_form_rows import ItemDraft, ItemProblem, read_items
-from annotation.ingest.pipeline import corpus_import, limits_from_settings
 from annotation.ingest.source import open_source, resolve_audio_path
 from annotation.models import Clip, Corpus, Study
+from annotation.services.corpus_import import corpus_import, limits_from_settings
 from annotation.services.listening_forms import FormItemSpec, form_study_create
 
 ITEMS_NAME = "items.jsonl"
