@@ -14,13 +14,11 @@ is not imported again: the rendition points at that clip.
 """
 
 import json
-import os
-import shutil
 import tempfile
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -31,7 +29,7 @@ from annotation.ingest.errors import ImportRefused, RowProblem
 from annotation.ingest.listening_form_rows import ItemProblem
 from annotation.ingest.source import open_source, resolve_audio_path
 from annotation.models import Clip, Corpus, FormItem, Study
-from annotation.services.corpus_import import corpus_import, limits_from_settings
+from annotation.services.corpus_import import corpus_import, limits_from_settings, staging_audio_add
 from evaluation.ingest.system_outputs import (
     CastItemDraft,
     OutputDraft,
@@ -395,12 +393,7 @@ def _stage(staging: Path, new: list[RenditionAudio], system_name: str, cast_set:
     """A corpus folder: manifest.jsonl (line n is new[n - 1]) and the audio files."""
     rows = []
     for file in new:
-        target = staging.joinpath(*PurePosixPath(file.audio).parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(file.path, target)  # no copy when the staging folder is on the same disk
-        except OSError:
-            shutil.copyfile(file.path, target)
+        staging_audio_add(staging=staging, audio=file.audio, source=file.path)
         use = file.uses[0]
         row = {"id": _clip_id(system_name, file), "audio": file.audio, "transcript": file.item.sentence,
                "words": _timed_words(file.item.words, use.word_times), "speaker": system_name, "cast_set": cast_set.name,
