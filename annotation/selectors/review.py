@@ -20,6 +20,12 @@ their kappa against the majority of the participants who are not rejected.
   out, failed the listening check, left before the task) have nothing to decide on, and the review
   page lists them apart.
 
+Why the review page is annotation's, though it shows agreement statistics: it decides on
+annotation's participants and sends the decisions to Prolific, and what it reads of the database
+(study_data) is annotation's rows; the statistics are the pure evaluation.stats, which any floor may
+use (docs/development.md). The page so stays beside the participants, the agreement report can
+leave out whom it rejects, and nothing on the ground floor imports evaluation's Django code.
+
 A listening-form study has no words to agree on: each answer is a "clip" of no words (so no kappa),
 an answer to an attention-check item is a check, and time is compared with the item's audio.
 """
