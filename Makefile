@@ -83,6 +83,9 @@ test: install-test
 	  exit $$status; }
 
 # The checks CI runs on the whole tree (.ci/run); `.venv/bin/ruff format .` fixes the format.
+# lint-imports checks the import contracts of pyproject.toml ([tool.importlinter]): no import
+# climbs a floor (annotation < evaluation < modelzoo), and the pure modules import no Django.
 lint: install-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports

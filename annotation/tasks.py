@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from annotation.ingest.jobs import import_job_run
+from annotation.services.corpus_import_jobs import import_job_run
 from annotation.services.prolific_send import prolific_send_job_run
 
 

@@ -100,7 +100,7 @@ def bare_decode_seconds(corpus: Path, workers: int) -> float:
 
 
 def timed_import(corpus: Path, workers: int) -> tuple[float, dict[str, float]]:
-    from annotation.ingest.pipeline import corpus_import
+    from annotation.services.corpus_import import corpus_import
 
     marks: dict[str, list[float]] = {}
 

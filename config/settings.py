@@ -137,7 +137,7 @@ CELERY_TASK_ROUTES = {"modelzoo.tasks.*": {"queue": "gpu"}}
 # Pretrained backbones in Hugging Face layout (whisper-small, wav2vec2-xls-r-1b, ...); nothing is downloaded.
 MODELZOO_CHECKPOINT_DIR = env.folder(ENV, "MODELZOO_CHECKPOINT_DIR", DATA_DIR / "checkpoints")
 
-# --- REST API (README "REST API"; the code is in evaluation/api/) ------------
+# --- REST API (README "REST API"; each app's api/ package, composed in config/urls.py) ---
 API_THROTTLE_RATE = env.rate(ENV, "API_THROTTLE_RATE", "120/minute")
 REST_FRAMEWORK = {
     # Tokens for scripts, the session for the browsable API. Token first: its WWW-Authenticate
@@ -146,13 +146,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["evaluation.api.permissions.ModelPermissions"],
-    "DEFAULT_PAGINATION_CLASS": "evaluation.api.pagination.PageNumberPagination",
+    "DEFAULT_PERMISSION_CLASSES": ["annotation.api.permissions.ModelPermissions"],
+    "DEFAULT_PAGINATION_CLASS": "annotation.api.pagination.PageNumberPagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": API_THROTTLE_RATE},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "evaluation.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Emphasis platform API",

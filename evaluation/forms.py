@@ -5,8 +5,8 @@ from urllib.parse import urlencode
 from django import forms
 
 from annotation.models import Study
+from annotation.selectors.study_data import study_languages
 from evaluation.reports.agreement import ReportParameters
-from evaluation.selectors.agreement_reports import study_languages
 from evaluation.services.agreement_reports import report_parameters
 from evaluation.stats.quality import Thresholds
 

@@ -5,7 +5,7 @@ from django.shortcuts import get_object_or_404
 
 from annotation.access import require_perm
 from modelzoo.models import BenchmarkRun
-from modelzoo.selectors import runs_with_sets
+from modelzoo.selectors.benchmark_runs import runs_with_sets
 
 VIEW = "modelzoo.view_benchmarkrun"
 

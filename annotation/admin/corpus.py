@@ -10,9 +10,9 @@ from django.utils.html import format_html, format_html_join
 from annotation.access import get_import_job_for_staff
 from annotation.audio_links import signed_audio_url
 from annotation.forms import ImportUploadForm
-from annotation.ingest.jobs import folder_upload_zip, import_job_create
 from annotation.jobs import job_refresh
 from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
+from annotation.services.corpus_import_jobs import folder_upload_zip, import_job_create
 from annotation.services.studies import studies_create_per_language
 
 

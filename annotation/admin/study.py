@@ -5,7 +5,6 @@ import json
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Sum
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -21,8 +20,8 @@ from annotation.admin.forms import (
     StudySettingsForm,
 )
 from annotation.admin.study_items import mismatch_review_query
-from annotation.models import AttentionCheck, Participant, PrerequisiteQuestion, Study, StudyItem
-from annotation.selectors.study_counts import per_study
+from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
+from annotation.selectors.study_counts import studies_with_counts
 from annotation.services.studies import study_create, study_set_status, study_status_refusal
 from annotation.services.topups import topup_open, topup_plan, topup_summary
 from annotation.templatetags.participant_pages import markdown
@@ -51,8 +50,8 @@ class AttentionCheckInline(admin.TabularInline):
 class StudyAdmin(admin.ModelAdmin):
     form = StudySettingsForm
     list_display = [
-        "name", "status", "language", "clip_count", "completed_annotations", "participant_count",
-        "awaiting_review", "participant_link", "created_at",
+        "name", "status", "language", "clip_count", "annotations_done", "participants_total",
+        "clips_to_review", "participant_link", "created_at",
     ]  # fmt: skip
     list_filter = ["status", "language", "corpus"]
     search_fields = ["name", "slug"]
@@ -116,18 +115,7 @@ class StudyAdmin(admin.ModelAdmin):
         ]
 
     def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                clip_count=per_study(StudyItem.objects, n=Count("pk")),
-                completed_annotations=per_study(StudyItem.objects, n=Sum("completed_count")),
-                participant_count=per_study(Participant.objects, n=Count("pk")),
-                awaiting_review=per_study(
-                    StudyItem.objects.filter(review=StudyItem.Review.NEEDS_REVIEW), n=Count("pk")
-                ),
-            )
-        )
+        return studies_with_counts(super().get_queryset(request))
 
     # -- creation -----------------------------------------------------------
 
@@ -221,20 +209,20 @@ class StudyAdmin(admin.ModelAdmin):
     def clip_count(self, study):
         return study.clip_count
 
-    @admin.display(description="annotations", ordering="completed_annotations")
-    def completed_annotations(self, study):
-        return study.completed_annotations
+    @admin.display(description="annotations", ordering="annotations_done")
+    def annotations_done(self, study):
+        return study.annotations_done
 
-    @admin.display(description="participants", ordering="participant_count")
-    def participant_count(self, study):
-        return study.participant_count
+    @admin.display(description="participants", ordering="participants_total")
+    def participants_total(self, study):
+        return study.participants_total
 
-    @admin.display(description="to review", ordering="awaiting_review")
-    def awaiting_review(self, study):
-        if not study.awaiting_review:
+    @admin.display(description="to review", ordering="clips_to_review")
+    def clips_to_review(self, study):
+        if not study.clips_to_review:
             return 0
         url = reverse("admin:annotation_studyitem_changelist") + mismatch_review_query(study.pk)
-        return format_html('<a href="{}">{}</a>', url, study.awaiting_review)
+        return format_html('<a href="{}">{}</a>', url, study.clips_to_review)
 
     @admin.display(description="participant link")
     def participant_link(self, study):

@@ -13,7 +13,7 @@ Two layouts, told apart row by row:
   the clip of "audio", for languages written without spaces), "language", "metadata".
 
 A row that is wrong in any way gives one problem and no item. Problems across rows (duplicate ids,
-one audio file given two transcripts) are found by annotation.ingest.listening_form_items.
+one audio file given two transcripts) are found by annotation.services.form_items_import.
 """
 
 import json

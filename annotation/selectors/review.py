@@ -1,7 +1,7 @@
 """One row per participant of a study, for the researcher's review. A fixed number of queries.
 
 The figures are the agreement report's annotator quality (evaluation.stats.quality), computed on
-the annotations the report reads (evaluation.selectors.agreement_reports.study_data: clips excluded
+the annotations the report reads (annotation.selectors.study_data.study_data: clips excluded
 in review and annotations whose levels do not fit their clip left out, a clip answered twice by the
 same participant counted once) with the study's review thresholds (study_thresholds), so that a
 participant shows the same kappa and the same flags here and in the report. Rejected participants
@@ -20,6 +20,12 @@ their kappa against the majority of the participants who are not rejected.
   out, failed the listening check, left before the task) have nothing to decide on, and the review
   page lists them apart.
 
+Why the review page is annotation's, though it shows agreement statistics: it decides on
+annotation's participants and sends the decisions to Prolific, and what it reads of the database
+(study_data) is annotation's rows; the statistics are the pure evaluation.stats, which any floor may
+use (docs/development.md). The page so stays beside the participants, the agreement report can
+leave out whom it rejects, and nothing on the ground floor imports evaluation's Django code.
+
 A listening-form study has no words to agree on: each answer is a "clip" of no words (so no kappa),
 an answer to an attention-check item is a check, and time is compared with the item's audio.
 """
@@ -30,7 +36,7 @@ from datetime import datetime
 import numpy as np
 
 from annotation.models import Annotation, Participant, Study, Task
-from evaluation.selectors.agreement_reports import annotator_key, study_data, study_thresholds
+from annotation.selectors.study_data import annotator_key, study_data, study_thresholds
 from evaluation.stats.quality import AnnotatorQuality, annotator_quality
 from evaluation.stats.study_data import StudyData
 

@@ -8,17 +8,17 @@ The states and the moves between them are written here, once:
     active, needs_review, cleared --(reviewer: never assign again)--> excluded
 
 The first move happens on the submission hot path, inside the UPDATE that
-counts the report (annotation.services.submission_rows), which takes its
+counts the report (annotation.sql.submission_rows), which takes its
 states and threshold as parameters from here; `mismatch_sends_to_review` (written
-once, in the pure evaluation.stats.emphasis, which the reports count by) is the same rule in
+once, in the pure annotation.mismatch_rule, which the reports count by too) is the same rule in
 Python, and tests/annotation/test_submission_sql_backends.py holds the statement to it on both
 backends. Reviewers' moves go through `study_item_review_set`.
 """
 
 from django.db.models import QuerySet
 
+from annotation.mismatch_rule import mismatch_sends_to_review
 from annotation.models import StudyItem
-from evaluation.stats.emphasis import mismatch_sends_to_review
 
 __all__ = ["REPORTED_FROM", "REPORTED_TO", "REVIEWER_MOVES", "mismatch_sends_to_review", "study_item_review_set"]
 

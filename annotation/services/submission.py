@@ -16,7 +16,6 @@ from django.utils.translation import gettext as _
 
 from annotation import listening
 from annotation.models import Annotation, AttentionCheck, FormItem, PlaybackEvent, TaskItem
-from annotation.services import submission_rows as rows
 from annotation.services.gates import (  # noqa: F401  (max_marks is part of this module's API)
     SubmissionRefused,
     answer_problems,
@@ -24,6 +23,7 @@ from annotation.services.gates import (  # noqa: F401  (max_marks is part of thi
     listening_verdicts,
     max_marks,
 )
+from annotation.sql import submission_rows as rows
 
 MAX_EVENTS_PER_REPORT = 200
 MAX_EVENTS_PER_ITEM = 2000  # a few minutes of playing: far more than a clip needs

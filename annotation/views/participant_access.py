@@ -20,7 +20,7 @@ from django.urls import reverse
 
 from annotation.models import Participant, Study, TaskItem
 from annotation.services.submission import item_for_participant
-from annotation.services.submission_rows import ItemState
+from annotation.sql.submission_rows import ItemState
 
 _SALT = "annotation.participant"
 _MAX_AGE = 60 * 60 * 24 * 30

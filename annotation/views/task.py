@@ -2,7 +2,7 @@
 
 The submit is the one request of every clip (the page's playback reports
 travel with it; only a long listen sends some ahead), so it and the playback
-report read the item once (annotation.services.submission_rows) and render
+report read the item once (annotation.sql.submission_rows) and render
 the next clip from one more statement; the rest of the app is ORM as usual."""
 
 import json
@@ -30,7 +30,7 @@ from annotation.services.submission import (
     playback_record,
     submission_check_turn,
 )
-from annotation.services.submission_rows import current_clip
+from annotation.sql.submission_rows import current_clip
 from annotation.views.listening_form_items import form_item_context
 from annotation.views.participant import participant_page
 from annotation.views.participant_access import get_item_for_participant, to_step

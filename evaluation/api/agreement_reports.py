@@ -11,12 +11,12 @@ from rest_framework import mixins, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from annotation.api.base import ApiViewSet
+from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
-from evaluation.api.base import ApiViewSet
-from evaluation.api.jobs import JOB_FIELDS, JobRetrieveMixin
+from annotation.selectors.study_data import study_languages
 from evaluation.api.thresholds import ThresholdsSerializer, thresholds_with
 from evaluation.models import StudyReport
-from evaluation.selectors.agreement_reports import study_languages
 from evaluation.services.agreement_reports import report_parameters, study_report_request
 
 

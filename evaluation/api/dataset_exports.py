@@ -14,10 +14,10 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from annotation.access import require_perm
+from annotation.api.base import ApiViewSet
+from annotation.api.errors import Refused
+from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
-from evaluation.api.base import ApiViewSet
-from evaluation.api.errors import Refused
-from evaluation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.services.dataset_exports import (
     LINK_TTL_SECONDS,

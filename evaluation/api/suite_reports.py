@@ -13,9 +13,9 @@ from rest_framework import mixins, serializers, status
 from rest_framework.response import Response
 
 from annotation.access import require_perm
+from annotation.api.base import ApiViewSet
+from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
-from evaluation.api.base import ApiViewSet
-from evaluation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.models import CastSet, SuiteReport
 from evaluation.services.suite_reports import MAX_RESAMPLES, SuiteRefused, suite_report_request
 

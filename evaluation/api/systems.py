@@ -26,9 +26,9 @@ from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
+from annotation.api.base import ApiViewSet
 from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
 from annotation.models import Study
-from evaluation.api.base import ApiViewSet
 from evaluation.ingest import system_outputs as reading
 from evaluation.models import CastSet, System, SystemOutput
 from evaluation.services.system_outputs import (

@@ -9,7 +9,7 @@ from annotation.models.background_job import BackgroundJob
 class StudyReport(BackgroundJob):
     """One computation of a study's agreement report, for one scope and set of parameters.
 
-    `fingerprint` describes the annotations it was computed from (evaluation.selectors.agreement_reports); a report
+    `fingerprint` describes the annotations it was computed from (annotation.selectors.study_data); a report
     whose fingerprint no longer matches the study's is stale and is computed again on request.
     `result_json` holds the canonical JSON text itself, so a download is byte for byte what was
     computed (a JSON column would reorder keys and reformat numbers).

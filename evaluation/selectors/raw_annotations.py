@@ -3,7 +3,7 @@
 Unlike a label set, nothing is chosen or left out: every submitted annotation of every
 participant, rejected ones and attention checks included, with the participant's decision and
 the attention-check flag so that readers can filter. Annotators appear under the opaque id that
-label sets use (evaluation.selectors.label_sets.opaque_annotator_id), or under their Prolific id
+label sets use (annotation.selectors.study_data.opaque_annotator_id), or under their Prolific id
 when the export asks for it.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from django.db.models import Subquery
 
 from annotation.models import Annotation, Participant, Study, Word
-from evaluation.selectors.label_sets import opaque_annotator_id
+from annotation.selectors.study_data import opaque_annotator_id
 
 _CHUNK = 5000
 
@@ -37,7 +37,7 @@ def _annotators(study: Study, include_prolific_ids: bool) -> dict[int, tuple[str
     participants = Participant.objects.filter(study=study).values_list("pk", "prolific_pid", "decision", "completed_at")
     annotators = {}
     for pk, pid, decision, completed_at in participants:
-        key = pid or f"local-{pk}"  # as evaluation.selectors.agreement_reports names annotators
+        key = pid or f"local-{pk}"  # as annotation.selectors.study_data names annotators
         shown = key if include_prolific_ids else opaque_annotator_id(study.slug, key)
         annotators[pk] = (shown, decision, completed_at is not None)
     return annotators

@@ -22,8 +22,8 @@ from collections import defaultdict
 from django.db.models import Count, Max
 
 from annotation.models import FormItem, Study, Word
+from annotation.selectors.study_data import annotations_fingerprint, study_data, study_thresholds
 from evaluation.models import CastRendition, CastSet, RenditionDetection, System, SystemOutput
-from evaluation.selectors.agreement_reports import annotations_fingerprint, study_data, study_thresholds
 from evaluation.selectors.listening_form_reports import form_answers_fingerprint, form_scoring_inputs
 from evaluation.stats.label_sets import labelled_clips
 from evaluation.stats.selection import select_annotations

@@ -11,10 +11,10 @@ import logging
 
 from annotation.jobs import job_enqueue, job_refresh, job_run
 from annotation.models import Study
+from annotation.selectors.study_data import annotations_fingerprint, study_data, study_thresholds
 from evaluation.models import StudyReport
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.agreement_format import canonical, report_json
-from evaluation.selectors.agreement_reports import annotations_fingerprint, study_data, study_thresholds
 from evaluation.stats.quality import Thresholds
 
 logger = logging.getLogger(__name__)

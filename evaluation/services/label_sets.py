@@ -1,6 +1,6 @@
 """Label sets: create (a worker builds the rows), finalize (freeze), archive, delete drafts.
 
-The build reads each study as its agreement report does (evaluation.selectors.agreement_reports)
+The build reads each study as its agreement report does (annotation.selectors.study_data)
 and chooses annotations with the report's rule (evaluation.stats.selection), so a label set and
 a report with the same parameters use exactly the same annotations. The arithmetic is in
 evaluation.stats.label_sets; this module only moves rows in and out of the database.
@@ -18,11 +18,11 @@ from django.utils import timezone
 
 from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import Study, StudyItem
+from annotation.selectors.study_data import opaque_annotator_id, study_data, study_thresholds
 from evaluation.models import LabelSet, LabelSetClip
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.label_set_files import canonical_line
-from evaluation.selectors.agreement_reports import study_data, study_thresholds
-from evaluation.selectors.label_sets import clip_details, label_set_rows, opaque_annotator_id
+from evaluation.selectors.label_sets import clip_details, label_set_rows
 from evaluation.stats.label_sets import (
     DEFAULT_PROPORTIONS,
     MMEE_AROUSAL,

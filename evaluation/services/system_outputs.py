@@ -7,20 +7,18 @@ the system has no outputs here yet unless `replace`), and only if nothing is wro
 written, in one transaction. Refusals raise ImportRefused (bad rows: file, line, item, field),
 SourceRefused (the file as a whole) or OutputsRefused (the import as a whole).
 
-Renditions' audio goes through the corpus import (annotation.ingest.pipeline): their rows are
+Renditions' audio goes through the corpus import (annotation.services.corpus_import): their rows are
 staged as a manifest.jsonl with the audio beside it, one row per distinct audio content, and its
 problems are restated on the renditions.jsonl lines. Audio whose content the corpus already holds
 is not imported again: the rendition points at that clip.
 """
 
 import json
-import os
-import shutil
 import tempfile
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -29,9 +27,9 @@ from django.db.models import Count
 from annotation.ingest.audio import sha256_of
 from annotation.ingest.errors import ImportRefused, RowProblem
 from annotation.ingest.listening_form_rows import ItemProblem
-from annotation.ingest.pipeline import corpus_import, limits_from_settings
 from annotation.ingest.source import open_source, resolve_audio_path
 from annotation.models import Clip, Corpus, FormItem, Study
+from annotation.services.corpus_import import corpus_import, limits_from_settings, staging_audio_add
 from evaluation.ingest.system_outputs import (
     CastItemDraft,
     OutputDraft,
@@ -395,12 +393,7 @@ def _stage(staging: Path, new: list[RenditionAudio], system_name: str, cast_set:
     """A corpus folder: manifest.jsonl (line n is new[n - 1]) and the audio files."""
     rows = []
     for file in new:
-        target = staging.joinpath(*PurePosixPath(file.audio).parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(file.path, target)  # no copy when the staging folder is on the same disk
-        except OSError:
-            shutil.copyfile(file.path, target)
+        staging_audio_add(staging=staging, audio=file.audio, source=file.path)
         use = file.uses[0]
         row = {"id": _clip_id(system_name, file), "audio": file.audio, "transcript": file.item.sentence,
                "words": _timed_words(file.item.words, use.word_times), "speaker": system_name, "cast_set": cast_set.name,

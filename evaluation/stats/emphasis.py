@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from annotation.mismatch_rule import mismatch_sends_to_review
 from evaluation.stats.aggregation import binary_labels
 
 HISTOGRAM_BINS = 20
@@ -44,14 +45,6 @@ def scalar_histogram(counts: np.ndarray, *, bins: int = HISTOGRAM_BINS) -> list[
 
 def histogram_edges(bins: int = HISTOGRAM_BINS) -> list[float]:
     return [b / bins for b in range(bins + 1)]
-
-
-def mismatch_sends_to_review(*, reports: int, threshold: int) -> bool:
-    """Whether an active clip with this many mismatch reports leaves assignment for review: the
-    rule, once. The submit path applies it in its UPDATE (annotation.services.submission_rows, which
-    tests/annotation/test_submission_sql_backends.py holds to it on both backends), and reports
-    count the clips at the threshold by it."""
-    return reports >= threshold
 
 
 def mismatch_summary(reports_per_clip: np.ndarray, clip_keys, *, threshold: int) -> dict:

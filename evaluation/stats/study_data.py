@@ -1,6 +1,6 @@
 """What a report is computed from, as plain arrays. Pure numpy, no Django.
 
-evaluation.selectors.agreement_reports builds it from the database; bench/agreement_scale.py builds one directly.
+annotation.selectors.study_data builds it from the database; bench/agreement_scale.py builds one directly.
 `StudyData.build` puts everything in one canonical order (clips by key, annotators by key,
 annotations by clip then annotator), so the report cannot depend on the order rows came in.
 """

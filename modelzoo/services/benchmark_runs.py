@@ -16,7 +16,7 @@ from evaluation.models import LabelSet
 from evaluation.stats.label_sets import SCALE_STEPS
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan, check_backbone, plan_settings, run_overrides
-from modelzoo.selectors import trainable_languages
+from modelzoo.selectors.benchmark_runs import trainable_languages
 from modelzoo.training.experiments import Setting
 
 Status = BenchmarkRun.Status

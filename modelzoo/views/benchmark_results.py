@@ -19,7 +19,7 @@ from modelzoo.access import VIEW
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import MODE_MEASURES
 from modelzoo.results import MEASURE_NAMES, MEASURES, comparison, cross_lingual_matrix, data_scale_curve, results_csv
-from modelzoo.selectors import group_runs, human_agreement, run_results, run_summary, runs_with_sets
+from modelzoo.selectors.benchmark_runs import group_runs, human_agreement, run_results, run_summary, runs_with_sets
 
 MAX_COMPARED = 30
 

@@ -18,7 +18,7 @@ from annotation.jobs import job_refresh
 from modelzoo.access import get_run_for_staff
 from modelzoo.models import BenchmarkRun
 from modelzoo.results import history_rows, metric_rows, results_csv
-from modelzoo.selectors import human_agreement, run_results, run_summary
+from modelzoo.selectors.benchmark_runs import human_agreement, run_results, run_summary
 from modelzoo.services.benchmark_runs import BenchmarkRefused, benchmark_file_link, benchmark_run_cancel
 
 CHANGE = "modelzoo.change_benchmarkrun"

@@ -1,5 +1,5 @@
 """One scripted run of submissions through the hand-written SQL of the submit path
-(annotation.services.submission_rows), and the rows it leaves, in terms that do not depend on
+(annotation.sql.submission_rows), and the rows it leaves, in terms that do not depend on
 the backend's ids or clock. Imported by the tests, and run as a script on a fresh database of
 another backend (`python -m tests.annotation.submission_scenario DATABASE_URL`), so that a test
 can compare the rows of SQLite and PostgreSQL side by side."""

@@ -193,7 +193,7 @@ class TestChangePage:
         rows = admin_client.get(CHANGELIST_URL).context["cl"].result_list
         row = next(row for row in rows if row.pk == study.pk)
 
-        assert (row.clip_count, row.completed_annotations, row.participant_count, row.awaiting_review) == (2, 7, 1, 1)
+        assert (row.clip_count, row.annotations_done, row.participants_total, row.clips_to_review) == (2, 7, 1, 1)
         assert '<a href="/s/pilot/">/s/pilot/</a>' in page
 
     def test_corpus_and_codes_are_read_only_and_the_tools_are_linked(self, admin_client):

@@ -7,9 +7,9 @@ from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from annotation.models import Annotation, StudyItem, TaskItem
-from annotation.services import submission_rows
 from annotation.services.assignment import NoTaskAvailable, assignment_claim, task_expire
 from annotation.services.submission import annotation_submit
+from annotation.sql import submission_rows
 from tests.annotation.study_helpers import first_pending, listened, live_study, marks, ready_participant
 
 CLAIMERS = 40

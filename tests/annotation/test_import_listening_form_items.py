@@ -299,7 +299,7 @@ def test_a_failure_after_the_clips_were_stored_removes_them(folder, media_storag
     def broken(**kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr("annotation.ingest.listening_form_items.form_study_create", broken)
+    monkeypatch.setattr("annotation.services.form_items_import.form_study_create", broken)
     with pytest.raises(RuntimeError):
         run(folder.write())
     assert_nothing_written(media_storage)

@@ -258,7 +258,7 @@ def test_objects_stored_before_a_failed_database_write_are_deleted(corpus_folder
         stored_before_failure.extend(s3_bucket.keys())
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr("annotation.ingest.pipeline._write_rows", failing_write)
+    monkeypatch.setattr("annotation.services.corpus_import._write_rows", failing_write)
 
     with pytest.raises(RuntimeError, match="database went away"):
         run_import(corpus_folder.root)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from annotation.models import Annotation, Participant
-from evaluation.selectors.label_sets import opaque_annotator_id
+from annotation.selectors.study_data import opaque_annotator_id
 from tests.annotation.factories import AnnotationFactory, ParticipantFactory, TaskFactory, TaskItemFactory
 from tests.api.callers import staff_with, token_client
 from tests.evaluation.builders import golden_study
@@ -130,7 +130,7 @@ def test_annotations_come_in_pages(api, study):
 
 
 def test_a_page_is_never_larger_than_the_maximum(api, study, monkeypatch):
-    from evaluation.api.pagination import PageNumberPagination
+    from annotation.api.pagination import PageNumberPagination
 
     monkeypatch.setattr(PageNumberPagination, "max_page_size", 7)
 

@@ -8,8 +8,8 @@ WAVs in storage, word times for all clips but one) and annotates it with factori
 import io
 import zipfile
 
-from annotation.ingest.pipeline import corpus_import
 from annotation.models import Corpus
+from annotation.services.corpus_import import corpus_import
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.services.dataset_exports import dataset_export_request
 from evaluation.services.label_sets import label_set_create, label_set_default_parameters, label_set_finalize

@@ -11,9 +11,10 @@ import pytest
 from django.core.files.storage import default_storage
 
 from annotation.models import Participant
+from annotation.selectors.study_data import opaque_annotator_id
 from evaluation.models import DatasetExport
 from evaluation.reports.label_set_files import CLIP_COLUMNS, WORD_COLUMNS
-from evaluation.selectors.label_sets import label_set_rows, opaque_annotator_id
+from evaluation.selectors.label_sets import label_set_rows
 from evaluation.services.dataset_exports import ExportRefused, dataset_export_request
 from evaluation.services.label_sets import label_set_create, label_set_default_parameters
 from tests.evaluation.builders import golden_study

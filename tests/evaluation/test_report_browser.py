@@ -6,9 +6,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
+from annotation.selectors.study_data import annotations_fingerprint
 from evaluation.forms import parameters_query
 from evaluation.models import StudyReport
-from evaluation.selectors.agreement_reports import annotations_fingerprint
 from evaluation.services.agreement_reports import parameters_key, report_parameters, study_report_run
 from tests.evaluation.builders import golden_study
 

@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.selectors.review import participant_review_rows
-from evaluation.selectors.agreement_reports import annotations_fingerprint, study_data
+from annotation.selectors.study_data import annotations_fingerprint, study_data
 from evaluation.services.agreement_reports import report_parameters
 from evaluation.stats.quality import annotator_quality
 from tests.annotation.factories import AnnotationFactory, ParticipantFactory, TaskFactory, TaskItemFactory

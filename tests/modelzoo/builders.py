@@ -10,9 +10,9 @@ import json
 
 from django.conf import settings
 
-from annotation.ingest.pipeline import corpus_import
 from annotation.models import Corpus, Study
 from annotation.services.assignment import assignment_claim
+from annotation.services.corpus_import import corpus_import
 from annotation.services.studies import ClipSelection, study_create
 from annotation.services.submission import annotation_submit
 from evaluation.models import LabelSet

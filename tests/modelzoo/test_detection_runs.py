@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from annotation.ingest.pipeline import corpus_import
 from annotation.models import Corpus, FormItem, Study
+from annotation.services.corpus_import import corpus_import
 from evaluation.models import CastItem, CastRendition, CastSet, RenditionDetection, System, SystemOutput
 from modelzoo.models import BenchmarkRun, DetectionRun
 from modelzoo.plans import Plan

@@ -5,8 +5,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from annotation.ingest.pipeline import corpus_import
 from annotation.models import Corpus, Study
+from annotation.services.corpus_import import corpus_import
 from annotation.services.studies import ClipSelection, study_create, study_set_status, task_minutes_estimate
 
 DEMO_CORPUS = "Demo (synthetic, espeak-ng)"

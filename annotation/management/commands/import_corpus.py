@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotation.ingest.errors import ImportRefused, SourceRefused
-from annotation.ingest.pipeline import corpus_import
+from annotation.services.corpus_import import corpus_import
 
 
 class Command(BaseCommand):

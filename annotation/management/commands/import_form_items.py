@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.ingest.errors import ImportRefused, SourceRefused
-from annotation.ingest.listening_form_items import form_items_import
+from annotation.services.form_items_import import form_items_import
 
 
 class Command(BaseCommand):

@@ -121,6 +121,13 @@ def annotator_key(pk: int, prolific_pid: str) -> str:
     return prolific_pid or f"local-{pk}"
 
 
+def opaque_annotator_id(study_slug: str, annotator_key: str) -> str:
+    """A stable id for an annotator in exports and the API's annotation lists: the same person gets the same id in every set
+    of the study, and the Prolific id cannot be read back from it."""
+    digest = hashlib.sha256(f"{study_slug}\x1f{annotator_key}".encode()).hexdigest()
+    return f"a-{digest[:16]}"
+
+
 def _annotator_names(study: Study) -> dict[int, str]:
     participants = Participant.objects.filter(study=study).values_list("pk", "prolific_pid")
     return {pk: annotator_key(pk, pid) for pk, pid in participants}

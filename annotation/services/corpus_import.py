@@ -7,13 +7,15 @@ then, only if no row is bad (or --skip-invalid), store the files and write
 every row in one transaction. A failure after files were stored deletes them.
 """
 
+import os
 import re
+import shutil
 import tempfile
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.core.files import File
@@ -66,6 +68,17 @@ class ImportReport:
             "clips_with_warnings": self.clips_with_warnings,
             "problems": [problem.as_dict() for problem in self.problems],
         }
+
+
+def staging_audio_add(*, staging: Path, audio: str, source: Path) -> None:
+    """Put an audio file into a corpus folder being staged for corpus_import, at `audio` (its
+    manifest path): a hard link where the folder is on the same disk, else a copy."""
+    target = staging.joinpath(*PurePosixPath(audio).parts)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 def limits_from_settings() -> Limits:

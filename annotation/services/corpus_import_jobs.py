@@ -12,10 +12,10 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 
 from annotation.ingest.errors import ImportRefused, SourceRefused
-from annotation.ingest.pipeline import corpus_import
 from annotation.ingest.source import relative_path_problem
 from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import ImportJob
+from annotation.services.corpus_import import corpus_import
 
 logger = logging.getLogger(__name__)
 

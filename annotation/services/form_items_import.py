@@ -15,9 +15,7 @@ looks for a corpus manifest, which a form folder does not have.
 """
 
 import json
-import os
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -27,9 +25,9 @@ from django.db import transaction
 
 from annotation.ingest.errors import ImportRefused, RowProblem, SourceRefused
 from annotation.ingest.listening_form_rows import ItemDraft, ItemProblem, read_items
-from annotation.ingest.pipeline import corpus_import, limits_from_settings
 from annotation.ingest.source import open_source, resolve_audio_path
 from annotation.models import Clip, Corpus, Study
+from annotation.services.corpus_import import corpus_import, limits_from_settings, staging_audio_add
 from annotation.services.listening_forms import FormItemSpec, form_study_create
 
 ITEMS_NAME = "items.jsonl"
@@ -149,12 +147,7 @@ def _locate(root: Path, items_dir: Path, files: dict[str, AudioFile], limits, pr
 def _stage(staging: Path, used: list[AudioFile]) -> None:
     rows = []
     for file in used:
-        target = staging.joinpath(*PurePosixPath(file.audio).parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(file.path, target)  # no copy when the staging folder is on the same disk
-        except OSError:
-            shutil.copyfile(file.path, target)
+        staging_audio_add(staging=staging, audio=file.audio, source=file.path)
         rows.append(json.dumps(file.manifest_row()) + "\n")
     (staging / "manifest.jsonl").write_text("".join(rows), encoding="utf-8")
 

@@ -20,14 +20,14 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from annotation.access import require_perm
-from evaluation.api.base import ApiViewSet
-from evaluation.api.errors import Refused
-from evaluation.api.jobs import JOB_FIELDS, JobRetrieveMixin
+from annotation.api.base import ApiViewSet
+from annotation.api.errors import Refused
+from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.models import LabelSet
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan
 from modelzoo.results import results_csv
-from modelzoo.selectors import run_results, run_summary
+from modelzoo.selectors.benchmark_runs import run_results, run_summary
 from modelzoo.services.benchmark_runs import (
     FILES,
     LINK_TTL_SECONDS,

@@ -1,7 +1,7 @@
 """The raw annotations of a study: GET /studies/{study_pk}/annotations/ (annotation.view_annotation).
 
 Annotators are opaque ids, the same as in label sets and exports
-(evaluation.selectors.label_sets.opaque_annotator_id). Their Prolific ids come only with
+(annotation.selectors.study_data.opaque_annotator_id). Their Prolific ids come only with
 ?prolific_ids=true, which needs annotation.change_participant, the permission the participant
 review asks for.
 """
@@ -12,10 +12,14 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers
 
 from annotation.access import require_perm
+from annotation.api.base import ApiViewSet
 from annotation.models import Annotation, Participant, Study
-from evaluation.api.base import ApiViewSet
-from evaluation.api.study_progress import PARTICIPANT_STATUSES, participant_status_expression, participant_status_q
-from evaluation.selectors.label_sets import opaque_annotator_id
+from annotation.selectors.study_data import opaque_annotator_id
+from annotation.selectors.study_progress import (
+    PARTICIPANT_STATUSES,
+    participant_status_expression,
+    participant_status_q,
+)
 
 REVIEWS_PARTICIPANTS = "annotation.change_participant"
 STATUS_CHOICES = [(name, name) for name in PARTICIPANT_STATUSES]

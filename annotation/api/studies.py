@@ -7,10 +7,10 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from annotation.api.base import ApiViewSet
 from annotation.models import Study
+from annotation.selectors.study_progress import studies_with_progress
 from annotation.services.studies import study_set_status
-from evaluation.api.base import ApiViewSet
-from evaluation.api.study_progress import studies_with_progress
 
 
 class DecisionCountsSerializer(serializers.Serializer):

@@ -4,14 +4,14 @@ A participant's status is where they stand: `completed` (they reached the end), 
 (refused by a screening question or the listening check), or `in_progress` (neither, yet).
 The annotations endpoint filters by the same statuses.
 
-The counts are subqueries of the study rows (as annotation.admin.study does for its list), so
-a page of studies with their progress is one query.
+The counts are subqueries of the study rows, named once in annotation.selectors.study_counts (the
+study admin's list reads the same), so a page of studies with their progress is one query.
 """
 
-from django.db.models import Case, CharField, Count, F, Q, Sum, Value, When
+from django.db.models import Case, CharField, Count, F, Q, Value, When
 
-from annotation.models import Participant, StudyItem
-from annotation.selectors.study_counts import per_study
+from annotation.models import Participant
+from annotation.selectors.study_counts import per_study, studies_with_counts
 
 PARTICIPANT_STATUSES = {
     "completed": {"completed_at__isnull": False},
@@ -33,16 +33,16 @@ def participant_status_expression(*, through: str = "") -> Case:
 
 
 def studies_with_progress(studies):
+    """The studies with their counts (annotation.selectors.study_counts), the participants by
+    status and by decision, and the annotations targeted."""
     participants = {f"participants_{name}": participant_status_q(name) for name in PARTICIPANT_STATUSES}
     decisions = {f"decision_{name}": Q(decision=name) for name in DECISIONS}
     counts = {
         name: per_study(Participant.objects.filter(condition), n=Count("pk"))
         for name, condition in {**participants, **decisions}.items()
     }
-    return studies.annotate(
-        clip_count=per_study(StudyItem.objects, n=Count("pk")),
-        clips_to_review=per_study(StudyItem.objects.filter(review=StudyItem.Review.NEEDS_REVIEW), n=Count("pk")),
-        annotations_done=per_study(StudyItem.objects, n=Sum("completed_count")),
-        participants_total=per_study(Participant.objects, n=Count("pk")),
-        **counts,
-    ).annotate(annotations_target=F("clip_count") * F("target_annotations"))
+    return (
+        studies_with_counts(studies)
+        .annotate(**counts)
+        .annotate(annotations_target=F("clip_count") * F("target_annotations"))
+    )

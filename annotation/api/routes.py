@@ -1,0 +1,14 @@
+"""annotation's resources under /api/v1/ (composed in config/urls.py by annotation.api.routers)."""
+
+from annotation.api.annotations import StudyAnnotationViewSet
+from annotation.api.clips import ClipViewSet
+from annotation.api.corpora import CorpusViewSet
+from annotation.api.routers import Route
+from annotation.api.studies import StudyViewSet
+
+ROUTES: list[Route] = [
+    ("corpora", CorpusViewSet, "corpus"),
+    ("clips", ClipViewSet, "clip"),
+    ("studies", StudyViewSet, "study"),
+    ("studies/<int:study_pk>/annotations", StudyAnnotationViewSet, "study-annotation"),
+]

@@ -1,0 +1,10 @@
+"""The model zoo's resources under /api/v1/ (composed in config/urls.py by annotation.api.routers)."""
+
+from annotation.api.routers import Route
+from modelzoo.api.benchmark_runs import BenchmarkRunViewSet
+from modelzoo.api.detection_runs import DetectionRunViewSet
+
+ROUTES: list[Route] = [
+    ("benchmark-runs", BenchmarkRunViewSet, "benchmark-run"),
+    ("detection-runs", DetectionRunViewSet, "detection-run"),
+]

@@ -1,0 +1,42 @@
+"""The import contracts of pyproject.toml (`make lint` runs them): the tree keeps them, and a climb
+or an impure import breaks them with a message that names the import and its line. The broken
+case runs on a copy of the tree, with the offending modules added."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+PACKAGES = ("config", "annotation", "evaluation", "modelzoo")
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"], cwd=root, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_the_tree_keeps_every_contract():
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert ", 0 broken." in result.stdout
+
+
+def test_a_climb_and_an_impure_import_break_the_build_with_the_line(tmp_path):
+    skip = shutil.ignore_patterns("__pycache__", "migrations", "demo_corpus", "*.wav")
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=skip)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    (tmp_path / "annotation" / "services" / "climb.py").write_text("from evaluation.models import LabelSet\n")
+    (tmp_path / "evaluation" / "stats" / "impure.py").write_text("import json\n\nfrom django.db import models\n")
+
+    result = lint_imports(tmp_path)
+
+    assert result.returncode != 0
+    assert "annotation is not allowed to import evaluation" in result.stdout
+    assert "annotation.services.climb -> evaluation.models (l.1)" in result.stdout
+    assert "evaluation.stats is not allowed to import django" in result.stdout
+    assert "evaluation.stats.impure -> django (l.3)" in result.stdout
+    assert ", 2 broken." in result.stdout  # the two contracts, nothing else
