@@ -9,7 +9,8 @@ choice of an alternation (jsonl|csv) tried, and then:
 - `make TARGET`: the Makefile has the target (CI runs `make lint` and `make test`);
 - `curl ... $API/path`: the path resolves under /api/v1/ to a view that answers the method;
 - `bench/NAME.py ...`: the script's --help lists every option the line uses;
-- `celery -A config worker ...`: Celery's worker accepts the options.
+- `celery -A config worker ...`: Celery's worker accepts the options;
+- `python -m pytest tests/...`: the test paths exist; a project tool (lint-imports) is run by a test.
 
 A line that matches none of these fails, so a new kind of command gets a check of its own.
 """
@@ -40,6 +41,7 @@ COMMAND_TESTS = {
     "import_cast_items": "tests/evaluation/suites/test_cast_import.py",
     "requeue_stale_jobs": "tests/annotation/test_jobs.py",
     "drf_create_token": "tests/docs/test_docs_commands.py",
+    "spectacular": "tests/api/test_schema_unchanged.py",
     "makemessages": "tests/i18n/test_translations_complete.py",
     "compilemessages": "tests/i18n/test_translations_complete.py",
 }
@@ -59,6 +61,8 @@ PLACEHOLDERS = {
 
 # Tools of other projects that the docs name (their options are theirs to keep).
 EXTERNAL_TOOLS = {".venv/bin/uv", ".venv/bin/ruff"}
+# Tools whose run on the tree is itself a test.
+TOOL_TESTS = {".venv/bin/lint-imports": "tests/config/test_import_contracts.py"}
 
 
 def shell_lines():
@@ -133,6 +137,10 @@ def test_documented_command_matches_the_code(command):
             check_celery_worker(words[4:])
         elif words[0] in EXTERNAL_TOOLS:
             continue
+        elif words[0] in TOOL_TESTS:
+            assert Path(words[0]).name in (ROOT / TOOL_TESTS[words[0]]).read_text()
+        elif words[1:3] == ["-m", "pytest"]:
+            check_pytest_paths(words[3:])
         else:
             pytest.fail(f"no check knows this documented command: {command!r}")
 
@@ -150,6 +158,11 @@ def check_management_command(words):
     test_file = COMMAND_TESTS.get(name)
     assert test_file, f"no test is named for documented command {name} (COMMAND_TESTS)"
     assert name in (ROOT / test_file).read_text(), f"{test_file} does not run {name}"
+
+
+def check_pytest_paths(arguments):
+    for path in (a.split("::")[0] for a in arguments if a.startswith("tests/")):
+        assert (ROOT / path).exists(), f"the docs run pytest on {path}, which does not exist"
 
 
 def check_make_target(target):
