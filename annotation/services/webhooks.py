@@ -122,7 +122,9 @@ def _post(url: str, body: str, headers: dict[str, str]) -> tuple[int | None, str
 def study_target_announce(*, study_id: int) -> bool:
     """Send study.target_reached once, when no clip of the study still waits for annotations.
     Called when a task completes; whether it was sent now."""
-    study = Study.objects.only("target_annotations", "slug", "name").get(pk=study_id)
+    study = Study.objects.only("target_annotations", "slug", "name", "target_reached_at").get(pk=study_id)
+    if study.target_reached_at is not None:
+        return False
     waiting = StudyItem.objects.filter(
         study_id=study_id,
         review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED],
