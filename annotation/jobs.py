@@ -13,11 +13,16 @@ mid-job leaves the job RUNNING; `job_requeue_stale` (run when a worker starts, b
 been silent for its kind's STALE_AFTER, or fails it after MAX_ATTEMPTS starts. A worker that was
 only slow, not dead, finds its claim gone at its next progress write or at the end and stops
 without writing: one result per job, never two.
+
+Retries: `work` raises `JobRetry(message, delay=...)` for a transient failure; the job is queued
+again and sent after `delay` seconds (webhook deliveries use it for their backoff). A kind's
+WEBHOOK_EVENTS names the webhook event sent when one of its jobs succeeds or fails.
 """
 
 import logging
 import time
 from collections.abc import Callable
+from datetime import timedelta
 
 from celery import current_app
 from django.apps import apps
@@ -41,6 +46,16 @@ class JobFailed(Exception):
         self.fields = fields
 
 
+class JobRetry(Exception):
+    """A transient failure: queue the job again in `delay` seconds. The work itself decides how
+    many attempts it allows (raising JobFailed at the last)."""
+
+    def __init__(self, message: str, *, delay: float):
+        super().__init__(message)
+        self.message = message
+        self.delay = delay
+
+
 class JobLost(Exception):
     """This worker's claim on the job is gone (it was re-queued as stale): stop, write nothing."""
 
@@ -60,9 +75,9 @@ def _send_on_commit(model: type[BackgroundJob], job_id: int) -> None:
     transaction.on_commit(lambda: _send(model, job_id))
 
 
-def _send(model: type[BackgroundJob], job_id: int) -> None:
+def _send(model: type[BackgroundJob], job_id: int, countdown: float | None = None) -> None:
     current_app.loader.import_default_modules()  # registers the tasks of every app
-    current_app.tasks[model.TASK_NAME].apply_async(args=[job_id])
+    current_app.tasks[model.TASK_NAME].apply_async(args=[job_id], countdown=countdown)
 
 
 def job_run(*, model: type[BackgroundJob], job_id: int, work: Callable) -> None:
@@ -76,6 +91,8 @@ def job_run(*, model: type[BackgroundJob], job_id: int, work: Callable) -> None:
     except JobLost:
         logger.warning("%s %s was re-queued while this worker ran it; its result is dropped", model.__name__, job_id)
         return
+    except JobRetry as retry:
+        _queue_again_later(model, job, retry)
     except JobFailed as failed:
         _finish(model, job, status=Status.FAILED, error=failed.message, **failed.fields)
     except Exception as error:
@@ -101,6 +118,33 @@ def _finish(model: type[BackgroundJob], job: BackgroundJob, *, status: str, **fi
     )  # fmt: skip
     if not finished:
         logger.warning("%s %s was re-queued while this worker ran it; its result is dropped", model.__name__, job.pk)
+        return
+    _announce(model, [job.pk], status)
+
+
+def _queue_again_later(model: type[BackgroundJob], job: BackgroundJob, retry: JobRetry) -> None:
+    # The heartbeat is set to when the retry is due, so the stale sweep does not send the job
+    # early: it counts its STALE_AFTER from then.
+    due = timezone.now() + timedelta(seconds=retry.delay)
+    queued = model.objects.filter(pk=job.pk, status=Status.RUNNING, attempts=job.attempts).update(
+        status=Status.QUEUED,
+        phase=f"waiting to try again ({retry.message})"[:100],
+        error=retry.message,
+        heartbeat_at=due,
+    )
+    if queued:
+        transaction.on_commit(lambda: _send(model, job.pk, countdown=retry.delay))
+
+
+def _announce(model: type[BackgroundJob], job_ids: list[int], status: str) -> None:
+    """The webhook event of jobs that ended so, for the kinds that name one (WEBHOOK_EVENTS)."""
+    event_type = model.WEBHOOK_EVENTS.get(status)
+    if not event_type or not job_ids:
+        return
+    from annotation.services.webhooks import webhook_event_emit  # the service runs its deliveries here
+
+    for job in model.objects.filter(pk__in=job_ids):
+        webhook_event_emit(event_type=event_type, data=job.webhook_data())
 
 
 class ProgressWriter:
@@ -132,10 +176,12 @@ def job_requeue_stale(*, model: type[BackgroundJob], job_ids=None) -> dict[str, 
     jobs = model.objects.all() if job_ids is None else model.objects.filter(pk__in=job_ids)
     silent = _silent(model, now)
     stale = jobs.filter(silent, status=Status.RUNNING)
-    failed = stale.filter(attempts__gte=model.MAX_ATTEMPTS).update(
+    out_of_attempts = list(stale.filter(attempts__gte=model.MAX_ATTEMPTS).values_list("pk", flat=True))
+    failed = stale.filter(pk__in=out_of_attempts).update(
         status=Status.FAILED, phase="failed", finished_at=now,
         error=f"its worker stopped {model.MAX_ATTEMPTS} times before it finished; not tried again",
     )  # fmt: skip
+    _announce(model, out_of_attempts, Status.FAILED)
     counts = {"requeued": 0, "failed": failed, "resent": 0}
     for job_id in stale.values_list("pk", flat=True):
         # Conditional again: two sweeps at once queue each job once.
@@ -159,11 +205,12 @@ def job_fail_unattended(*, model: type[BackgroundJob], job_id: int, error: str) 
     Whether it was failed."""
     now = timezone.now()
     unattended = Q(status=Status.QUEUED) | (Q(status=Status.RUNNING) & _silent(model, now))
-    return bool(
-        model.objects.filter(unattended, pk=job_id).update(
-            status=Status.FAILED, phase="failed", error=error, finished_at=now
-        )
+    failed = model.objects.filter(unattended, pk=job_id).update(
+        status=Status.FAILED, phase="failed", error=error, finished_at=now
     )
+    if failed:
+        _announce(model, [job_id], Status.FAILED)
+    return bool(failed)
 
 
 def _silent(model: type[BackgroundJob], now) -> Q:

@@ -52,6 +52,20 @@ def env_list(environ: Mapping[str, str], name: str, default: list[str]) -> list[
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_seconds_list(environ: Mapping[str, str], name: str, default: list[int]) -> list[int]:
+    """A comma-separated list of whole seconds, at least one, none negative."""
+    items = env_list(environ, name, [str(s) for s in default])
+    try:
+        values = [int(item) for item in items]
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"{name} must be whole seconds separated by commas, not {environ.get(name)!r}"
+        ) from None
+    if not values or min(values) < 0:
+        raise ImproperlyConfigured(f"{name} must list at least one wait of 0 seconds or more")
+    return values
+
+
 def http_url(environ: Mapping[str, str], name: str, default: str) -> str:
     value = environ.get(name, "").strip() or default
     if urlsplit(value).scheme not in ("http", "https") or not urlsplit(value).netloc:

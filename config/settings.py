@@ -187,3 +187,9 @@ LOGGING = {
 # An empty token turns the client off: decisions are still recorded and exported.
 PROLIFIC_API_TOKEN = ENV.get("PROLIFIC_API_TOKEN", "").strip()
 PROLIFIC_API_URL = env.http_url(ENV, "PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+
+# --- Webhooks out (annotation.services.webhooks; docs/api.md "Webhooks") ---
+# The waits between a delivery's attempts: the Standard Webhooks schedule (5 s, 5 min, 30 min,
+# 2 h, 5 h, 10 h, 10 h: eight attempts over about a day and a half), and each attempt's timeout.
+WEBHOOK_RETRY_SECONDS = env.env_seconds_list(ENV, "WEBHOOK_RETRY_SECONDS", [5, 300, 1800, 7200, 18000, 36000, 36000])
+WEBHOOK_TIMEOUT_SECONDS = env.env_int(ENV, "WEBHOOK_TIMEOUT_SECONDS", 15, minimum=1)

@@ -8,4 +8,5 @@ from annotation.admin import (
     prolific_send,  # noqa: F401
     review,  # noqa: F401
     study,  # noqa: F401
+    webhooks,  # noqa: F401
 )

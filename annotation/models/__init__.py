@@ -3,9 +3,10 @@ from annotation.models.listening_forms import FormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
 from annotation.models.prolific_send import ProlificSendJob
 from annotation.models.study import AttentionCheck, PrerequisiteQuestion, Study, StudyItem
+from annotation.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 __all__ = [
     "Annotation", "AttentionCheck", "Clip", "ClipWarning", "Corpus", "FormItem", "ImportJob", "Participant",
     "PlaybackEvent", "PrerequisiteQuestion", "ProlificSendJob", "Speaker", "Study", "StudyItem", "Task", "TaskItem",
-    "Word",
+    "WebhookAttempt", "WebhookDelivery", "WebhookEndpoint", "WebhookEvent", "Word",
 ]  # fmt: skip

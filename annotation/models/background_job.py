@@ -26,6 +26,9 @@ class BackgroundJob(models.Model):
     # taken as lost with its worker: it is queued again, or failed after MAX_ATTEMPTS starts.
     STALE_AFTER = timedelta(minutes=30)
     MAX_ATTEMPTS = 3
+    # The webhook event sent when a job of this kind ends so ({status: event type}; see
+    # annotation.models.webhooks.WebhookEvent), with webhook_data() as its data.
+    WEBHOOK_EVENTS: dict[str, str] = {}
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     phase = models.CharField(max_length=100, blank=True)
@@ -51,6 +54,10 @@ class BackgroundJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)
+
+    def webhook_data(self) -> dict:
+        """What a webhook says of this job: which it is and how it ended (kinds add their subject)."""
+        return {"id": self.pk, "status": self.status, "error": self.error}
 
     def is_silent(self, now=None) -> bool:
         """Unfinished, and nothing heard of it for longer than STALE_AFTER: running without a

@@ -3,6 +3,7 @@
 from django.db import models
 
 from annotation.models.background_job import BackgroundJob
+from annotation.models.webhooks import WebhookEvent
 
 
 class Corpus(models.Model):
@@ -110,6 +111,7 @@ class ImportJob(BackgroundJob):
     """A corpus archive uploaded in the admin, imported by a background worker."""
 
     TASK_NAME = "annotation.tasks.corpus_import_job_run"
+    WEBHOOK_EVENTS = {"succeeded": WebhookEvent.IMPORT_FINISHED, "failed": WebhookEvent.IMPORT_FAILED}
 
     corpus_name = models.CharField(max_length=200)
     archive = models.FileField(max_length=300, blank=True)
@@ -123,3 +125,13 @@ class ImportJob(BackgroundJob):
 
     def __str__(self) -> str:
         return f"Import of {self.archive_name} into {self.corpus_name}"
+
+    def webhook_data(self) -> dict:
+        corpus = Corpus.objects.filter(name=self.corpus_name).values_list("pk", flat=True).first()
+        return {
+            **super().webhook_data(),
+            "import_job": self.pk,
+            "corpus": corpus,
+            "corpus_name": self.corpus_name,
+            "summary": self.summary,
+        }

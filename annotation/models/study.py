@@ -99,6 +99,9 @@ class Study(models.Model):
     )
 
     created_at = models.DateTimeField(auto_now_add=True)
+    target_reached_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When every clip first had its target (the webhook's event)."
+    )
 
     class Meta:
         ordering = ["-created_at"]

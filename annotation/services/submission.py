@@ -23,6 +23,7 @@ from annotation.services.gates import (  # noqa: F401  (max_marks is part of thi
     listening_verdicts,
     max_marks,
 )
+from annotation.services.webhooks import study_target_announce
 from annotation.sql import submission_rows as rows
 
 MAX_EVENTS_PER_REPORT = 200
@@ -139,6 +140,8 @@ def annotation_submit(
     )  # fmt: skip
     if annotation.pk is None:
         return _lost_claim(item, levels, response, mismatch)
+    if last:  # once a task, not once a clip: the check is a query over the study's clips
+        study_target_announce(study_id=item.study.pk)
     return Submitted(annotation, duplicate=False, task_completed=last)
 
 

@@ -4,6 +4,7 @@ from django.db import models
 
 from annotation.models import Study
 from annotation.models.background_job import BackgroundJob
+from annotation.models.webhooks import WebhookEvent
 from evaluation.models.label_sets import LabelSet
 
 
@@ -12,6 +13,7 @@ class DatasetExport(BackgroundJob):
     downloaded through a short-lived link."""
 
     TASK_NAME = "evaluation.tasks.dataset_export_task"
+    WEBHOOK_EVENTS = {"succeeded": WebhookEvent.EXPORT_READY}
 
     class Format(models.TextChoices):
         JSONL = "jsonl", "JSONL (rows per word and per clip)"
@@ -44,3 +46,12 @@ class DatasetExport(BackgroundJob):
     def __str__(self) -> str:
         source = self.label_set or self.study
         return f"{self.get_format_display()} of {source}"
+
+    def webhook_data(self) -> dict:
+        return {
+            **super().webhook_data(),
+            "dataset_export": self.pk,
+            "format": self.format,
+            "label_set": self.label_set_id,
+            "study": self.study_id,
+        }

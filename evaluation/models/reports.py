@@ -4,6 +4,7 @@ from django.db import models
 
 from annotation.models import Study
 from annotation.models.background_job import BackgroundJob
+from annotation.models.webhooks import WebhookEvent
 
 
 class StudyReport(BackgroundJob):
@@ -16,6 +17,7 @@ class StudyReport(BackgroundJob):
     """
 
     TASK_NAME = "evaluation.tasks.study_report_run_task"
+    WEBHOOK_EVENTS = {"succeeded": WebhookEvent.REPORT_READY}
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="agreement_reports")
     language = models.CharField(max_length=35, blank=True, help_text="Empty for the whole study.")
@@ -30,6 +32,14 @@ class StudyReport(BackgroundJob):
 
     def __str__(self) -> str:
         return f"Agreement report of {self.study} ({self.language or 'all languages'})"
+
+    def webhook_data(self) -> dict:
+        return {
+            **super().webhook_data(),
+            "agreement_report": self.pk,
+            "study": self.study_id,
+            "language": self.language,
+        }
 
 
 class ListeningFormReport(BackgroundJob):

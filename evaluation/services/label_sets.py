@@ -17,8 +17,9 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotation.jobs import JobFailed, job_enqueue, job_run
-from annotation.models import Study, StudyItem
+from annotation.models import Study, StudyItem, WebhookEvent
 from annotation.selectors.study_data import opaque_annotator_id, study_data, study_thresholds
+from annotation.services.webhooks import webhook_event_emit
 from evaluation.models import LabelSet, LabelSetClip
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.label_set_files import canonical_line
@@ -270,6 +271,15 @@ def label_set_finalize(*, label_set: LabelSet, user=None) -> LabelSet:
     if not frozen:
         raise LabelSetRefused(f"{label_set} is already {LabelSet.objects.get(pk=label_set.pk).state}")
     label_set.refresh_from_db()
+    webhook_event_emit(
+        event_type=WebhookEvent.LABEL_SET_FINALIZED,
+        data={
+            "label_set": label_set.pk,
+            "name": label_set.name,
+            "version": label_set.version,
+            "checksum": label_set.checksum,
+        },
+    )
     return label_set
 
 

@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.db import models
 
 from annotation.models.background_job import BackgroundJob
+from annotation.models.webhooks import WebhookEvent
 from evaluation.models import LabelSet
 from modelzoo.plans import MODE_MEASURES
 
@@ -33,6 +34,7 @@ class BenchmarkRun(BackgroundJob):
     """
 
     TASK_NAME = "modelzoo.tasks.benchmark_run_task"
+    WEBHOOK_EVENTS = {"succeeded": WebhookEvent.BENCHMARK_RUN_FINISHED, "failed": WebhookEvent.BENCHMARK_RUN_FAILED}
     STALE_AFTER = timedelta(minutes=10)
     CANCELLED = "cancelled"
 
@@ -101,6 +103,15 @@ class BenchmarkRun(BackgroundJob):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.detector} {self.setting_label} on {self.label_set}"
+
+    def webhook_data(self) -> dict:
+        return {
+            **super().webhook_data(),
+            "benchmark_run": self.pk,
+            "group": str(self.group),
+            "detector": self.detector,
+            "label_set": self.label_set_id,
+        }
 
     @property
     def cancelled(self) -> bool:

@@ -1,0 +1,69 @@
+"""Webhooks out: the endpoints researchers subscribe, and every delivery with each attempt's answer.
+
+Deliveries are read only: they are made by the platform's events and sent by a worker."""
+
+from django import forms
+from django.contrib import admin
+
+from annotation.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
+
+
+class WebhookEndpointForm(forms.ModelForm):
+    url = forms.URLField(max_length=500, assume_scheme="https", help_text="Where the events are POSTed.")
+    events = forms.MultipleChoiceField(
+        choices=WebhookEvent.choices, widget=forms.CheckboxSelectMultiple, help_text="The events sent to this URL."
+    )
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ["url", "description", "events", "active"]
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    form = WebhookEndpointForm
+    list_display = ["url", "description", "active", "created_at"]
+    list_filter = ["active"]
+    readonly_fields = ["secret", "created_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # The secret exists once the endpoint is saved; it is shown then, to set up the receiver.
+        return self.readonly_fields if obj else ["created_at"]
+
+
+class WebhookAttemptInline(admin.TabularInline):
+    model = WebhookAttempt
+    fields = readonly_fields = ["number", "sent_at", "status_code", "response_ms", "error"]
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    list_display = ["event_type", "endpoint", "status", "attempts", "delivered_at", "created_at"]
+    list_filter = ["status", "event_type", "endpoint"]
+    list_select_related = ["endpoint"]
+    search_fields = ["message_id"]
+    fields = readonly_fields = [
+        "endpoint",
+        "event_type",
+        "message_id",
+        "status",
+        "phase",
+        "attempts",
+        "error",
+        "delivered_at",
+        "payload",
+        "created_at",
+        "finished_at",
+    ]
+    inlines = [WebhookAttemptInline]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
