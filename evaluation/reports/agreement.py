@@ -22,6 +22,7 @@ from evaluation.stats.fleiss import fleiss_cluster_statistics, fleiss_from_sums,
 from evaluation.stats.gwet import gwet_ac, gwet_cluster_statistics, gwet_from_sums, gwet_layout
 from evaluation.stats.intervals import MIN_UNITS, too_few
 from evaluation.stats.kappa import WEIGHTINGS
+from evaluation.stats.light_bootstrap import clip_pair_statistics, light_kappa_resampled
 from evaluation.stats.quality import FLAG_DESCRIPTIONS, Thresholds
 from evaluation.stats.ratings import binary_counts
 from evaluation.stats.resampling import METHOD as BOOTSTRAP_METHOD
@@ -31,6 +32,8 @@ from evaluation.stats.study_data import DIMENSIONS, StudyData
 
 FORMAT = "emphasis-agreement-report/1"
 CONFIDENCE = 0.95
+# The groups whose Light's kappa gets a clip-bootstrap interval (see _methods).
+LIGHT_INTERVAL_DIMENSIONS = ("pooled", "language")
 AC2_WEIGHTING = "quadratic"
 Progress = Callable[[str, int, int], None]
 
@@ -82,7 +85,10 @@ def report_compute(
         tick(f"agreement: {dimension}" + (f" {value or '(none)'}" if value is not None else ""))
         clips = members & used_clips  # a group without usable clips is reported, all undefined
         units = clips[unit_clip]
-        result = _agreement(ratings, tables, counts[units], unit_clip[units], clips, parameters)
+        result = _agreement(
+            ratings, tables, counts[units], unit_clip[units], clips, parameters,
+            light_interval=dimension in LIGHT_INTERVAL_DIMENSIONS,
+        )  # fmt: skip
         rates = emphasis_rates(counts[units])
         if dimension == "pooled":
             agreement["pooled"], emphasis["pooled"] = result, rates
@@ -139,7 +145,7 @@ def _groups(data: StudyData) -> list[tuple[str, str | None, np.ndarray]]:
     return groups
 
 
-def _agreement(ratings, tables, counts, unit_clip, clips, parameters) -> dict:
+def _agreement(ratings, tables, counts, unit_clip, clips, parameters, *, light_interval: bool) -> dict:
     binary = binary_counts(counts)
     rated = counts.sum(axis=1) > 0
     counts, binary, unit_clip = counts[rated], binary[rated], unit_clip[rated]
@@ -159,6 +165,13 @@ def _agreement(ratings, tables, counts, unit_clip, clips, parameters) -> dict:
     alpha_totals = per_clip["alpha"].sum(axis=0)
     alphas = {metric: alpha_result(counts, alpha_totals, layouts["alpha"], metric) for metric in METRICS}
     cohen = average_pairwise_kappas(tables, clips, (None, *WEIGHTINGS))
+    light = (
+        light_kappa_resampled(
+            clip_pair_statistics(tables, np.unique(unit_clip)), resamples=parameters.resamples, seed=parameters.seed
+        )
+        if light_interval
+        else np.empty(0)
+    )
     rows = clips[ratings.clip]
     return {
         "clips": n_clusters,
@@ -167,6 +180,7 @@ def _agreement(ratings, tables, counts, unit_clip, clips, parameters) -> dict:
         "annotators": int(np.unique(ratings.annotator[rows]).size),
         "cohen": {
             **_cohen(cohen[None]),
+            "bootstrap": _bootstrap(light, cohen[None].value, n_clusters),
             "weighting": WEIGHTING,
             "levels": {weighting: _cohen(cohen[weighting]) for weighting in WEIGHTINGS},
         },
@@ -294,8 +308,12 @@ def _methods(parameters: ReportParameters) -> dict:
         "(Cohen 1960), each pair on the words both labelled; pairs whose kappa is 0/0 are counted and left "
         "out. value: on the binary collapse (" + WEIGHTING + "), MMEE's average pairwise Cohen's kappa. "
         "levels: on the three levels 0, 1, 2, unweighted, and linear and quadratic weighted (Cohen 1968; "
-        "agreement weights 1 - |i - j| / 2 and 1 - (i - j)^2 / 4). No interval here; a pair's kappa with "
-        "the Fleiss, Cohen & Everitt (1969) standard error and a bootstrap is evaluation.stats.kappa",
+        "agreement weights 1 - |i - j| / 2 and 1 - (i - j)^2 / 4). bootstrap: the clip bootstrap of the "
+        "binary value (the same resamples as the other measures; a pair is in a resample's mean when one of "
+        "its clips is drawn, its table summed over its drawn clips), from per-clip statistics "
+        "(evaluation.stats.light_bootstrap), pooled and per language (as MMEE reports it; null per variety "
+        "and emotion, where it would double the report's time); the levels have no interval (a pair's kappa "
+        "with the Fleiss, Cohen & Everitt (1969) standard error and a bootstrap is evaluation.stats.kappa)",
         "fleiss": "Fleiss' kappa (Fleiss 1971) on the binary collapse, generalized to any number of raters "
         "per word (Gwet 2014; irrCAC fleiss.kappa.raw). se: Gwet's linearized (non-null) variance with clips "
         "as clusters; ci95: kappa -/+ t(0.975, clips - 1) se. se_words_independent, ci95_words_independent: "

@@ -70,11 +70,18 @@ def _rows(report: dict):
         base = {"section": "agreement", "dimension": dimension, "group": group,
                 "clips": result["clips"], "words": result["words"]}  # fmt: skip
         cohen = result["cohen"]
+        boot = cohen.get("bootstrap") or {}
+        ci = boot.get("ci95") or [None, None]
         yield base | {
             "measure": "cohen_mean_pairwise",
             "value": cohen["value"],
-            "method": cohen["weighting"],
-            "note": cohen["undefined"] or f"{cohen['pairs']} pairs, {cohen['pairs_undefined']} undefined",
+            "se": boot.get("se"),
+            "ci_low": ci[0],
+            "ci_high": ci[1],
+            "method": cohen["weighting"] + ("; percentile bootstrap over clips" if boot else ""),
+            "note": cohen["undefined"]
+            or boot.get("undefined")
+            or f"{cohen['pairs']} pairs, {cohen['pairs_undefined']} undefined",
         }
         yield base | {
             "measure": "cohen_mean_weighted_by_shared_words",

@@ -51,18 +51,25 @@ def bootstrap_sums(per_clip: np.ndarray, *, resamples: int, seed: int) -> np.nda
     per_clip = np.asarray(per_clip, dtype=np.float64)
     clips = per_clip.shape[0]
     sums = np.zeros((resamples, per_clip.shape[1]))
+    with one_blas_thread():
+        for start, counts in resample_counts(clips=clips, resamples=resamples, seed=seed):
+            sums[start : start + counts.shape[0]] = counts.astype(np.float64) @ per_clip
+    return sums
+
+
+def resample_counts(*, clips: int, resamples: int, seed: int):
+    """(first resample, counts): how often each clip is drawn in each resample, a chunk of
+    resamples at a time (rows: resamples, columns: clips). Every measure that resamples the same
+    clips with the same seed sees the same draws."""
     if clips == 0 or resamples == 0:
-        return sums
+        return
     rng = generator(seed=seed)
     chunk = max(1, min(resamples, _BINS_PER_CHUNK // clips))  # the counts of a chunk stay in cache
-    with one_blas_thread():
-        for start in range(0, resamples, chunk):
-            rows = min(chunk, resamples - start)
-            drawn = rng.integers(0, clips, size=(rows, clips), dtype=np.uint32).astype(np.int64)
-            drawn += np.arange(rows)[:, None] * clips
-            counts = np.bincount(drawn.ravel(), minlength=rows * clips).reshape(rows, clips)
-            sums[start : start + rows] = counts.astype(np.float64) @ per_clip
-    return sums
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        drawn = rng.integers(0, clips, size=(rows, clips), dtype=np.uint32).astype(np.int64)
+        drawn += np.arange(rows)[:, None] * clips
+        yield start, np.bincount(drawn.ravel(), minlength=rows * clips).reshape(rows, clips)
 
 
 def percentile_interval(values: np.ndarray, *, confidence: float = 0.95) -> BootstrapInterval:

@@ -169,11 +169,18 @@ def only_language(data: StudyData, language: str) -> StudyData:
                            annotations=[row for row in annotations if row[0] in kept], checks=checks)  # fmt: skip
 
 
+def without_light_interval(result: dict) -> dict:
+    return {**result, "cohen": {k: v for k, v in result["cohen"].items() if k != "bootstrap"}}
+
+
 def test_groups_with_the_same_annotations_get_identical_intervals(small, report):
     agreement = report["agreement"]
     # German, French, Italian and Mandarin have one variety each: the same clips under two names.
+    # Light's kappa has its interval per language only (LIGHT_INTERVAL_DIMENSIONS).
     for language in ("de", "fr", "it", "zh"):
-        assert agreement["language"][language] == agreement["variety"][language]
+        by_language, by_variety = agreement["language"][language], agreement["variety"][language]
+        assert by_language["cohen"]["bootstrap"]["ci95"] is not None and by_variety["cohen"]["bootstrap"] is None
+        assert without_light_interval(by_language) == without_light_interval(by_variety)
     assert agreement["language"]["de"]["fleiss"]["bootstrap"]["ci95"] is not None
     # A report of German alone resamples German's clips as the whole study's report does.
     german = report_compute(only_language(small, "de"), PARAMETERS)
@@ -289,3 +296,25 @@ def test_a_group_whose_clips_are_all_short_is_reported_undefined():
     assert (french["clips"], french["words"], french["fleiss"]["value"]) == (0, 0, None)
     assert report["emphasis"]["language"]["fr"]["label_rate"] is None
     assert report["clips_short"] == [{"clip": "b", "annotations": 1}]
+
+
+def test_light_kappa_has_its_clip_bootstrap_interval_pooled_and_per_language(small, report):
+    from evaluation.stats.light_bootstrap import clip_pair_statistics, light_kappa_resampled
+    from evaluation.stats.resampling import percentile_interval
+    from evaluation.stats.selection import select_annotations
+
+    pooled = report["agreement"]["pooled"]["cohen"]
+    low, high = pooled["bootstrap"]["ci95"]
+    assert low < pooled["value"] < high
+    # The same interval as the bootstrap run on its own over the report's annotations.
+    selection = select_annotations(
+        small, thresholds=PARAMETERS.thresholds, exclude_flagged=False, n=PARAMETERS.subsample, seed=PARAMETERS.seed
+    )
+    ratings = small.ratings(selection.kept)
+    counts, unit_clip = ratings.unit_counts()
+    clips = np.unique(unit_clip[counts.sum(axis=1) > 0])
+    statistics = clip_pair_statistics(clip_pair_tables(ratings), clips)
+    values = light_kappa_resampled(statistics, resamples=PARAMETERS.resamples, seed=PARAMETERS.seed)
+    interval = percentile_interval(values)
+    assert [interval.low, interval.high] == [low, high]
+    assert all(group["cohen"]["bootstrap"]["ci95"] for group in report["agreement"]["language"].values())
