@@ -32,12 +32,14 @@
 
     function flush() {
       if (!pending.length) return;
-      const body = JSON.stringify(pending);
+      const batch = pending;
       pending = [];
+      // A batch the server did not answer for goes back to wait for the submit.
+      const keep = () => { pending = batch.concat(pending); };
       const sent = fetch(section.dataset.eventsUrl, {
-        method: "POST", body, keepalive: true, credentials: "same-origin",
+        method: "POST", body: JSON.stringify(batch), keepalive: true, credentials: "same-origin",
         headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
-      }).catch(() => {});
+      }).then((answer) => { if (answer.status >= 500) keep(); }, keep);
       sending = Promise.all([sending, sent]);
     }
 
@@ -75,6 +77,11 @@
       event.preventDefault();
       sending.then(() => event.detail.issueRequest(true));
     });
+    // The reports a submit carries are the page's until the server answers it: a network
+    // error or a 5xx (a worker killed, a proxy with no upstream, the database unreachable
+    // for a moment: 503) may have lost them with the submit, which the server rolled back.
+    // The submit is then sent again once by itself, with them; a resend of an answer the
+    // server did store is taken as that one, so nothing is counted twice.
     let carried = [];
     let retried = false;
     form.addEventListener("htmx:configRequest", (event) => {
@@ -82,22 +89,23 @@
       event.detail.parameters.events = JSON.stringify(carried);
       pending = [];
     });
-    // The server answers 503 when its database cannot be reached for a moment:
-    // the submit is sent again once by itself, with the reports it carried.
     form.addEventListener("htmx:afterRequest", (event) => {
       const xhr = event.detail.xhr;
-      if (!xhr || xhr.status !== 503) {
+      const status = xhr ? xhr.status : 0;
+      if (status !== 0 && status < 500) {  // answered: taken, or refused with the reports stored
+        carried = [];
         retried = false;
         return;
       }
       pending = carried.concat(pending);
+      carried = [];
       if (retried) {
         serverErrors.textContent = reason.dataset.unavailable;
         retried = false;
         return;
       }
       retried = true;
-      const seconds = Math.min(Number(xhr.getResponseHeader("Retry-After")) || 2, 10);
+      const seconds = Math.min(Number(status === 503 && xhr.getResponseHeader("Retry-After")) || 2, 10);
       setTimeout(() => htmx.trigger(form, "submit"), seconds * 1000);
     });
     update();
