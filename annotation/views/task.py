@@ -21,6 +21,7 @@ from annotation.answer_forms import answer_form
 from annotation.audio_links import signed_audio_url
 from annotation.models import FormItem, Study, Task, TaskItem, Word
 from annotation.services.assignment import task_current
+from annotation.services.gates import marking_rule
 from annotation.services.participants import next_step
 from annotation.services.submission import (
     NotTheCurrentClip,
@@ -63,6 +64,9 @@ def item_context(task_id: int, study, errors: list[str] | None = None) -> dict:
     most of its cost."""
     clip = current_clip(task_id)
     route = [study.slug, clip.item_id]
+    most = max_marks(
+        word_count=clip.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction
+    )
     return {
         "study": study,
         "item_id": str(clip.item_id),
@@ -74,9 +78,8 @@ def item_context(task_id: int, study, errors: list[str] | None = None) -> dict:
         "submit_url": reverse("annotation:task_submit", args=route),
         "audio_url": signed_audio_url(clip.browser_audio),
         "min_marks": study.min_marked_words,
-        "max_marks": max_marks(
-            word_count=clip.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction
-        ),
+        "max_marks": most,
+        "marking_rule": marking_rule(fewest=study.min_marked_words, most=most, word_count=clip.word_count),
         "errors": errors or [],
     }
 
