@@ -27,9 +27,15 @@ def demo(settings, tmp_path):
 
 
 def legend_rows(page) -> int:
-    tops = page.locator(".legend li").evaluate_all("items => items.map(item => item.getBoundingClientRect().top)")
-    assert len(tops) == 3
-    return len({round(top) for top in tops})
+    """How many lines the level legend takes, checking that nothing in it sticks out of the page."""
+    boxes = page.locator(".legend li").evaluate_all("""items => items.map(item => {
+        const box = item.getBoundingClientRect();
+        return [box.top, box.right, item.scrollWidth - item.clientWidth];
+    })""")
+    right = page.locator(".page").evaluate("page => page.getBoundingClientRect().right")
+    assert len(boxes) == 3
+    assert all(box[1] <= right and box[2] <= 0 for box in boxes), (boxes, right)
+    return len({round(box[0]) for box in boxes})
 
 
 def test_a_local_participant_does_a_whole_demo_task(production_page_factory, production_server, demo, tmp_path):
