@@ -5,9 +5,10 @@
   "use strict";
   const LEVELS = 3;
   const REPORTED = ["play", "pause", "seeking", "seeked", "timeupdate", "ended", "ratechange"];
-  // The server takes at most 200 events a report; a long listen sends them on
-  // ahead in batches of this many.
+  // The server takes at most MOST events a report; a long listen sends them on
+  // ahead in batches of BATCH.
   const BATCH = 100;
+  const MOST = 200;
   // Names this page load in every report: the server times each load's page
   // clock on its own, so a reload starts afresh instead of counting for nothing.
   const PAGE_LOAD = crypto.getRandomValues(new Uint32Array(1))[0] >>> 1;
@@ -31,16 +32,16 @@
     let pending = [];
 
     function flush() {
-      if (!pending.length) return;
-      const batch = pending;
-      pending = [];
-      // A batch the server did not answer for goes back to wait for the submit.
-      const keep = () => { pending = batch.concat(pending); };
-      const sent = fetch(section.dataset.eventsUrl, {
-        method: "POST", body: JSON.stringify(batch), keepalive: true, credentials: "same-origin",
-        headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
-      }).then((answer) => { if (answer.status >= 500) keep(); }, keep);
-      sending = Promise.all([sending, sent]);
+      while (pending.length) {
+        const batch = pending.splice(0, BATCH);
+        // A batch the server did not answer for goes back to wait for the next send.
+        const keep = () => { pending = batch.concat(pending); };
+        const sent = fetch(section.dataset.eventsUrl, {
+          method: "POST", body: JSON.stringify(batch), keepalive: true, credentials: "same-origin",
+          headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
+        }).then((answer) => { if (answer.status >= 500) keep(); }, keep);
+        sending = Promise.all([sending, sent]);
+      }
     }
 
     function report(audio, kind) {
@@ -75,6 +76,7 @@
     // is waited for, so the server has every report before it judges the answer.
     form.addEventListener("htmx:confirm", (event) => {
       event.preventDefault();
+      if (pending.length > BATCH) flush();  // kept back by a failed send: more than a submit should carry
       sending.then(() => event.detail.issueRequest(true));
     });
     // The reports a submit carries are the page's until the server answers it: a network
@@ -85,9 +87,9 @@
     let carried = [];
     let retried = false;
     form.addEventListener("htmx:configRequest", (event) => {
-      carried = pending;
+      carried = pending.slice(0, MOST);  // the most the server reads from one submit
+      pending = pending.slice(MOST);
       event.detail.parameters.events = JSON.stringify(carried);
-      pending = [];
     });
     form.addEventListener("htmx:afterRequest", (event) => {
       const xhr = event.detail.xhr;

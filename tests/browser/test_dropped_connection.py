@@ -98,3 +98,28 @@ def test_after_two_failures_the_reports_wait_for_the_participant_to_submit_again
     expect(page.locator(".progress")).to_contain_text("Clip 2 of 2")
     assert len(sent) == 3 and all("ended" in body for body in sent)
     assert Annotation.objects.get(item_id=first_item).levels == [0, 0, 1, 0, 0, 0, 0]
+
+
+def test_reports_sent_ahead_into_a_dropped_connection_travel_with_the_submit(production_page, production_server, study):
+    """A long listen sends its reports ahead in batches of 100; a batch whose connection drops
+    is kept, and reaches the server with the submit."""
+    page = production_page
+    walk_to_task(page, production_server.url, study)
+    first_item = current_item(page)
+    page.route("**/events", lambda route: route.abort("connectionreset"))
+    submitted = []
+    page.route(f"**/items/{first_item}/submit", lambda route: (submitted.append(route.request), route.continue_()))
+
+    play_to_end(page)
+    # Enough further reports (the audio element's own events, at its end) to fill a batch, which
+    # then goes ahead with the listening in it, into the dropped connection.
+    with page.expect_request("**/events"):
+        page.eval_on_selector(
+            "#clip-audio", "a => { for (let n = 0; n < 100; n++) a.dispatchEvent(new Event('timeupdate')); }"
+        )
+    page.locator("#task-item .word").nth(2).click()
+    page.locator("#submit").click()
+
+    expect(page.locator(".progress")).to_contain_text("Clip 2 of 2")
+    assert Annotation.objects.get(item_id=first_item).levels == [0, 0, 1, 0, 0, 0, 0]
+    assert PlaybackEvent.objects.filter(item_id=first_item, kind="ended").count() == 1
