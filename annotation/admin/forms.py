@@ -5,6 +5,8 @@ import re
 
 from django import forms
 
+from annotation.admin.answer_fields import AnswerLinesField, words_named
+from annotation.form_fields import JSONFormField
 from annotation.models import AttentionCheck, Clip, PrerequisiteQuestion, Speaker, Study
 from annotation.services.studies import ClipSelection, clips_selected
 
@@ -133,32 +135,85 @@ def word_levels_errors(levels_by_index: dict, word_count: int, clip) -> list[str
     return errors
 
 
+# The attention check's levels, one field a level: the words that must take it.
+LEVEL_FIELDS = {"heavily_emphasized": 2, "emphasized": 1, "unmarked": 0}
+_WORDS_HELP = "Words of the clip, or their positions counted from 1, separated by commas."
+
+
 class AttentionCheckForm(forms.ModelForm):
+    """An attention check's expected answer as the words that must take each level; words not
+    named may take any level. `expected` (JSON, word index from 0 to level, as the API takes it)
+    stays as an alternative."""
+
+    heavily_emphasized = forms.CharField(label="Must be heavily emphasized (2)", required=False, help_text=_WORDS_HELP)
+    emphasized = forms.CharField(label="Must be emphasized (1)", required=False, help_text=_WORDS_HELP)
+    unmarked = forms.CharField(label="Must stay unmarked (0)", required=False, help_text=_WORDS_HELP)
+    expected = JSONFormField(
+        label="Or as JSON", required=False, widget=forms.Textarea(attrs={"rows": 1, "cols": 16}),
+        help_text='Word index (from 0) to level, e.g. {"3": 2}; used only when the fields before are empty.',
+    )  # fmt: skip
+
     class Meta:
         model = AttentionCheck
-        fields = ["clip", "kind", "expected"]
+        fields = ["clip", "kind", *LEVEL_FIELDS, "expected"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and self.instance.expected:
+            for name, level in LEVEL_FIELDS.items():
+                positions = [int(index) + 1 for index, value in self.instance.expected.items() if value == level]
+                self.initial[name] = ", ".join(str(position) for position in sorted(positions))
+            self.initial["expected"] = None
 
     def clean(self):
         data = super().clean()
-        clip, expected = data.get("clip"), data.get("expected")
+        clip = data.get("clip")
         if clip is None or "expected" in self.errors:
             return data
+        words = list(clip.words.order_by("index").values_list("text", flat=True))
+        if any(data.get(name) for name in LEVEL_FIELDS):
+            expected = self._from_words(data, words, clip)
+            if expected is None:
+                return data  # the fields' errors say why
+        else:
+            expected = data.get("expected")
         if not isinstance(expected, dict) or not expected:
-            self.add_error("expected", 'Give the required level per word index as a JSON object, e.g. {"3": 2}.')
+            field = "heavily_emphasized" if expected is None else "expected"
+            why = 'Name at least one word and the level it must take (or give them as a JSON object, e.g. {"3": 2}).'
+            self.add_error(field, why)
             return data
-        errors = word_levels_errors(expected, clip.words.count(), clip)
+        errors = word_levels_errors(expected, len(words), clip)
         if errors:
             self.add_error("expected", errors)
-        else:
-            # Keys as strings of plain integers ("03" -> "3"), as passed_by reads them.
-            data["expected"] = {str(int(index)): level for index, level in expected.items()}
+            return data
+        # Keys as strings of plain integers ("03" -> "3"), as passed_by reads them.
+        data["expected"] = self.instance.expected = {str(int(index)): level for index, level in expected.items()}
         return data
+
+    def _from_words(self, data, words, clip) -> dict | None:
+        expected, errors = {}, False
+        for name, level in LEVEL_FIELDS.items():
+            indices, problems = words_named(data.get(name), words, clip)
+            for index in indices:
+                if expected.get(index, level) != level:
+                    problems.append(f"Word {index + 1} ({words[index]}) is named for two levels.")
+                expected[index] = level
+            if problems:
+                self.add_error(name, problems)
+                errors = True
+        return None if errors else expected
 
 
 class PrerequisiteQuestionForm(forms.ModelForm):
+    choices = AnswerLinesField(label="Answers offered", help_text="One answer per line, in the order shown.")
+    accepted = AnswerLinesField(
+        label="Answers that qualify", help_text="One per line, each as written in the answers offered."
+    )
+
     class Meta:
         model = PrerequisiteQuestion
         fields = ["position", "text", "choices", "accepted"]
+        labels = {"text": "Question"}
 
     def clean(self):
         data = super().clean()
@@ -166,9 +221,14 @@ class PrerequisiteQuestionForm(forms.ModelForm):
         if "choices" in self.errors or "accepted" in self.errors:
             return data
         if not isinstance(choices, list) or len(choices) < 2 or not all(isinstance(c, str) for c in choices):
-            self.add_error("choices", 'Give at least two answers as a JSON list of text, e.g. ["Yes", "No"].')
+            self.add_error("choices", "Give at least two answers, one per line.")
         elif not isinstance(accepted, list) or not accepted or not set(accepted) <= set(choices):
-            self.add_error("accepted", "List the qualifying answers; each must be one of the choices.")
+            unknown = [answer for answer in accepted or [] if answer not in choices]
+            self.add_error(
+                "accepted",
+                "List the qualifying answers; each must be one of the choices"
+                + (f" (not: {', '.join(map(str, unknown))})." if unknown else "."),
+            )
         return data
 
 

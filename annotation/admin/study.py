@@ -13,6 +13,7 @@ from django.utils.html import format_html
 from annotation.access import get_study_for_staff, require_perm
 from annotation.admin import study_items  # noqa: F401  (registers the study item admin)
 from annotation.admin.annotations import study_annotations_url
+from annotation.admin.answer_fields import numbered_words
 from annotation.admin.forms import (
     AttentionCheckForm,
     PrerequisiteQuestionForm,
@@ -22,7 +23,12 @@ from annotation.admin.forms import (
 from annotation.admin.study_items import mismatch_review_query
 from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
 from annotation.selectors.study_counts import studies_with_counts
-from annotation.services.studies import study_create, study_set_status, study_status_refusal
+from annotation.services.studies import (
+    study_create,
+    study_set_status,
+    study_setting_warnings,
+    study_status_refusal,
+)
 from annotation.services.topups import topup_open, topup_plan, topup_summary
 from annotation.templatetags.participant_pages import markdown
 
@@ -43,7 +49,14 @@ class AttentionCheckInline(admin.TabularInline):
     model = AttentionCheck
     form = AttentionCheckForm
     raw_id_fields = ["clip"]
+    readonly_fields = ["clip_words"]
     extra = 0
+
+    @admin.display(description="words of the clip, by position")
+    def clip_words(self, check):
+        if check.pk is None:
+            return "Choose the clip, save, and its words are listed here."
+        return numbered_words(list(check.clip.words.order_by("index").values_list("text", flat=True)))
 
 
 @admin.register(Study)
@@ -134,6 +147,7 @@ class StudyAdmin(admin.ModelAdmin):
             else:
                 items = study.items.count()
                 messages.success(request, f"Created draft study {study.name!r} with {items} clip(s).")
+                self._warn(request, study)
                 return redirect(reverse("admin:annotation_study_change", args=[study.pk]))
         context = {
             **self.admin_site.each_context(request),
@@ -164,6 +178,14 @@ class StudyAdmin(admin.ModelAdmin):
             "can_open": self.has_change_permission(request, study) and bool(plan.places_to_open),
         }
         return TemplateResponse(request, "admin/annotation/study/topup.html", context)
+
+    def _warn(self, request, study) -> None:
+        for warning in study_setting_warnings(study=study):
+            self.message_user(request, f"{study.name}: {warning}", messages.WARNING)
+
+    def response_change(self, request, obj):
+        self._warn(request, obj)
+        return super().response_change(request, obj)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         review_url = reverse("admin:annotation_studyitem_changelist") + mismatch_review_query(object_id)
@@ -198,6 +220,8 @@ class StudyAdmin(admin.ModelAdmin):
             else:
                 study_set_status(study=study, status=status)
                 moved.append(study.name)
+                if status == Status.LIVE:
+                    self._warn(request, study)
         if moved:
             self.message_user(request, f"Set {status}: {', '.join(moved)}.", messages.SUCCESS)
         if refused:

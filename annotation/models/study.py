@@ -45,11 +45,21 @@ class Study(models.Model):
 
     clips_per_task = models.PositiveSmallIntegerField(default=20, validators=[MinValueValidator(1)])
     target_annotations = models.PositiveSmallIntegerField(default=10, validators=[MinValueValidator(1)])
-    min_marked_words = models.PositiveSmallIntegerField(default=1)
+    min_marked_words = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="Fewest words a participant must mark in each clip; 0 lets them report a clip with no "
+        "emphasis (a CAST listener study needs 0).",
+    )
     max_marked_fraction = models.FloatField(
         default=0.30,
-        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
-        help_text="Most words of a clip that may be marked (1 or 2).",
+        null=True,
+        blank=True,
+        validators=[
+            MinValueValidator(0.01, "Give a share above 0 (0.3 is 30 %%), or leave it empty for no limit."),
+            MaxValueValidator(1.0, "Give a share of at most 1 (every word), or leave it empty for no limit."),
+        ],
+        help_text="Most words of a clip that may be marked (1 or 2), as a share of its words: 0.3 is 30 %, "
+        "never fewer than one word. Empty for no limit (a CAST listener study leaves it empty).",
     )
     time_limit_minutes = models.PositiveSmallIntegerField(default=60, validators=[MinValueValidator(1)])
     places = models.PositiveIntegerField(

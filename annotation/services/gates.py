@@ -23,9 +23,42 @@ class SubmissionRefused(Exception):
         self.final = final  # the clip was already submitted with another answer
 
 
-def max_marks(*, word_count: int, min_marked: int, max_fraction: float) -> int:
-    # A short clip still allows the minimum: 30 % of 3 words would forbid marking any.
-    return max(min_marked, math.floor(max_fraction * word_count + 1e-9))
+def max_marks(*, word_count: int, min_marked: int, max_fraction: float | None) -> int:
+    """The most words of a clip that may be marked: every word when the study sets no limit
+    (max_fraction None). A short clip still allows the minimum, and at least one word:
+    30 % of 3 words would forbid marking any."""
+    if max_fraction is None:
+        return max(min_marked, word_count)
+    return max(min_marked, 1, math.floor(max_fraction * word_count + 1e-9))
+
+
+def marking_rule(*, fewest: int, most: int, word_count: int) -> str:
+    """How many words of a clip may be marked, said before the participant starts ("Mark 1 to 3 words")."""
+    if most >= word_count and fewest == 0:
+        return _("Mark the words the speaker emphasized, if any: leaving every word unmarked is an answer too.")
+    if fewest == 0:
+        return ngettext(
+            "Mark up to %(most)d word the speaker emphasized, or none.",
+            "Mark up to %(most)d words the speaker emphasized, or none.",
+            most,
+        ) % {"most": most}
+    if most >= word_count:
+        return ngettext(
+            "Mark at least %(fewest)d word the speaker emphasized.",
+            "Mark at least %(fewest)d words the speaker emphasized.",
+            fewest,
+        ) % {"fewest": fewest}
+    if fewest == most:
+        return ngettext(
+            "Mark exactly %(most)d word: the one the speaker emphasized most.",
+            "Mark exactly %(most)d words: those the speaker emphasized most.",
+            most,
+        ) % {"most": most}
+    return ngettext(
+        "Mark %(fewest)d to %(most)d word the speaker emphasized.",
+        "Mark %(fewest)d to %(most)d words the speaker emphasized.",
+        most,
+    ) % {"fewest": fewest, "most": most}
 
 
 def answer_problems(item: TaskItem, study: Study, form_item: FormItem | None, levels, response) -> list[str]:

@@ -208,6 +208,20 @@ def _not_ready_reason(study: Study) -> str:
     return ""
 
 
+def study_setting_warnings(*, study: Study) -> list[str]:
+    """Settings that are allowed but rarely meant: shown on the study's admin page and when it is set live."""
+    if study.kind != Study.Kind.EMPHASIS:
+        return []
+    clips = study.items.count()
+    if 0 < clips < study.clips_per_task:
+        return [
+            f"Tasks ask for {study.clips_per_task} clips but the study has {clips}: every task will hold "
+            f"all {clips} (fewer as clips reach their target of {study.target_annotations} annotations). "
+            f"Set clips per task to {clips} or fewer if that is not what you mean."
+        ]
+    return []
+
+
 def study_set_status(*, study: Study, status: str) -> Study:
     refusal = study_status_refusal(study=study, status=status)
     if refusal:

@@ -80,6 +80,16 @@ def playback_record(*, item, events, received_at: datetime | None = None) -> int
     return len(checked)
 
 
+def playback_keep_refused(*, item: rows.ItemState, events, received_at: datetime) -> None:
+    """Store the reports a refused submission carried, as if reported on their own: the
+    listening they record is not lost with the answer (beyond MAX_EVENTS_PER_ITEM, dropped).
+    Only for the clip on screen; ValueError for events that cannot be read."""
+    if item.status != TaskItem.Status.PENDING or not item.task_open or item.next_position != item.position:
+        return
+    arrived = [_event_row(item, raw) for raw in _event_list(events)]
+    rows.insert_events(item.pk, arrived, received_at, limit=MAX_EVENTS_PER_ITEM)
+
+
 def _event_list(events) -> list:
     if not isinstance(events, list) or len(events) > MAX_EVENTS_PER_REPORT:
         raise ValueError(f"events must be a list of at most {MAX_EVENTS_PER_REPORT}")

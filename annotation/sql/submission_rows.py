@@ -42,7 +42,7 @@ class StudyRules:
     language: str
     text_direction: str
     min_marked_words: int
-    max_marked_fraction: float
+    max_marked_fraction: float | None  # None: no limit
     required_coverage: float
     mismatch_threshold: int
 

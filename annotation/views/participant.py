@@ -41,8 +41,12 @@ from annotation.views.participant_access import (
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
-def message(request, study, title: str, text: str, *, status: int = 200, code: str = "", link: str = ""):
-    context = {"study": study, "title": title, "text": text, "code": code, "link": link}
+def message(
+    request, study, title: str, text: str, *, status: int = 200, code: str = "", link: str = "", finished: bool = False
+):
+    """A page with one sentence; `finished` when the participant's part is over, so that one who
+    has no Prolific link to go back by is told so."""
+    context = {"study": study, "title": title, "text": text, "code": code, "link": link, "finished": finished}
     return render(request, "participant/message.html", context, status=status)
 
 
@@ -200,7 +204,7 @@ def _screen_out_page(request, participant, text: str):
     study = participant.study
     code = study.screen_out_code if participant.prolific_pid else ""
     link = PROLIFIC_COMPLETE_URL.format(code=code) if code else ""
-    return message(request, study, _("Thank you for your time"), text, code=code, link=link)
+    return message(request, study, _("Thank you for your time"), text, code=code, link=link, finished=True)
 
 
 @require_http_methods(["GET", "POST"])
@@ -276,4 +280,5 @@ def done(request, participant):
 @participant_page("ended")
 def ended(request, participant):
     return message(request, participant.study, _("Your task has ended"),
-                   _("The time limit for your task has passed, or you have already taken part. Thank you."))  # fmt: skip
+                   _("The time limit for your task has passed, or you have already taken part. Thank you."),
+                   finished=True)  # fmt: skip

@@ -21,12 +21,14 @@ from annotation.answer_forms import answer_form
 from annotation.audio_links import signed_audio_url
 from annotation.models import FormItem, Study, Task, TaskItem, Word
 from annotation.services.assignment import task_current
+from annotation.services.gates import marking_rule
 from annotation.services.participants import next_step
 from annotation.services.submission import (
     NotTheCurrentClip,
     SubmissionRefused,
     annotation_submit,
     max_marks,
+    playback_keep_refused,
     playback_record,
     submission_check_turn,
 )
@@ -62,6 +64,9 @@ def item_context(task_id: int, study, errors: list[str] | None = None) -> dict:
     most of its cost."""
     clip = current_clip(task_id)
     route = [study.slug, clip.item_id]
+    most = max_marks(
+        word_count=clip.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction
+    )
     return {
         "study": study,
         "item_id": str(clip.item_id),
@@ -73,9 +78,8 @@ def item_context(task_id: int, study, errors: list[str] | None = None) -> dict:
         "submit_url": reverse("annotation:task_submit", args=route),
         "audio_url": signed_audio_url(clip.browser_audio),
         "min_marks": study.min_marked_words,
-        "max_marks": max_marks(
-            word_count=clip.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction
-        ),
+        "max_marks": most,
+        "marking_rule": marking_rule(fewest=study.min_marked_words, most=most, word_count=clip.word_count),
         "errors": errors or [],
     }
 
@@ -117,7 +121,7 @@ def _submit(request, slug, item, now):
     try:
         events = json_value(request.POST.get("events") or "[]")
         submission_check_turn(item)
-        levels, response = _answer(item, request.POST)
+        levels, response = _answer(item, request.POST, events=events, now=now)
         result = annotation_submit(
             participant_id=item.participant_id, item_id=item.pk, levels=levels, response=response,
             mismatch=request.POST.get("mismatch") == "on", events=events, now=now, item=item,
@@ -143,15 +147,17 @@ def _next_clip(request, context: dict) -> HttpResponse:
     return HttpResponse(render_to_string("participant/task.html#item", context))
 
 
-def _answer(item, post) -> tuple[list[int], dict]:
+def _answer(item, post, *, events, now) -> tuple[list[int], dict]:
     """(levels, response) from the posted form: word levels for emphasis
-    studies, the item type's form for listening forms."""
+    studies, the item type's form for listening forms. A form answer refused
+    here keeps the playback reports its submit carried, as every refusal does."""
     if item.form_item_id is None:
         return [int(level) for level in post.get("levels", "").split(",") if level != ""], {}
     form_item = FormItem.objects.get(pk=item.form_item_id)
     words = list(Word.objects.filter(clip_id=form_item.clip_id).order_by("index").values_list("text", flat=True))
     form = answer_form(form_item, item.presentation, words, data=post)
     if not form.is_valid():
+        playback_keep_refused(item=item, events=events, received_at=now)
         raise SubmissionRefused([str(error) for errors in form.errors.values() for error in errors])
     return form.levels(), form.response()
 

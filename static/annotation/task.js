@@ -5,9 +5,10 @@
   "use strict";
   const LEVELS = 3;
   const REPORTED = ["play", "pause", "seeking", "seeked", "timeupdate", "ended", "ratechange"];
-  // The server takes at most 200 events a report; a long listen sends them on
-  // ahead in batches of this many.
+  // The server takes at most MOST events a report; a long listen sends them on
+  // ahead in batches of BATCH.
   const BATCH = 100;
+  const MOST = 200;
   // Names this page load in every report: the server times each load's page
   // clock on its own, so a reload starts afresh instead of counting for nothing.
   const PAGE_LOAD = crypto.getRandomValues(new Uint32Array(1))[0] >>> 1;
@@ -31,14 +32,16 @@
     let pending = [];
 
     function flush() {
-      if (!pending.length) return;
-      const body = JSON.stringify(pending);
-      pending = [];
-      const sent = fetch(section.dataset.eventsUrl, {
-        method: "POST", body, keepalive: true, credentials: "same-origin",
-        headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
-      }).catch(() => {});
-      sending = Promise.all([sending, sent]);
+      while (pending.length) {
+        const batch = pending.splice(0, BATCH);
+        // A batch the server did not answer for goes back to wait for the next send.
+        const keep = () => { pending = batch.concat(pending); };
+        const sent = fetch(section.dataset.eventsUrl, {
+          method: "POST", body: JSON.stringify(batch), keepalive: true, credentials: "same-origin",
+          headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
+        }).then((answer) => { if (answer.status >= 500) keep(); }, keep);
+        sending = Promise.all([sending, sent]);
+      }
     }
 
     function report(audio, kind) {
@@ -73,31 +76,38 @@
     // is waited for, so the server has every report before it judges the answer.
     form.addEventListener("htmx:confirm", (event) => {
       event.preventDefault();
+      if (pending.length > BATCH) flush();  // kept back by a failed send: more than a submit should carry
       sending.then(() => event.detail.issueRequest(true));
     });
+    // The reports a submit carries are the page's until the server answers it: a network
+    // error or a 5xx (a worker killed, a proxy with no upstream, the database unreachable
+    // for a moment: 503) may have lost them with the submit, which the server rolled back.
+    // The submit is then sent again once by itself, with them; a resend of an answer the
+    // server did store is taken as that one, so nothing is counted twice.
     let carried = [];
     let retried = false;
     form.addEventListener("htmx:configRequest", (event) => {
-      carried = pending;
+      carried = pending.slice(0, MOST);  // the most the server reads from one submit
+      pending = pending.slice(MOST);
       event.detail.parameters.events = JSON.stringify(carried);
-      pending = [];
     });
-    // The server answers 503 when its database cannot be reached for a moment:
-    // the submit is sent again once by itself, with the reports it carried.
     form.addEventListener("htmx:afterRequest", (event) => {
       const xhr = event.detail.xhr;
-      if (!xhr || xhr.status !== 503) {
+      const status = xhr ? xhr.status : 0;
+      if (status !== 0 && status < 500) {  // answered: taken, or refused with the reports stored
+        carried = [];
         retried = false;
         return;
       }
       pending = carried.concat(pending);
+      carried = [];
       if (retried) {
         serverErrors.textContent = reason.dataset.unavailable;
         retried = false;
         return;
       }
       retried = true;
-      const seconds = Math.min(Number(xhr.getResponseHeader("Retry-After")) || 2, 10);
+      const seconds = Math.min(Number(status === 503 && xhr.getResponseHeader("Retry-After")) || 2, 10);
       setTimeout(() => htmx.trigger(form, "submit"), seconds * 1000);
     });
     update();

@@ -35,7 +35,7 @@ class TestAttentionChecks:
             ('{"2": 3}', "Level 3 for word 2 must be 0, 1 or 2."),
             ('{"2": true}', "Level True for word 2 must be 0, 1 or 2."),
             ("[2]", "as a JSON object"),
-            ("{}", "This field is required."),
+            ("{}", "Name at least one word and the level it must take"),
         ],
     )
     def test_bad_expected_answers_are_explained(self, admin_client, study, expected, message):

@@ -125,3 +125,36 @@ def test_a_form_with_one_item_of_every_type(production_page, production_server, 
     assert responses["warmth"][1]["pole"] == "P" and responses["warmth"][1]["confidence"] == 0.7
     assert responses["ssd"][0] == [0, 0, 0, 1, 0, 0, 0, 0]
     assert responses["choice"][1] == {"choice": 0}
+
+
+def test_the_browser_asks_for_a_missing_answer_and_a_refused_one_keeps_the_listening(
+    production_page, production_server, corpus_folder
+):
+    """Issue 20, defect 9: the answer inputs are required, so the browser asks before sending; and
+    a submit the server refuses all the same (a script, an old page) keeps the reports it carried."""
+    page, base = production_page, production_server.url
+    made = clips(corpus_folder, 2)
+    study = open_form([
+        FormItemSpec(f"q{n}", FormItem.Type.SINGLE_CHOICE, clip, options=["One meaning", "Another"], gold=0)
+        for n, clip in enumerate(made)
+    ])  # fmt: skip
+    enter(page, base, study)
+    submits = []
+    page.on("request", lambda request: submits.append(request) if request.url.endswith("/submit") else None)
+
+    listen_to_every_clip(page)
+    page.click("#submit")
+    page.wait_for_timeout(500)
+    assert submits == []  # the browser asked first
+    message = page.eval_on_selector("input[name=choice]", "input => input.validationMessage")
+    assert message, "the browser shows why it did not send"
+
+    # The same form with its inputs no longer required (as a page from before the fix): the server
+    # refuses the missing answer, and the corrected one is taken on the listening already done.
+    page.eval_on_selector_all("input[name=choice]", "inputs => inputs.forEach(i => i.required = false)")
+    page.click("#submit")
+    expect(page.locator("#gate-errors")).to_contain_text("This field is required.")
+    page.get_by_label("One meaning").check()
+    page.click("#submit")
+    expect(page.locator(".progress span")).to_have_text("Item 2 of 2")
+    assert Annotation.objects.filter(participant__study=study).count() == 1

@@ -102,7 +102,9 @@ def test_the_way_through_an_emphasis_study(client, language):
     assert client.post(f"{base}/instructions/")["Location"] == f"{base}/task/"
 
     page = assert_in_language(client.get(f"{base}/task/"), [
-        t("Clip %(number)s of %(total)s", number=1, total=1), t("Mark the words the speaker emphasized."),
+        t("Clip %(number)s of %(total)s", number=1, total=1),
+        t.plural("Mark %(fewest)d to %(most)d word the speaker emphasized.",
+                 "Mark %(fewest)d to %(most)d words the speaker emphasized.", 3, fewest=1, most=3),
         t("Words of the transcript"), t("The audio does not match the text"), t("Listen to the whole clip to continue."),
         t.plural("Mark at least %(counter)s word.", "Mark at least %(counter)s words.", 1, counter=1),
         t("Submit and continue"),
