@@ -9,12 +9,12 @@ import json
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect
-from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from annotation.jobs import job_refresh
+from annotation.views.job_progress import job_progress_response
 from modelzoo.access import get_run_for_staff
 from modelzoo.models import BenchmarkRun
 from modelzoo.results import history_rows, metric_rows, results_csv
@@ -27,8 +27,11 @@ TEMPLATE = "admin/modelzoo/benchmarkrun/change_form.html"
 
 def run_page_context(request, run: BenchmarkRun) -> dict:
     """What the run's page shows besides its fields."""
-    context = {"can_cancel": request.user.has_perm(CHANGE),
-               "group_size": BenchmarkRun.objects.filter(group=run.group).count()}  # fmt: skip
+    context = {
+        "can_cancel": request.user.has_perm(CHANGE),
+        "group_size": BenchmarkRun.objects.filter(group=run.group).count(),
+        "run_state": "cancelled" if run.cancelled else run.get_status_display().lower(),
+    }
     if run.status == BenchmarkRun.Status.SUCCEEDED:
         context |= {
             "metric_rows": metric_rows(run.metrics, run.measures),
@@ -42,11 +45,7 @@ def run_page_context(request, run: BenchmarkRun) -> dict:
 @require_safe
 def run_progress(request, pk: int):
     run = job_refresh(get_run_for_staff(request, pk))
-    response = TemplateResponse(request, f"{TEMPLATE}#progress", {"original": run, **run_page_context(request, run)})
-    if run.finished and request.htmx:
-        response.status_code = 286  # htmx stops polling; the page reloads to show the results
-        response["HX-Refresh"] = "true"
-    return response
+    return job_progress_response(request, run, template=f"{TEMPLATE}#progress", context=run_page_context(request, run))
 
 
 @require_POST
