@@ -16,6 +16,7 @@ from evaluation.models import DatasetExport, LabelSet
 from evaluation.services.label_sets import label_set_build, label_set_create, label_set_default_parameters
 from modelzoo.models import BenchmarkRun
 from tests.annotation.factories import ParticipantFactory, StudyFactory, TaskFactory
+from tests.annotation.study_helpers import live_study
 from tests.annotation.test_prolific_client import prolific  # noqa: F401 (the imitation of Prolific, a fixture)
 from tests.evaluation.builders import golden_study
 from tests.modelzoo.builders import final_label_set
@@ -100,6 +101,7 @@ def test_launch_benchmark_from_the_label_set_list(admin_page, live_server, corpu
     admin_page.get_by_label("Action:").select_option(label="Launch a benchmark")
     admin_page.get_by_role("button", name="Go").click()
     admin_page.get_by_label("Detector").select_option("acoustic")
+    admin_page.get_by_label("Setting").select_option("multilingual")
     admin_page.get_by_role("button", name="Launch").click()
 
     run = BenchmarkRun.objects.get()
@@ -134,14 +136,14 @@ def test_cancel_stops_a_queued_benchmark_run(admin_page, live_server, corpus_fol
 
 
 def test_set_live_from_the_study_list(admin_page, live_server):
-    study = StudyFactory(name="rainbow", status=Study.Status.DRAFT)
+    study = live_study(status=Study.Status.DRAFT, consent_text="I agree to take part.")
     open_admin(admin_page, live_server, "admin:annotation_study_changelist")
 
-    admin_page.get_by_role("row", name="rainbow").get_by_role("checkbox").check()
+    admin_page.get_by_role("row", name=study.name).get_by_role("checkbox").check()
     admin_page.get_by_label("Action:").select_option(label="Set live (hand out work)")
     admin_page.get_by_role("button", name="Go").click()
 
-    assert "Set live: rainbow." in success_message(admin_page)
+    assert f"Set live: {study.name}." in success_message(admin_page)
     assert Study.objects.get(pk=study.pk).status == Study.Status.LIVE
 
 
