@@ -176,3 +176,14 @@ def test_decisions_are_made_and_sent_to_prolific_by_clicking(admin_page, live_se
 
     admin_page.wait_for_selector(f"#prolific-send >> text=Sent to Prolific: {participant}.")
     assert Participant.objects.get(pk=participant.pk).decision_sent_at is not None
+
+
+def test_the_study_page_leads_to_its_agreement_report_and_its_review(admin_page, live_server):
+    study = live_study()
+    open_admin(admin_page, live_server, "admin:annotation_study_change", study.pk)
+
+    admin_page.get_by_role("link", name="Agreement report").click()
+    assert admin_page.get_by_role("heading", name=f"Agreement report: {study}").is_visible()
+    admin_page.go_back()
+    admin_page.get_by_role("link", name="Review participants").click()
+    assert admin_page.get_by_role("heading", name=f"Review participants: {study}").is_visible()
