@@ -97,7 +97,7 @@ class DatasetExportViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
 
 def _downloadable(request, export: DatasetExport) -> DatasetExport:
     if not may_download_export(request.user, export):
-        raise PermissionDenied("Downloading this export needs the right to read what it holds.")
+        raise PermissionDenied  # as every refusal of the API, in its standard words
     return export
 
 

@@ -328,3 +328,19 @@ def test_the_json_download_is_the_stored_text(client, scored_form):
     response = client.get(f"/admin/evaluation/listeningformreport/study/{scored_form.pk}/scores.json")
 
     assert response.content.decode() == ListeningFormReport.objects.get().result_json
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("/evaluation/forms/{pk}/", "/admin/evaluation/listeningformreport/study/{pk}/"),
+        ("/evaluation/forms/{pk}/scores.csv", "/admin/evaluation/listeningformreport/study/{pk}/scores.csv"),
+        ("/evaluation/suites/stresstest/{pk}/", "/admin/evaluation/suitereport/stresstest/{pk}/"),
+        ("/evaluation/suites/cast/{pk}/scores.json", "/admin/evaluation/suitereport/cast/{pk}/scores.json"),
+    ],
+)
+def test_the_score_pages_old_addresses_lead_to_the_admin(client, old, new):
+    """The score pages live in the admin now; links from before (the docs, notes) still arrive."""
+    response = client.get(old.format(pk=7) + "?language=de")
+
+    assert response.status_code == 301 and response["Location"] == new.format(pk=7) + "?language=de"
