@@ -6,7 +6,7 @@ background job (annotation.services.prolific_send); the page polls its progress 
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import HttpResponse, HttpResponseNotAllowed
+from django.http import HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -19,6 +19,7 @@ from annotation.prolific import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES, Pro
 from annotation.selectors.review import participant_review_rows
 from annotation.services.prolific_send import prolific_send_job_create, prolific_send_job_latest
 from annotation.services.review import approved_prolific_ids, participants_decide
+from annotation.views.downloads import attachment
 from annotation.views.job_progress import job_progress_response
 
 RETURN_REASONS = ["Didn't finish the study", "Encountered technical problems", "Withdrew consent"]
@@ -113,9 +114,9 @@ class ParticipantAdmin(admin.ModelAdmin):
     def approved_ids_view(self, request, study_id: int):
         study = get_study_for_review(request, study_id)
         ids = approved_prolific_ids(study=study)
-        response = HttpResponse("".join(f"{pid}\n" for pid in ids), content_type="text/plain; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{study.slug}-approved-prolific-ids.txt"'
-        return response
+        body = "".join(f"{pid}\n" for pid in ids)
+        filename = f"{study.slug}-approved-prolific-ids.txt"
+        return attachment(body, filename=filename, content_type="text/plain; charset=utf-8")
 
     def send_view(self, request, study_id: int):
         if request.method != "POST":
