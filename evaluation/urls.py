@@ -1,29 +1,25 @@
-from django.urls import path
+"""Evaluation's pages outside the admin: the signed export download (a link that needs no login,
+as a presigned S3 URL would), and redirects from the score pages' old addresses (before they
+moved into the admin, /admin/evaluation/...; the README and older notes link them)."""
 
-from evaluation.views import dataset_exports, listening_form_reports, suite_reports
+from django.urls import path
+from django.views.generic import RedirectView
+
+from evaluation.views import dataset_exports
 
 app_name = "evaluation"
 
+
+def moved(name: str) -> RedirectView:
+    return RedirectView.as_view(pattern_name=f"admin:{name}", permanent=True, query_string=True)
+
+
 urlpatterns = [
     path("exports/download/<str:token>", dataset_exports.export_download, name="export_download"),
-    path("forms/<int:study_id>/", listening_form_reports.form_report, name="form_report"),
-    path("forms/reports/<int:pk>/progress/", listening_form_reports.form_report_progress, name="form_report_progress"),
-    path(
-        "forms/<int:study_id>/scores.csv",
-        listening_form_reports.form_report_download,
-        {"kind": "csv"},
-        name="form_report_csv",
-    ),
-    path(
-        "forms/<int:study_id>/scores.json",
-        listening_form_reports.form_report_download,
-        {"kind": "json"},
-        name="form_report_json",
-    ),
-    path("suites/<suite>/<int:pk>/", suite_reports.suite_report, name="suite_report"),
-    path("suites/reports/<int:report_id>/progress/", suite_reports.suite_report_progress, name="suite_report_progress"),
-    path("suites/<suite>/<int:pk>/scores.csv", suite_reports.suite_report_download, {"kind": "csv"}, name="suite_csv"),
-    path(
-        "suites/<suite>/<int:pk>/scores.json", suite_reports.suite_report_download, {"kind": "json"}, name="suite_json"
-    ),
+    path("forms/<int:study_id>/", moved("evaluation_listeningformreport_study")),
+    path("forms/<int:study_id>/scores.csv", moved("evaluation_listeningformreport_csv")),
+    path("forms/<int:study_id>/scores.json", moved("evaluation_listeningformreport_json")),
+    path("suites/<str:suite>/<int:pk>/", moved("evaluation_suitereport_page")),
+    path("suites/<str:suite>/<int:pk>/scores.csv", moved("evaluation_suitereport_csv")),
+    path("suites/<str:suite>/<int:pk>/scores.json", moved("evaluation_suitereport_json")),
 ]

@@ -10,10 +10,10 @@ from django.utils.html import format_html, format_html_join
 from annotation.access import get_import_job_for_staff
 from annotation.audio_links import signed_audio_url
 from annotation.forms import ImportUploadForm
-from annotation.jobs import job_refresh
 from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
 from annotation.services.corpus_import_jobs import folder_upload_zip, import_job_create
 from annotation.services.studies import studies_create_per_language
+from annotation.views.job_progress import job_progress_response
 
 
 @admin.register(Corpus)
@@ -147,8 +147,8 @@ class ImportJobAdmin(admin.ModelAdmin):
     list_display = ["archive_name", "corpus_name", "status", "progress_text", "created_by", "created_at"]
     list_filter = ["status"]
     readonly_fields = [
-        "archive_name", "corpus_name", "skip_invalid", "status", "phase", "done", "total",
-        "summary", "problem_table", "created_by", "created_at", "finished_at",
+        "archive_name", "corpus_name", "corpus_link", "skip_invalid", "status", "phase", "done", "total",
+        "summary_text", "problem_table", "created_by", "created_at", "finished_at",
     ]  # fmt: skip
     fields = readonly_fields
     change_form_template = "admin/annotation/importjob/change_form.html"
@@ -194,15 +194,31 @@ class ImportJobAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/annotation/importjob/upload.html", context)
 
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        job = self.get_object(request, object_id)
+        context = {"corpus_url": _corpus_url(job)} if job is not None else {}
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
+
     def progress_view(self, request, pk: int):
         # As the admin's has_view_permission: change_importjob stands in for view_importjob.
         job = get_import_job_for_staff(request, pk, perm=("annotation.view_importjob", "annotation.change_importjob"))
-        job = job_refresh(job)  # re-queued first if its worker went silent
-        response = TemplateResponse(request, "admin/annotation/importjob/progress.html", {"job": job})
-        if job.finished and request.htmx:
-            # 286 tells htmx to stop polling; the final state is in the body.
-            response.status_code = 286
-        return response
+        template = "admin/annotation/importjob/progress.html"
+        return job_progress_response(request, job, template=template, context={"corpus_url": _corpus_url(job)})
+
+    @admin.display(description="corpus")
+    def corpus_link(self, job):
+        url = _corpus_url(job)
+        return format_html('<a href="{}">{}</a>', url, job.corpus_name) if url else "-"
+
+    @admin.display(description="result")
+    def summary_text(self, job):
+        summary = job.summary
+        if not summary:
+            return "-"
+        return (
+            f"{summary['rows']} row(s) in {summary['manifest']}: {summary['created']} clip(s) imported, "
+            f"{summary['unchanged']} already present, {summary['clips_with_warnings']} with signal warnings."
+        )
 
     @admin.display(description="progress")
     def progress_text(self, job):
@@ -222,3 +238,13 @@ class ImportJobAdmin(admin.ModelAdmin):
             "<tbody>{}</tbody></table>",
             rows,
         )
+
+
+def _corpus_url(job: ImportJob) -> str | None:
+    """The corpus's clips in the admin, once the import has made (or added to) it."""
+    if job.status != ImportJob.Status.SUCCEEDED:
+        return None
+    corpus = Corpus.objects.filter(name=job.summary.get("corpus", job.corpus_name)).first()
+    if corpus is None:
+        return None
+    return f"{reverse('admin:annotation_clip_changelist')}?corpus__id__exact={corpus.pk}"

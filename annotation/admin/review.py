@@ -6,7 +6,7 @@ background job (annotation.services.prolific_send); the page polls its progress 
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import HttpResponse, HttpResponseNotAllowed
+from django.http import HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -14,12 +14,13 @@ from django.utils.html import format_html
 
 from annotation.access import get_prolific_send_job_for_review, get_study_for_review
 from annotation.admin.annotations import study_annotations_url
-from annotation.jobs import job_refresh
 from annotation.models import Participant, Study
 from annotation.prolific import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES, ProlificClient
 from annotation.selectors.review import participant_review_rows
 from annotation.services.prolific_send import prolific_send_job_create, prolific_send_job_latest
 from annotation.services.review import approved_prolific_ids, participants_decide
+from annotation.views.downloads import attachment
+from annotation.views.job_progress import job_progress_response
 
 RETURN_REASONS = ["Didn't finish the study", "Encountered technical problems", "Withdrew consent"]
 
@@ -113,9 +114,9 @@ class ParticipantAdmin(admin.ModelAdmin):
     def approved_ids_view(self, request, study_id: int):
         study = get_study_for_review(request, study_id)
         ids = approved_prolific_ids(study=study)
-        response = HttpResponse("".join(f"{pid}\n" for pid in ids), content_type="text/plain; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{study.slug}-approved-prolific-ids.txt"'
-        return response
+        body = "".join(f"{pid}\n" for pid in ids)
+        filename = f"{study.slug}-approved-prolific-ids.txt"
+        return attachment(body, filename=filename, content_type="text/plain; charset=utf-8")
 
     def send_view(self, request, study_id: int):
         if request.method != "POST":
@@ -128,13 +129,9 @@ class ParticipantAdmin(admin.ModelAdmin):
         return redirect("admin:annotation_participant_review", study_id=study.pk)
 
     def send_progress_view(self, request, pk: int):
-        job = job_refresh(get_prolific_send_job_for_review(request, pk))
-        context = {"send_job": job}
-        response = TemplateResponse(request, "admin/annotation/participant/review.html#prolific_send", context)
-        if job.finished and request.htmx:
-            response.status_code = 286  # htmx stops polling; the page reloads to show who was sent
-            response["HX-Refresh"] = "true"
-        return response
+        job = get_prolific_send_job_for_review(request, pk)
+        template = "admin/annotation/participant/review.html#prolific_send"
+        return job_progress_response(request, job, template=template, context={"send_job": job})
 
     def _review_context(self, request, study: Study, form: ReviewDecisionForm) -> dict:
         everyone = participant_review_rows(study=study)

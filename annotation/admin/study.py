@@ -63,7 +63,7 @@ class AttentionCheckInline(admin.TabularInline):
 class StudyAdmin(admin.ModelAdmin):
     form = StudySettingsForm
     list_display = [
-        "name", "status", "language", "clip_count", "annotations_done", "participants_total",
+        "name", "status", "language", "clip_count", "progress", "participants_total",
         "clips_to_review", "participant_link", "created_at",
     ]  # fmt: skip
     list_filter = ["status", "language", "corpus"]
@@ -74,12 +74,12 @@ class StudyAdmin(admin.ModelAdmin):
     actions = ["set_live", "set_paused", "set_closed", "set_draft"]
     change_form_template = "admin/annotation/study/change_form.html"
     readonly_fields = [
-        "status", "kind", "corpus", "selection_text", "participant_link", "completion_code", "screen_out_code",
-        "instructions_preview", "created_at",
+        "status", "kind", "progress", "corpus", "selection_text", "participant_link", "completion_code",
+        "screen_out_code", "instructions_preview", "created_at",
     ]  # fmt: skip
     fieldsets = [
         (None, {"fields": [
-            "name", "slug", "kind", "status", "participant_link", "language", "interface_language", "text_direction",
+            "name", "slug", "kind", "status", "progress", "participant_link", "language", "interface_language", "text_direction",
             "corpus", "selection_text",
         ]}),
         ("Tasks", {"fields": [
@@ -190,7 +190,15 @@ class StudyAdmin(admin.ModelAdmin):
     def change_view(self, request, object_id, form_url="", extra_context=None):
         review_url = reverse("admin:annotation_studyitem_changelist") + mismatch_review_query(object_id)
         annotations_url = study_annotations_url(request, study_id=object_id)
-        extra_context = {"mismatch_review_url": review_url, "annotations_url": annotations_url, **(extra_context or {})}
+        participants_url = None
+        if request.user.has_perm("annotation.change_participant"):  # what the review page needs
+            participants_url = reverse("admin:annotation_participant_review", args=[object_id])
+        extra_context = {
+            "mismatch_review_url": review_url,
+            "annotations_url": annotations_url,
+            "participant_review_url": participants_url,
+            **(extra_context or {}),
+        }
         return super().change_view(request, object_id, form_url, extra_context)
 
     # -- state changes ------------------------------------------------------
@@ -233,9 +241,20 @@ class StudyAdmin(admin.ModelAdmin):
     def clip_count(self, study):
         return study.clip_count
 
-    @admin.display(description="annotations", ordering="annotations_done")
-    def annotations_done(self, study):
-        return study.annotations_done
+    @admin.display(description="progress", ordering="annotations_done")
+    def progress(self, study):
+        """Annotations made against the target: every clip in the study times its target per clip."""
+        if study.pk is None:
+            return "-"
+        clips, done = study.clip_count or 0, study.annotations_done or 0
+        unit = ("answer", "item") if study.kind == Study.Kind.FORM else ("annotation", "clip")
+        target = clips * study.target_annotations
+        if not target:
+            return f"no {unit[1]}s yet"
+        percent = min(100, int(100 * done / target))
+        return (
+            f"{done} of {target} {unit[0]}s ({percent} %): {study.target_annotations} per {unit[1]}, {clips} {unit[1]}s"
+        )
 
     @admin.display(description="participants", ordering="participants_total")
     def participants_total(self, study):

@@ -4,12 +4,11 @@ API, or manage.py labelset_export); evaluation.services.dataset_exports does eve
 
 from django.contrib import admin
 from django.template.defaultfilters import filesizeformat
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.jobs import job_refresh
-from evaluation.access import get_export_for_staff
+from annotation.views.job_progress import job_progress_response
+from evaluation.access import get_export_for_staff, may_download_export
 from evaluation.models import DatasetExport
 from evaluation.views import dataset_exports as views
 
@@ -43,15 +42,16 @@ class DatasetExportAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False  # deleting the row would leave its zip in storage
 
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        export = self.get_object(request, object_id)
+        context = {"can_download": export is not None and may_download_export(request.user, export)}
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
+
     def progress_view(self, request, pk: int):
-        export = job_refresh(get_export_for_staff(request, pk, perm="evaluation.view_datasetexport"))
-        # The partial reads the export as `original`, the name the change form gives it.
-        response = TemplateResponse(
-            request, "admin/evaluation/datasetexport/change_form.html#progress", {"original": export}
-        )
-        if export.finished and request.htmx:
-            response.status_code = 286  # htmx stops polling; the final state is in the body
-        return response
+        export = get_export_for_staff(request, pk, perm="evaluation.view_datasetexport")
+        template = "admin/evaluation/datasetexport/change_form.html#progress"
+        context = {"can_download": may_download_export(request.user, export)}
+        return job_progress_response(request, export, template=template, context=context)
 
     @admin.display(description="progress")
     def progress_text(self, export):

@@ -9,10 +9,10 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from annotation.access import require_perm
-from annotation.jobs import job_refresh
+from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_label_set_for_staff
 from evaluation.forms import LabelSetCreateForm
-from evaluation.models import LabelSet
+from evaluation.models import DatasetExport, LabelSet
 from evaluation.services.label_sets import (
     LabelSetRefused,
     label_set_archive,
@@ -20,6 +20,9 @@ from evaluation.services.label_sets import (
     label_set_default_parameters,
     label_set_finalize,
 )
+
+# What a label set may be exported as (a study's raw annotations are exported from the API).
+EXPORT_FORMATS = [(value, label) for value, label in DatasetExport.Format.choices if value != DatasetExport.Format.RAW]
 
 
 @admin.register(LabelSet)
@@ -88,19 +91,16 @@ class LabelSetAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/evaluation/labelset/add.html", context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        context = {"can_finalize": request.user.has_perm("evaluation.change_labelset"),
-                   "can_export": request.user.has_perm("evaluation.add_datasetexport")}  # fmt: skip
+        context = {
+            "can_finalize": request.user.has_perm("evaluation.change_labelset"),
+            "can_export": request.user.has_perm("evaluation.add_datasetexport"),
+            "export_formats": EXPORT_FORMATS,
+        }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
 
     def progress_view(self, request, pk: int):
-        label_set = job_refresh(get_label_set_for_staff(request, pk, perm="evaluation.view_labelset"))
-        response = TemplateResponse(
-            request, "admin/evaluation/labelset/change_form.html#build", {"original": label_set}
-        )
-        if label_set.finished and request.htmx:
-            response.status_code = 286  # htmx stops polling; the page reloads to show the set
-            response["HX-Refresh"] = "true"
-        return response
+        label_set = get_label_set_for_staff(request, pk, perm="evaluation.view_labelset")
+        return job_progress_response(request, label_set, template="admin/evaluation/labelset/change_form.html#build")
 
     def finalize_view(self, request, pk: int):
         return self._act(request, pk, label_set_finalize, "finalized: its rows are frozen")

@@ -4,9 +4,10 @@ from django.utils.html import format_html
 
 from annotation.models import Study
 from evaluation.forms import parameters_query
-from evaluation.models import StudyReport
+from evaluation.models import ListeningFormReport, StudyReport
 from evaluation.services.agreement_reports import parameters_from_dict
 from evaluation.views import agreement_reports as views
+from evaluation.views import listening_form_reports as form_views
 
 
 @admin.register(StudyReport)
@@ -66,3 +67,60 @@ class StudyReportAdmin(admin.ModelAdmin):
     def open_link(self, report):
         url = reverse("admin:evaluation_studyreport_study", args=[report.study_id])
         return format_html('<a href="{}?{}">open</a>', url, parameters_query(parameters_from_dict(report.parameters)))
+
+
+@admin.register(ListeningFormReport)
+class ListeningFormReportAdmin(admin.ModelAdmin):
+    """The scores of listening-form studies; each study's score page (linked from the study's admin
+    page) computes them in the background, so rows are never added or edited here."""
+
+    list_display = ["study", "status", "created_at", "finished_at", "open_link"]
+    list_filter = ["status", "study"]
+    fields = readonly_fields = [
+        "study",
+        "status",
+        "phase",
+        "done",
+        "total",
+        "error",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
+
+    def get_urls(self):
+        wrap, site = self.admin_site.admin_view, {"admin_site": self.admin_site}
+        study = "study/<int:study_id>/"
+        return [
+            path(study, wrap(form_views.form_report), site, name="evaluation_listeningformreport_study"),
+            path(
+                "<int:pk>/progress/",
+                wrap(form_views.form_report_progress),
+                name="evaluation_listeningformreport_progress",
+            ),
+            path(
+                study + "scores.csv",
+                wrap(form_views.form_report_download),
+                {"kind": "csv"},
+                name="evaluation_listeningformreport_csv",
+            ),
+            path(
+                study + "scores.json",
+                wrap(form_views.form_report_download),
+                {"kind": "json"},
+                name="evaluation_listeningformreport_json",
+            ),
+            *super().get_urls(),
+        ]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="scores")
+    def open_link(self, report):
+        url = reverse("admin:evaluation_listeningformreport_study", args=[report.study_id])
+        return format_html('<a href="{}">open</a>', url)

@@ -3,10 +3,11 @@ written by the imports (import_system_outputs, import_cast_items, the API), neve
 
 from django.contrib import admin
 from django.db.models import Count
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html
 
-from evaluation.models import CastItem, CastRendition, CastSet, System, SystemOutput
+from evaluation.models import CastItem, CastRendition, CastSet, SuiteReport, System, SystemOutput
+from evaluation.views import suite_reports as suite_views
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -67,7 +68,7 @@ class CastSetAdmin(ReadOnlyAdmin):
 
     @admin.display(description="CAST scores")
     def scores(self, cast_set):
-        url = reverse("evaluation:suite_report", kwargs={"suite": "cast", "pk": cast_set.pk})
+        url = reverse("admin:evaluation_suitereport_page", kwargs={"suite": "cast", "pk": cast_set.pk})
         return format_html('<a href="{}">Hit, Pair-Contrast, Pair-Correct</a>', url)
 
 
@@ -89,3 +90,52 @@ class CastRenditionAdmin(ReadOnlyAdmin):
     search_fields = ["item__external_id", "system__name"]
     list_select_related = ["item", "system", "clip"]
     fields = readonly_fields = ["item", "system", "side", "mode", "clip", "line"]
+
+
+@admin.register(SuiteReport)
+class SuiteReportAdmin(ReadOnlyAdmin):
+    """The scores of the suites; computed from each suite's page (linked from the study's admin page
+    and from the CAST set list)."""
+
+    list_display = ["suite", "subject", "status", "created_at", "finished_at", "open_link"]
+    list_filter = ["suite", "status"]
+    list_select_related = ["study", "cast_set"]
+    fields = readonly_fields = [
+        "suite", "study", "cast_set", "resamples", "seed", "status", "phase", "done", "total", "error",
+        "created_by", "created_at", "started_at", "finished_at",
+    ]  # fmt: skip
+
+    def get_urls(self):
+        wrap, site = self.admin_site.admin_view, {"admin_site": self.admin_site}
+        page = "<str:suite>/<int:pk>/"
+        return [
+            path(
+                "reports/<int:report_id>/progress/",
+                wrap(suite_views.suite_report_progress),
+                name="evaluation_suitereport_progress",
+            ),
+            path(page, wrap(suite_views.suite_report), site, name="evaluation_suitereport_page"),
+            path(
+                page + "scores.csv",
+                wrap(suite_views.suite_report_download),
+                {"kind": "csv"},
+                name="evaluation_suitereport_csv",
+            ),
+            path(
+                page + "scores.json",
+                wrap(suite_views.suite_report_download),
+                {"kind": "json"},
+                name="evaluation_suitereport_json",
+            ),
+            *super().get_urls(),
+        ]
+
+    @admin.display(description="of")
+    def subject(self, report):
+        return report.study or report.cast_set
+
+    @admin.display(description="scores")
+    def open_link(self, report):
+        pk = report.cast_set_id if report.suite == SuiteReport.Suite.CAST else report.study_id
+        url = reverse("admin:evaluation_suitereport_page", kwargs={"suite": report.suite, "pk": pk})
+        return format_html('<a href="{}">open</a>', url)

@@ -4,10 +4,12 @@
   evaluation.view_labelset for a label set, annotation.view_annotation for a study's raw
   annotations, annotation.change_participant with Prolific ids): 202 with the export to poll;
 - GET /dataset-exports/, /dataset-exports/{id}/ (evaluation.view_datasetexport);
-- GET /dataset-exports/{id}/link/ (evaluation.view_datasetexport): a short-lived download link,
+- GET /dataset-exports/{id}/link/ (evaluation.view_datasetexport, and the same right to read what
+  it holds as asking for it): a short-lived download link,
   which needs no credentials, as a presigned S3 URL.
 """
 
+from django.core.exceptions import PermissionDenied
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
@@ -18,6 +20,7 @@ from annotation.api.base import ApiViewSet
 from annotation.api.errors import Refused
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
+from evaluation.access import export_read_perms, may_download_export
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.services.dataset_exports import (
     LINK_TTL_SECONDS,
@@ -82,20 +85,28 @@ class DatasetExportViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
     @extend_schema(responses={200: ExportLinkSerializer})
     @action(detail=True, methods=["get"], required_perms=("evaluation.view_datasetexport",))
     def link(self, request, pk: int):
-        """A fresh download link for a succeeded export; 400 while it is not built."""
+        """A fresh download link for a succeeded export, for one who may read what it holds (as asking
+        for it needs); 400 while it is not built."""
         try:
-            url = dataset_export_link(export=self.get_object())
+            url = dataset_export_link(export=_downloadable(request, self.get_object()))
         except ExportRefused as refusal:
             raise Refused(str(refusal)) from None
         # Locally the link is a path on this server; on S3 it is already absolute.
         return Response({"url": request.build_absolute_uri(url), "expires_in": LINK_TTL_SECONDS})
 
 
+def _downloadable(request, export: DatasetExport) -> DatasetExport:
+    if not may_download_export(request.user, export):
+        raise PermissionDenied  # as every refusal of the API, in its standard words
+    return export
+
+
 def _require_read_perms(request, given: dict) -> None:
     """An export copies what it holds: asking for one needs the right to read it."""
-    if given.get("label_set") is not None:
-        require_perm(request, "evaluation.view_labelset")
-    if given.get("study") is not None:
-        require_perm(request, "annotation.view_annotation")
-    if given["include_prolific_ids"]:
-        require_perm(request, "annotation.change_participant")
+    perms = export_read_perms(
+        label_set=given.get("label_set") is not None,
+        study=given.get("study") is not None,
+        include_prolific_ids=given["include_prolific_ids"],
+    )
+    for perm in perms:
+        require_perm(request, perm)

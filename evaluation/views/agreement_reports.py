@@ -15,14 +15,20 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation.access import get_study_for_staff, require_perm
-from annotation.jobs import job_refresh
 from annotation.models import Study
+from annotation.views.downloads import attachment, job_download
+from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_report_for_staff
 from evaluation.forms import FIELDS, ReportForm, parameters_query
 from evaluation.models import StudyReport
 from evaluation.reports.agreement_format import agreement_groups, report_csv
 from evaluation.reports.svg import histogram_chart, interval_chart, scatter_chart
-from evaluation.services.agreement_reports import study_report_current, study_report_latest, study_report_request
+from evaluation.services.agreement_reports import (
+    parameters_from_dict,
+    study_report_current,
+    study_report_latest,
+    study_report_request,
+)
 
 SERIES = ["Fleiss' kappa (95 % CI, clips as clusters)", "Gwet's AC1 (95 % CI, clips as clusters)",
           "Krippendorff's alpha, ordinal (bootstrap 95 % CI)", "mean pairwise Cohen's kappa"]  # fmt: skip
@@ -66,24 +72,31 @@ def report_page(request, study_id: int, *, admin_site):
 
 @require_safe
 def report_progress(request, pk: int):
-    report = job_refresh(get_report_for_staff(request, pk, perm="evaluation.view_studyreport"))
-    response = TemplateResponse(request, "evaluation/report.html#progress", {"report": report})
-    if report.finished and request.htmx:
-        response.status_code = 286  # htmx stops polling; the page reloads to show the result
-        response["HX-Refresh"] = "true"
-    return response
+    report = get_report_for_staff(request, pk, perm="evaluation.view_studyreport")
+    return job_progress_response(
+        request, report, template="evaluation/report.html#progress", context={"report": report}
+    )
 
 
 @require_safe
 def report_download(request, pk: int, kind: str):
-    report = get_report_for_staff(request, pk, perm="evaluation.view_studyreport", status=StudyReport.Status.SUCCEEDED)
+    """The report as JSON or CSV; 409 while it is computed (or after it failed)."""
+    report = get_report_for_staff(request, pk, perm="evaluation.view_studyreport")
+    page = reverse("admin:evaluation_studyreport_study", args=[report.study_id])
+    query = parameters_query(parameters_from_dict(report.parameters))
+    return job_download(
+        report,
+        page=request.build_absolute_uri(f"{page}?{query}"),
+        what="The agreement report",
+        serve=lambda done: _report_file(done, kind),
+    )
+
+
+def _report_file(report: StudyReport, kind: str) -> HttpResponse:
     name = f"agreement-{report.study.slug}-{report.language or 'all'}-{report.pk}.{kind}"
     if kind == "json":
-        response = HttpResponse(report.result_json, content_type="application/json")
-    else:
-        response = HttpResponse(report_csv(json.loads(report.result_json)), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+        return attachment(report.result_json, filename=name, content_type="application/json")
+    return attachment(report_csv(json.loads(report.result_json)), filename=name, content_type="text/csv; charset=utf-8")
 
 
 def _result_context(result: dict, page: str, parameters) -> dict:

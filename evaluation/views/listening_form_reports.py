@@ -1,5 +1,6 @@
-"""The score page of a listening-form study, and its CSV and JSON downloads. Staff only, with
-annotation.view_study: the page shows gold answers and every participant's score.
+"""The score page of a listening-form study, and its CSV and JSON downloads, served inside the
+admin (evaluation.admin.reports wires the URLs). Staff only, with annotation.view_study: the page
+shows gold answers and every participant's score.
 
 The scores are computed in the background and kept until the answers change
 (evaluation.services.listening_form_reports). Opening the page or a download asks for them: the
@@ -9,8 +10,6 @@ answers 409 Conflict, with Retry-After while they are computed, so that a script
 
 import json
 
-from django.contrib import admin
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -18,67 +17,58 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation.access import get_study_for_staff
-from annotation.jobs import job_refresh
 from annotation.models import Study
+from annotation.views.downloads import attachment, job_download
+from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_form_report_for_staff
 from evaluation.models import ListeningFormReport
 from evaluation.reports.listening_form_charts import accuracy_chart
 from evaluation.reports.listening_form_format import report_csv, report_rows
 from evaluation.services.listening_form_reports import form_report_request
 from evaluation.stats.listening_forms import DISAGREEMENT_DEFINITION, LACKING_ONE_ORDER_DEFINITION, TIE_POLICY
-from evaluation.views.report_jobs import scores_not_ready
 
 PERM = "annotation.view_study"
+PAGE = "admin:evaluation_listeningformreport_study"
 SECTIONS = {
     "single_choice": "Single choice", "stressed_words": "Stressed words", "rating": "Ratings",
     "pairwise": "Pairwise preference", "stance": "Stance", "agreement": "Agreement",
 }  # fmt: skip
 
 
-@staff_member_required
 @require_http_methods(["GET", "HEAD", "POST"])
-def form_report(request, study_id: int):
+def form_report(request, study_id: int, *, admin_site):
     """GET: the scores, or the progress of their computation. POST: compute again after a failure."""
     study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.FORM)
     job = form_report_request(study=study, user=request.user, retry_failed=request.method == "POST")
     if request.method == "POST":
-        return redirect("evaluation:form_report", study_id=study.pk)
-    context = {**admin.site.each_context(request), "title": f"Form scores: {study.name}", "study": study,
+        return redirect(PAGE, study_id=study.pk)
+    context = {**admin_site.each_context(request), "title": f"Form scores: {study.name}", "study": study,
                "job": job, "opts": Study._meta}  # fmt: skip
     if job.status == ListeningFormReport.Status.SUCCEEDED:
         context |= _result_context(json.loads(job.result_json))
     return TemplateResponse(request, "evaluation/listening_form_report.html", context)
 
 
-@staff_member_required
 @require_safe
 def form_report_progress(request, pk: int):
-    job = job_refresh(get_form_report_for_staff(request, pk, perm=PERM))
-    response = TemplateResponse(request, "evaluation/listening_form_report.html#progress", {"job": job})
-    if job.finished and request.htmx:
-        response.status_code = 286  # htmx stops polling; the page reloads to show the scores or the failure
-        response["HX-Refresh"] = "true"
-    return response
+    job = get_form_report_for_staff(request, pk, perm=PERM)
+    return job_progress_response(request, job, template="evaluation/listening_form_report.html#progress")
 
 
-@staff_member_required
 @require_safe
 def form_report_download(request, study_id: int, kind: str):
+    """The scores as CSV or JSON; 409 while they are computed (or after they failed)."""
     study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.FORM)
     job = form_report_request(study=study, user=request.user)
-    if job.status != ListeningFormReport.Status.SUCCEEDED:
-        return _not_ready(request, job)
+    page = request.build_absolute_uri(reverse(PAGE, args=[study.pk]))
+    return job_download(job, page=page, what="The form scores", serve=lambda done: _scores_file(done, study, kind))
+
+
+def _scores_file(job: ListeningFormReport, study: Study, kind: str) -> HttpResponse:
+    name = f"form-{study.slug}-scores.{kind}"
     if kind == "json":
-        response = HttpResponse(job.result_json, content_type="application/json")
-    else:
-        response = HttpResponse(report_csv(json.loads(job.result_json)), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="form-{study.slug}-scores.{kind}"'
-    return response
-
-
-def _not_ready(request, job: ListeningFormReport) -> HttpResponse:
-    page = request.build_absolute_uri(reverse("evaluation:form_report", args=[job.study_id]))
-    return scores_not_ready(job, page=page, what="The form scores")
+        return attachment(job.result_json, filename=name, content_type="application/json")
+    return attachment(report_csv(json.loads(job.result_json)), filename=name, content_type="text/csv; charset=utf-8")
 
 
 def _result_context(report: dict) -> dict:

@@ -23,6 +23,7 @@ from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
 from annotation.api.errors import Refused
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
+from annotation.views.downloads import attachment, job_download
 from evaluation.models import LabelSet
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan
@@ -175,10 +176,13 @@ class BenchmarkRunViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     @action(detail=True, methods=["get"], url_path="metrics-csv", required_perms=("modelzoo.view_benchmarkrun",))
     def results_csv(self, request, pk: int):
-        """The metrics as CSV (one row per scope and measure, with the interval), as the admin's download."""
+        """The metrics as CSV (one row per scope and measure, with the interval), as the admin's download;
+        409 with Retry-After until the run has succeeded."""
         run = self.get_object()
-        if run.status != BenchmarkRun.Status.SUCCEEDED:
-            raise Refused(f"run {run.pk} has no results: it is {'cancelled' if run.cancelled else run.status}")
-        response = HttpResponse(results_csv([run_summary(run)]), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="benchmark-run-{run.pk}.csv"'
-        return response
+        page = request.build_absolute_uri(reverse("api:benchmark-run-detail", args=[run.pk]))
+        return job_download(run, page=page, what=f"Run {run.pk}'s metrics", serve=_metrics_csv)
+
+
+def _metrics_csv(run: BenchmarkRun) -> HttpResponse:
+    body = results_csv([run_summary(run)])
+    return attachment(body, filename=f"benchmark-run-{run.pk}.csv", content_type="text/csv; charset=utf-8")

@@ -8,12 +8,13 @@ each with the human agreement of their label sets for scale, and CSV / JSON down
 
 import json
 
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.template.response import TemplateResponse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from annotation.access import require_perm
+from annotation.views.downloads import attachment
 from evaluation.reports.svg import curve_chart, heatmap_chart
 from modelzoo.access import VIEW
 from modelzoo.models import BenchmarkRun
@@ -49,13 +50,12 @@ def results_download(request, kind: str):
     """The runs of ?group= or ?ids= as CSV (one row per run, scope and measure) or JSON."""
     require_perm(request, VIEW)
     runs = group_runs(group=request.GET["group"]) if request.GET.get("group") else _picked_runs(request)
+    name = f"benchmark-results.{kind}"
     if kind == "json":
         body = json.dumps([run_results(run) for run in runs], indent=2, sort_keys=True) + "\n"
-        response = HttpResponse(body, content_type="application/json")
-    else:
-        response = HttpResponse(results_csv(run_summary(run) for run in runs), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="benchmark-results.{kind}"'
-    return response
+        return attachment(body, filename=name, content_type="application/json")
+    body = results_csv(run_summary(run) for run in runs)
+    return attachment(body, filename=name, content_type="text/csv; charset=utf-8")
 
 
 def _picked_runs(request) -> list[BenchmarkRun]:

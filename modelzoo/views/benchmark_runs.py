@@ -9,12 +9,13 @@ import json
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect
-from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from annotation.jobs import job_refresh
+from annotation.views.downloads import attachment, job_download
+from annotation.views.job_progress import job_progress_response
 from modelzoo.access import get_run_for_staff
 from modelzoo.models import BenchmarkRun
 from modelzoo.results import history_rows, metric_rows, results_csv
@@ -27,8 +28,11 @@ TEMPLATE = "admin/modelzoo/benchmarkrun/change_form.html"
 
 def run_page_context(request, run: BenchmarkRun) -> dict:
     """What the run's page shows besides its fields."""
-    context = {"can_cancel": request.user.has_perm(CHANGE),
-               "group_size": BenchmarkRun.objects.filter(group=run.group).count()}  # fmt: skip
+    context = {
+        "can_cancel": request.user.has_perm(CHANGE),
+        "group_size": BenchmarkRun.objects.filter(group=run.group).count(),
+        "run_state": "cancelled" if run.cancelled else run.get_status_display().lower(),
+    }
     if run.status == BenchmarkRun.Status.SUCCEEDED:
         context |= {
             "metric_rows": metric_rows(run.metrics, run.measures),
@@ -42,11 +46,7 @@ def run_page_context(request, run: BenchmarkRun) -> dict:
 @require_safe
 def run_progress(request, pk: int):
     run = job_refresh(get_run_for_staff(request, pk))
-    response = TemplateResponse(request, f"{TEMPLATE}#progress", {"original": run, **run_page_context(request, run)})
-    if run.finished and request.htmx:
-        response.status_code = 286  # htmx stops polling; the page reloads to show the results
-        response["HX-Refresh"] = "true"
-    return response
+    return job_progress_response(request, run, template=f"{TEMPLATE}#progress", context=run_page_context(request, run))
 
 
 @require_POST
@@ -65,20 +65,33 @@ def run_cancel(request, pk: int):
 @require_safe
 def run_metrics(request, pk: int, kind: str):
     """The run's results as JSON (metrics, history, hyperparameters, the set's agreement) or its
-    metrics as CSV (one row per scope and measure, with the interval)."""
-    run = get_run_for_staff(request, pk, status=BenchmarkRun.Status.SUCCEEDED)
+    metrics as CSV (one row per scope and measure, with the interval); 409 until it has succeeded."""
+    run = get_run_for_staff(request, pk)
+    return job_download(
+        run, page=_page(request, run), what=f"Run {run.pk}'s results", serve=lambda done: _metrics(done, kind)
+    )
+
+
+def _metrics(run: BenchmarkRun, kind: str) -> HttpResponse:
+    name = f"benchmark-run-{run.pk}-metrics.{kind}"
     if kind == "json":
         body = json.dumps(run_results(run), indent=2, sort_keys=True) + "\n"
-        response = HttpResponse(body, content_type="application/json")
-    else:
-        response = HttpResponse(results_csv([run_summary(run)]), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="benchmark-run-{run.pk}-metrics.{kind}"'
-    return response
+        return attachment(body, filename=name, content_type="application/json")
+    return attachment(results_csv([run_summary(run)]), filename=name, content_type="text/csv; charset=utf-8")
 
 
 @never_cache  # the link expires: a cached redirect would lead to a dead one
 @require_safe
 def run_file(request, pk: int, kind: str):
-    """On to a fresh short-lived link to the run's predictions CSV or checkpoint zip."""
-    run = get_run_for_staff(request, pk, status=BenchmarkRun.Status.SUCCEEDED)
-    return redirect(benchmark_file_link(run=run, kind=kind))
+    """On to a fresh short-lived link to the run's predictions CSV or checkpoint zip; 409 until it has succeeded."""
+    run = get_run_for_staff(request, pk)
+    return job_download(
+        run,
+        page=_page(request, run),
+        what=f"Run {run.pk}'s files",
+        serve=lambda done: redirect(benchmark_file_link(run=done, kind=kind)),
+    )
+
+
+def _page(request, run: BenchmarkRun) -> str:
+    return request.build_absolute_uri(reverse("admin:modelzoo_benchmarkrun_change", args=[run.pk]))

@@ -104,10 +104,15 @@ def test_upload_imports_in_the_background_and_shows_progress(
     job = ImportJob.objects.get()
     assert job.status == ImportJob.Status.SUCCEEDED
     assert job.summary["created"] == 2 and Clip.objects.filter(corpus__name="uploaded").count() == 2
-    assert "2 clip(s) imported into “uploaded”" in response.content.decode()
+    corpus = Clip.objects.filter(corpus__name="uploaded").first().corpus
+    clips = f"{reverse('admin:annotation_clip_changelist')}?corpus__id__exact={corpus.pk}"
+    page = response.content.decode()
+    assert f'2 clip(s) imported into <a href="{clips}">“uploaded”</a>' in page.replace("&amp;", "&")
+    assert "2 row(s) in " in page and ": 2 clip(s) imported, 0 already present" in page  # the result, not JSON
+    assert '"created":' not in page and "&quot;created&quot;" not in page
     assert not job.archive.storage.exists(job.archive.name)  # the upload is not kept
     progress = admin_client.get(reverse("admin:annotation_importjob_progress", args=[job.pk]), HTTP_HX_REQUEST="true")
-    assert progress.status_code == 286  # htmx stops polling a finished job
+    assert progress.status_code == 286 and progress["HX-Refresh"] == "true"  # stop polling, reload the page
 
 
 def test_refused_upload_lists_rows_and_writes_nothing(admin_client, corpus_folder, django_capture_on_commit_callbacks):

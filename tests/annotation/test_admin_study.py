@@ -271,3 +271,37 @@ class TestPermissions:
         client.post(ADD_URL, create_payload(client, corpus, clip_ids="a"))
 
         assert Study.objects.get().selection == {"clip_ids": ["a"]}
+
+
+# --- first contact: the study page leads on to its report and its review, and says how far it is
+
+
+@pytest.mark.django_db
+def test_the_study_page_links_its_agreement_report_and_review_and_shows_progress(admin_client):
+    from tests.annotation.study_helpers import live_study
+
+    study = live_study(clips=4, target_annotations=3)
+    StudyItem.objects.filter(pk__in=study.items.order_by("pk").values("pk")[:2]).update(completed_count=3)
+
+    page = admin_client.get(change_url(study)).content.decode()
+    listing = admin_client.get(reverse("admin:annotation_study_changelist")).content.decode()
+
+    report = reverse("admin:evaluation_studyreport_study", args=[study.pk])
+    review = reverse("admin:annotation_participant_review", args=[study.pk])
+    assert f'<a href="{report}">Agreement report</a>' in page
+    assert f'<a href="{review}">Review participants</a>' in page
+    progress = "6 of 12 annotations (50 %): 3 per clip, 4 clips"
+    assert progress in page and progress in listing
+    assert admin_client.get(report).status_code == 200 and admin_client.get(review).status_code == 200
+
+
+@pytest.mark.django_db
+def test_who_may_not_review_gets_no_review_link(client):
+    study = StudyFactory()
+    user = User.objects.create_user("viewer", password="x", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_study"))
+    client.force_login(user)
+
+    page = client.get(change_url(study)).content.decode()
+
+    assert "Review participants" not in page and "Agreement report" not in page  # nor view_studyreport

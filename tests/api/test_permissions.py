@@ -71,7 +71,10 @@ ENDPOINTS = [
         {"format": "raw", "study": "{study}", "include_prolific_ids": True},
     ),
     Endpoint("get", "/api/v1/dataset-exports/{export}/", ("evaluation.view_datasetexport",)),
-    Endpoint("get", "/api/v1/dataset-exports/{export}/link/", ("evaluation.view_datasetexport",)),
+    # A download reads what the export holds, as asking for it does (the World's export is of a label set).
+    Endpoint(
+        "get", "/api/v1/dataset-exports/{export}/link/", ("evaluation.view_datasetexport", "evaluation.view_labelset")
+    ),
 ]
 
 

@@ -47,3 +47,31 @@ def test_clip_page_plays_its_audio_through_a_signed_link(logged_in, live_server,
     page.wait_for_function("document.querySelector('audio').ended", timeout=10_000)
 
     assert page.eval_on_selector("audio", "a => a.duration") == pytest.approx(1.0, abs=0.1)
+
+
+def test_when_the_import_ends_the_panel_and_the_fields_agree(logged_in, live_server, corpus_folder, monkeypatch):
+    """The page polls a queued import; when a worker has run it, the whole page shows the end
+    (not the panel alone above fields that still say queued)."""
+    from annotation.ingest.jobs import import_job_run
+
+    monkeypatch.setattr("annotation.jobs._send", lambda model, job_id: None)  # no worker yet
+    page = logged_in
+    corpus_folder.add("c1")
+    corpus_folder.add("c2", "a second clip", speaker="s2")
+    corpus_folder.write_jsonl()
+    page.goto(f"{live_server.url}/admin/annotation/corpus/")
+    page.get_by_role("link", name="Import a corpus").click()
+    page.set_input_files("#id_folder", str(corpus_folder.root))
+    page.fill("#id_corpus_name", "followed")
+    page.click("input[type=submit]")
+    page.wait_for_selector("#import-progress >> text=Import queued")
+    assert page.locator(".field-status .readonly").inner_text() == "Queued"
+
+    import_job_run(job_id=ImportJob.objects.get().pk)  # the worker: the next poll ends and reloads the page
+
+    page.wait_for_selector("#import-progress >> text=Import succeeded")
+    assert page.locator("#import-progress[hx-get]").count() == 0
+    assert page.locator(".field-status .readonly").inner_text() == "Succeeded"
+    assert page.locator(".field-done .readonly").inner_text() == "2"
+    page.get_by_role("link", name="“followed”").click()  # on to the new corpus's clips
+    assert page.locator("#result_list tbody tr").count() == 2

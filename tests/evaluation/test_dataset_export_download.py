@@ -34,7 +34,7 @@ def body(response) -> bytes:
 
 
 def test_staff_with_the_permission_are_sent_to_a_link_that_serves_the_zip(client, export):
-    client.force_login(staff("evaluation.view_datasetexport"))
+    client.force_login(staff("evaluation.view_datasetexport", "evaluation.view_labelset"))
 
     redirected = client.get(reverse("admin:evaluation_datasetexport_download", args=[export.pk]))
 
@@ -52,6 +52,64 @@ def test_staff_without_the_permission_get_403(client, export):
 
     assert client.get(reverse("admin:evaluation_datasetexport_download", args=[export.pk])).status_code == 403
     assert client.get(reverse("admin:evaluation_datasetexport_progress", args=[export.pk])).status_code == 403
+
+
+def test_the_download_needs_the_right_to_read_what_the_export_holds(client, export):
+    """As asking for it does: a label set's export needs view_labelset too."""
+    client.force_login(staff("evaluation.view_datasetexport"))
+
+    assert client.get(reverse("admin:evaluation_datasetexport_download", args=[export.pk])).status_code == 403
+
+
+def test_an_unfinished_export_answers_409_with_retry_after(client, export):
+    DatasetExport.objects.filter(pk=export.pk).update(status=DatasetExport.Status.RUNNING, phase="zipping")
+    client.force_login(staff("evaluation.view_datasetexport", "evaluation.view_labelset"))
+
+    response = client.get(reverse("admin:evaluation_datasetexport_download", args=[export.pk]))
+
+    assert response.status_code == 409 and response["Retry-After"] == "5"
+    assert "The export: not ready yet (zipping)" in response.content.decode()
+    assert f"/admin/evaluation/datasetexport/{export.pk}/change/" in response.content.decode()
+
+
+# --- Prolific ids: downloading needs what asking for them needs (annotation.change_participant) ------
+
+VIEW_RAW = ("evaluation.view_datasetexport", "annotation.view_annotation")
+
+
+@pytest.fixture
+def export_with_ids(export, django_capture_on_commit_callbacks):
+    study = export.label_set.studies.get()
+    return exported(django_capture_on_commit_callbacks, format="raw", study=study, include_prolific_ids=True)
+
+
+def test_view_only_staff_cannot_download_an_export_with_prolific_ids(client, export_with_ids):
+    from tests.api.callers import token_client
+
+    viewer = staff(*VIEW_RAW)
+    client.force_login(viewer)
+
+    admin_download = client.get(reverse("admin:evaluation_datasetexport_download", args=[export_with_ids.pk]))
+    api_link = token_client(viewer).get(f"/api/v1/dataset-exports/{export_with_ids.pk}/link/")
+    page = client.get(reverse("admin:evaluation_datasetexport_change", args=[export_with_ids.pk])).content.decode()
+
+    assert export_with_ids.status == DatasetExport.Status.SUCCEEDED and export_with_ids.include_prolific_ids
+    assert admin_download.status_code == 403 and api_link.status_code == 403
+    assert "Download " not in page and "needs the permission to change participants" in page
+
+
+def test_who_may_see_participants_downloads_an_export_with_prolific_ids(client, export_with_ids):
+    from tests.api.callers import token_client
+
+    curator = staff(*VIEW_RAW, "annotation.change_participant")
+    client.force_login(curator)
+
+    admin_download = client.get(reverse("admin:evaluation_datasetexport_download", args=[export_with_ids.pk]))
+    api_link = token_client(curator).get(f"/api/v1/dataset-exports/{export_with_ids.pk}/link/")
+
+    assert admin_download.status_code == 302 and api_link.status_code == 200
+    client.logout()
+    assert body(client.get(api_link.json()["url"])) == export_with_ids.file.open("rb").read()
 
 
 def test_a_forged_expired_or_foreign_token_is_404(client, export, monkeypatch):

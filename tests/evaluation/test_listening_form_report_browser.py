@@ -25,7 +25,7 @@ def test_progress_is_polled_until_the_scores_are_ready(page, live_server, settin
     page.fill("#id_username", "admin")
     page.fill("#id_password", "secret-pass-1")
     page.click("input[type=submit]")
-    page.goto(f"{live_server.url}{reverse('evaluation:form_report', args=[study.pk])}")
+    page.goto(f"{live_server.url}{reverse('admin:evaluation_listeningformreport_study', args=[study.pk])}")
     page.wait_for_selector("#form-report-progress >> text=waiting for a worker")
 
     form_report_run(report_id=job.pk)  # the worker runs now: the next poll answers 286 and the page reloads

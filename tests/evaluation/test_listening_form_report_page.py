@@ -130,7 +130,7 @@ def staff(*, can_view: bool, is_staff: bool = True) -> User:
 def test_the_page_shows_every_section_and_is_linked_from_the_study_admin(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    page = client.get(f"/evaluation/forms/{scored_form.pk}/")
+    page = client.get(f"/admin/evaluation/listeningformreport/study/{scored_form.pk}/")
 
     assert page.status_code == 200
     text = page.content.decode()
@@ -142,20 +142,23 @@ def test_the_page_shows_every_section_and_is_linked_from_the_study_admin(client,
     superuser = User.objects.create_superuser("admin", password=None)
     client.force_login(superuser)
     change_page = client.get(f"/admin/annotation/study/{scored_form.pk}/change/").content.decode()
-    assert f'href="/evaluation/forms/{scored_form.pk}/"' in change_page
+    assert f'href="/admin/evaluation/listeningformreport/study/{scored_form.pk}/"' in change_page
 
 
 def test_no_link_and_no_page_for_an_emphasis_study(client):
     study = live_study()
     client.force_login(User.objects.create_superuser("admin", password=None))
 
-    assert "/evaluation/forms/" not in client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
-    assert client.get(f"/evaluation/forms/{study.pk}/").status_code == 404
+    assert (
+        "/admin/evaluation/listeningformreport/study/"
+        not in client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
+    )
+    assert client.get(f"/admin/evaluation/listeningformreport/study/{study.pk}/").status_code == 404
 
 
 @pytest.mark.parametrize("suffix", ["", "scores.csv", "scores.json"])
 def test_staff_only_and_with_the_view_permission(client, scored_form, suffix):
-    url = f"/evaluation/forms/{scored_form.pk}/{suffix}"
+    url = f"/admin/evaluation/listeningformreport/study/{scored_form.pk}/{suffix}"
 
     anonymous = client.get(url)
     assert anonymous.status_code == 302 and "/admin/login/" in anonymous["Location"]
@@ -170,7 +173,7 @@ def test_staff_only_and_with_the_view_permission(client, scored_form, suffix):
 def test_json_download_holds_every_score(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    response = client.get(f"/evaluation/forms/{scored_form.pk}/scores.json")
+    response = client.get(f"/admin/evaluation/listeningformreport/study/{scored_form.pk}/scores.json")
 
     assert response["Content-Disposition"] == f'attachment; filename="form-{scored_form.slug}-scores.json"'
     report = json.loads(response.content)
@@ -196,7 +199,7 @@ def test_json_download_holds_every_score(client, scored_form):
 def test_csv_download_is_long_form_one_measure_a_row(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    response = client.get(f"/evaluation/forms/{scored_form.pk}/scores.csv")
+    response = client.get(f"/admin/evaluation/listeningformreport/study/{scored_form.pk}/scores.csv")
 
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     by_measure = {(row["section"], row["group"], row["item"], row["measure"]): row for row in rows}
@@ -223,7 +226,7 @@ def test_rejected_participants_are_left_out(answered_form):
 
 
 def page_url(study) -> str:
-    return reverse("evaluation:form_report", args=[study.pk])
+    return reverse("admin:evaluation_listeningformreport_study", args=[study.pk])
 
 
 def test_a_first_visit_queues_the_scores_and_shows_progress_until_the_worker_ran(
@@ -234,7 +237,7 @@ def test_a_first_visit_queues_the_scores_and_shows_progress_until_the_worker_ran
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         first = client.get(page_url(answered_form)).content.decode()
     job = ListeningFormReport.objects.get()
-    progress_url = reverse("evaluation:form_report_progress", args=[job.pk])
+    progress_url = reverse("admin:evaluation_listeningformreport_progress", args=[job.pk])
     assert job.status == ListeningFormReport.Status.QUEUED and len(callbacks) == 1
     assert f'hx-get="{progress_url}"' in first and "every 1s" in first and "waiting for a worker" in first
     assert ">Single choice</h2>" not in first
@@ -249,7 +252,7 @@ def test_a_first_visit_queues_the_scores_and_shows_progress_until_the_worker_ran
 def test_progress_polls_until_the_job_finishes_then_stops_with_286(client, answered_form):
     client.force_login(staff(can_view=True))
     job = form_report_request(study=answered_form)  # queued: nothing committed, no worker ran
-    url = reverse("evaluation:form_report_progress", args=[job.pk])
+    url = reverse("admin:evaluation_listeningformreport_progress", args=[job.pk])
 
     waiting = client.get(url, HTTP_HX_REQUEST="true")
     assert waiting.status_code == 200 and f'hx-get="{url}"' in waiting.content.decode()
@@ -262,12 +265,12 @@ def test_progress_polls_until_the_job_finishes_then_stops_with_286(client, answe
 
 def test_progress_needs_the_view_permission(client, answered_form):
     job = form_report_request(study=answered_form)
-    url = reverse("evaluation:form_report_progress", args=[job.pk])
+    url = reverse("admin:evaluation_listeningformreport_progress", args=[job.pk])
 
     client.force_login(staff(can_view=False))
     assert client.get(url).status_code == 403
     client.force_login(staff(can_view=True))
-    assert client.get(reverse("evaluation:form_report_progress", args=[job.pk + 1])).status_code == 404
+    assert client.get(reverse("admin:evaluation_listeningformreport_progress", args=[job.pk + 1])).status_code == 404
 
 
 def test_a_failure_is_shown_with_its_message_and_tried_again_on_request(
@@ -297,12 +300,14 @@ def test_a_failure_is_shown_with_its_message_and_tried_again_on_request(
 def test_a_download_before_the_scores_are_ready_answers_409(client, answered_form, suffix):
     client.force_login(staff(can_view=True))
 
-    response = client.get(f"/evaluation/forms/{answered_form.pk}/{suffix}")  # queues the scores
+    response = client.get(
+        f"/admin/evaluation/listeningformreport/study/{answered_form.pk}/{suffix}"
+    )  # queues the scores
 
     assert response.status_code == 409 and response["Retry-After"] == "5"
     assert "Content-Disposition" not in response
     text = response.content.decode()
-    assert "being computed" in text and f"http://testserver{page_url(answered_form)}" in text
+    assert "not ready yet" in text and f"http://testserver{page_url(answered_form)}" in text
     assert ListeningFormReport.objects.get().status == ListeningFormReport.Status.QUEUED
 
 
@@ -311,15 +316,31 @@ def test_a_download_of_scores_that_failed_answers_409_with_the_error(client, ans
     job = form_report_request(study=answered_form)
     ListeningFormReport.objects.filter(pk=job.pk).update(status=ListeningFormReport.Status.FAILED, error="disk full")
 
-    response = client.get(f"/evaluation/forms/{answered_form.pk}/scores.csv")
+    response = client.get(f"/admin/evaluation/listeningformreport/study/{answered_form.pk}/scores.csv")
 
     assert response.status_code == 409 and "Retry-After" not in response
-    assert "could not be computed: disk full" in response.content.decode()
+    assert "failed: disk full" in response.content.decode()
 
 
 def test_the_json_download_is_the_stored_text(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    response = client.get(f"/evaluation/forms/{scored_form.pk}/scores.json")
+    response = client.get(f"/admin/evaluation/listeningformreport/study/{scored_form.pk}/scores.json")
 
     assert response.content.decode() == ListeningFormReport.objects.get().result_json
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("/evaluation/forms/{pk}/", "/admin/evaluation/listeningformreport/study/{pk}/"),
+        ("/evaluation/forms/{pk}/scores.csv", "/admin/evaluation/listeningformreport/study/{pk}/scores.csv"),
+        ("/evaluation/suites/stresstest/{pk}/", "/admin/evaluation/suitereport/stresstest/{pk}/"),
+        ("/evaluation/suites/cast/{pk}/scores.json", "/admin/evaluation/suitereport/cast/{pk}/scores.json"),
+    ],
+)
+def test_the_score_pages_old_addresses_lead_to_the_admin(client, old, new):
+    """The score pages live in the admin now; links from before (the docs, notes) still arrive."""
+    response = client.get(old.format(pk=7) + "?language=de")
+
+    assert response.status_code == 301 and response["Location"] == new.format(pk=7) + "?language=de"

@@ -154,6 +154,22 @@ def test_the_page_shows_progress_while_queued(admin_client, study):
     assert 'id="report-progress"' in html and "every 1s" in html
 
 
+@pytest.mark.parametrize("kind", ["json", "csv"])
+def test_a_download_of_a_report_not_ready_answers_409_and_where_to_follow_it(admin_client, study, kind):
+    report = study_report_request(study=study, parameters=report_parameters(study=study))  # queued: no commit
+    url = reverse(f"admin:evaluation_studyreport_{kind}", args=[report.pk])
+
+    queued = admin_client.get(url)
+    StudyReport.objects.filter(pk=report.pk).update(status=StudyReport.Status.FAILED, error="out of memory")
+    failed = admin_client.get(url)
+
+    assert queued.status_code == 409 and queued["Retry-After"] == "5"
+    assert "The agreement report: not ready yet" in queued.content.decode()
+    assert f"http://testserver{page_url(study)}?" in queued.content.decode()
+    assert failed.status_code == 409 and "Retry-After" not in failed
+    assert "The agreement report failed: out of memory" in failed.content.decode()
+
+
 def test_downloads_are_the_stored_json_and_a_csv(admin_client, study, django_capture_on_commit_callbacks):
     compute(admin_client, study, django_capture_on_commit_callbacks)
     report = StudyReport.objects.get()

@@ -157,6 +157,21 @@ def test_a_run_page_polls_until_the_run_ends(boss, label_set, django_capture_on_
     assert "cancelled" in ended.content.decode() and BenchmarkRun.objects.get().cancelled
 
 
+def test_the_downloads_of_a_run_not_finished_answer_409(boss, label_set, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        [queued] = benchmark_runs_launch(
+            label_set=label_set, detector="acoustic", label_mode="binary", plan=Plan("multilingual")
+        )
+    page = f"http://testserver{reverse('admin:modelzoo_benchmarkrun_change', args=[queued.pk])}"
+
+    metrics = boss.get(reverse("admin:modelzoo_benchmarkrun_metrics", args=[queued.pk, "csv"]))
+    checkpoint = boss.get(reverse("admin:modelzoo_benchmarkrun_file", args=[queued.pk, "checkpoint"]))
+
+    for response in (metrics, checkpoint):
+        assert response.status_code == 409 and response["Retry-After"] == "5"
+        assert "not ready yet (waiting for a worker)" in response.content.decode() and page in response.content.decode()
+
+
 def test_the_downloads_give_metrics_predictions_and_checkpoint(boss, label_set, django_capture_on_commit_callbacks):
     [run] = launched(django_capture_on_commit_callbacks, label_set)
 

@@ -137,6 +137,13 @@ def test_anonymous_callers_and_participants_get_401(method, path, perms, queued_
         assert response.status_code == 401, response.content
 
 
+def test_the_metrics_csv_of_a_run_not_finished_answers_409_with_retry_after(queued_run):
+    response = token_client(staff_with("modelzoo.view_benchmarkrun")).get(f"{RUNS}{queued_run.pk}/metrics-csv/")
+
+    assert response.status_code == 409 and response["Retry-After"] == "5"
+    assert f"Run {queued_run.pk}'s metrics: not ready yet" in response.content.decode()
+
+
 @pytest.mark.parametrize(("method", "path", "perms"), ENDPOINTS)
 def test_staff_without_the_permission_get_403(method, path, perms, queued_run, label_set):
     callers = [staff_with()] + [staff_with(*(set(perms) - {missing})) for missing in perms]

@@ -164,10 +164,10 @@ def test_cast_scores_per_voice_mode_and_source_match_hand_counts(
 def test_cast_page_lists_the_missing_pair(cast_set, admin_client, django_capture_on_commit_callbacks):
     listen_to_every_rendition(cast_set)
     with django_capture_on_commit_callbacks(execute=True):
-        admin_client.get(f"/evaluation/suites/cast/{cast_set.pk}/")
-    page = admin_client.get(f"/evaluation/suites/cast/{cast_set.pk}/").content.decode()
+        admin_client.get(f"/admin/evaluation/suitereport/cast/{cast_set.pk}/")
+    page = admin_client.get(f"/admin/evaluation/suitereport/cast/{cast_set.pk}/").content.decode()
     assert "CAST scores" in page and "Pairs not scored (a side missing)" in page and "c03" in page
-    csv_text = admin_client.get(f"/evaluation/suites/cast/{cast_set.pk}/scores.csv").content.decode()
+    csv_text = admin_client.get(f"/admin/evaluation/suitereport/cast/{cast_set.pk}/scores.csv").content.decode()
     assert "Pair-Correct" in csv_text and "tts-a / context / listeners: cast listeners" in csv_text
 
 

@@ -135,29 +135,29 @@ def test_stresstest_page_and_downloads_show_the_same_figures(
     stresstest_study, admin_client, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        first = admin_client.get(f"/evaluation/suites/stresstest/{stresstest_study.pk}/")
+        first = admin_client.get(f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/")
     assert first.status_code == 200
-    page = admin_client.get(f"/evaluation/suites/stresstest/{stresstest_study.pk}/").content.decode()
+    page = admin_client.get(f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/").content.decode()
     assert "SSR: all shared items" in page and "bad-slm" in page and "0.667" in page
     assert "Answers that could not be read" in page and "st-001" in page
     lines = list(csv.DictReader(io.StringIO(admin_client.get(
-        f"/evaluation/suites/stresstest/{stresstest_study.pk}/scores.csv").content.decode())))  # fmt: skip
+        f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/scores.csv").content.decode())))  # fmt: skip
     humans = next(line for line in lines if line["table"] == "SSR: all shared items" and line["row"] == "humans"
                   and line["column"] == "accuracy")  # fmt: skip
     assert float(humans["value"]) == pytest.approx(6 / 9) and humans["n"] == "9"
-    body = admin_client.get(f"/evaluation/suites/stresstest/{stresstest_study.pk}/scores.json").json()
+    body = admin_client.get(f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/scores.json").json()
     assert body["systems"]["good-slm"]["ssr"]["accuracy"]["value"] == 1.0
 
 
 def test_suite_pages_need_the_view_permission(stresstest_study, client, django_user_model):
     staff = django_user_model.objects.create_user("staff", password="x", is_staff=True)
     client.force_login(staff)
-    assert client.get(f"/evaluation/suites/stresstest/{stresstest_study.pk}/").status_code == 403
-    assert client.get(f"/evaluation/suites/stresstest/{stresstest_study.pk}/scores.json").status_code == 403
+    assert client.get(f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/").status_code == 403
+    assert client.get(f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/scores.json").status_code == 403
 
 
 def test_an_unknown_suite_is_404(stresstest_study, admin_client):
-    assert admin_client.get(f"/evaluation/suites/nonsense/{stresstest_study.pk}/").status_code == 404
+    assert admin_client.get(f"/admin/evaluation/suitereport/nonsense/{stresstest_study.pk}/").status_code == 404
 
 
 def test_the_report_follows_new_outputs(stresstest_study, tmp_path, django_capture_on_commit_callbacks):
@@ -249,8 +249,8 @@ def test_stance_page_has_a_roc_plot_and_the_failure_reasons(
     stance_study, admin_client, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        admin_client.get(f"/evaluation/suites/stance/{stance_study.pk}/")
-    page = admin_client.get(f"/evaluation/suites/stance/{stance_study.pk}/").content.decode()
+        admin_client.get(f"/admin/evaluation/suitereport/stance/{stance_study.pk}/")
+    page = admin_client.get(f"/admin/evaluation/suitereport/stance/{stance_study.pk}/").content.decode()
     assert "ROC against the weak labels: warmth" in page and "<polyline" in page
     assert "Structural failures by reason" in page and "sloppy-judge" in page
 
@@ -285,12 +285,12 @@ def test_listeners_alone_are_ranked_against_the_items_weak_labels(tmp_path, djan
 
 
 def test_scores_not_yet_computed_show_progress_and_a_download_answers_409(stresstest_study, admin_client):
-    page = admin_client.get(f"/evaluation/suites/stresstest/{stresstest_study.pk}/").content.decode()
+    page = admin_client.get(f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/").content.decode()
     assert 'id="suite-report-progress"' in page and "waiting for a worker" in page
     job = SuiteReport.objects.get()
-    assert f"/evaluation/suites/reports/{job.pk}/progress/" in page
-    download = admin_client.get(f"/evaluation/suites/stresstest/{stresstest_study.pk}/scores.csv")
+    assert f"/admin/evaluation/suitereport/reports/{job.pk}/progress/" in page
+    download = admin_client.get(f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/scores.csv")
     assert download.status_code == 409 and download["Retry-After"] == "5"
-    assert "The scores are being computed" in download.content.decode()
-    progress = admin_client.get(f"/evaluation/suites/reports/{job.pk}/progress/", HTTP_HX_REQUEST="true")
-    assert progress.status_code == 200 and "Computing the scores" in progress.content.decode()
+    assert "The scores: not ready yet" in download.content.decode()
+    progress = admin_client.get(f"/admin/evaluation/suitereport/reports/{job.pk}/progress/", HTTP_HX_REQUEST="true")
+    assert progress.status_code == 200 and "Scores queued" in progress.content.decode()
