@@ -203,6 +203,8 @@ def celery(environ: Mapping[str, str], data_dir: Path) -> dict:
             "data_folder_out": str(queue_dir),
             "processed_folder": str(processed),
             "store_processed": False,
+            # The exchange table; kombu's default is a folder "control" in the working directory.
+            "control_folder": str(data_dir / "celery" / "control"),
         }
     scheme = urlsplit(url).scheme
     if scheme not in BROKER_SCHEMES:
