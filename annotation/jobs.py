@@ -157,10 +157,12 @@ class Heartbeat:
     def _beat(self) -> None:
         try:
             while not self.stopped.wait(HEARTBEAT_SECONDS):
-                if not self.held.update(heartbeat_at=timezone.now()):
-                    return
-        except DatabaseError:
-            logger.exception("the heartbeat of %s stopped", self.thread.name)
+                try:
+                    if not self.held.update(heartbeat_at=timezone.now()):
+                        return
+                except DatabaseError as error:  # e.g. SQLite busy with the job's own writes: next beat
+                    logger.warning("%s: a beat failed (%s)", self.thread.name, error)
+                    connections.close_all()
         finally:
             connections.close_all()  # this thread's own connections
 
