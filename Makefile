@@ -66,7 +66,7 @@ install-test: $(VENV)/.synced-test $(VENV)/.torch-$(TORCH_VERSION)
 
 run: install
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py demo_setup
+	$(PY) manage.py demo_crowd
 	@echo ""
 	@echo "  Admin:             http://$(HOST):$(PORT)/admin/"
 	@echo "  Demo participant:  http://$(HOST):$(PORT)/s/demo/"

@@ -23,8 +23,9 @@ def _sweep_stale_jobs(**_) -> None:
     # A worker that starts after a crash picks up what the crashed one left running, at once.
     jobs_requeue_stale()
     _sweep_stopped.clear()
-    threading.Thread(target=jobs_sweep_periodically, args=(_sweep_stopped,), name="stale-job sweep",
-                     daemon=True).start()  # fmt: skip
+    threading.Thread(
+        target=jobs_sweep_periodically, args=(_sweep_stopped,), name="stale-job sweep", daemon=True
+    ).start()
 
 
 @worker_shutdown.connect

@@ -38,8 +38,9 @@ def static_collect_if_stale() -> int:
             stale = static_stale_files(root)  # another worker may have collected meanwhile
             if stale:
                 call_command("collectstatic", "--noinput", verbosity=0)
-                logger.info("collected static files into %s: %d were missing or older than their source",
-                            root, len(stale))  # fmt: skip
+                logger.info(
+                    "collected static files into %s: %d were missing or older than their source", root, len(stale)
+                )
             return len(stale)
     except PermissionError as error:
         raise ImproperlyConfigured(

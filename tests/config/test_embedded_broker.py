@@ -16,15 +16,22 @@ def test_a_worker_on_the_embedded_broker_writes_only_under_the_data_folder(tmp_p
     workdir, data_dir = tmp_path / "workdir", tmp_path / "data"
     workdir.mkdir()
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT), "DATA_DIR": str(data_dir),
-        "DJANGO_SETTINGS_MODULE": "config.settings", "SECRET_KEY": "t",
-    }  # fmt: skip
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": str(ROOT),
+        "DATA_DIR": str(data_dir),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": "t",
+    }
     log = tmp_path / "worker.log"
     with log.open("w") as out:
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO", "--concurrency=1"],
-            cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            cwd=workdir,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 60
         while " ready." not in log.read_text():

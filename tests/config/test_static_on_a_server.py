@@ -55,15 +55,32 @@ def granian_server(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("data")
     port = _free_port()
     env = {
-        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}", "PYTHONPATH": str(ROOT),
-        "DJANGO_SETTINGS_MODULE": "config.settings", "DATABASE_URL": _database_url(), "SECRET_KEY": "static-test",
-        "DEBUG": "False", "DATA_DIR": str(data_dir),
-    }  # fmt: skip
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "PYTHONPATH": str(ROOT),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": _database_url(),
+        "SECRET_KEY": "static-test",
+        "DEBUG": "False",
+        "DATA_DIR": str(data_dir),
+    }
     log = data_dir / "granian.log"
     command = [
-        sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port), "--no-ws",
-        "--workers", "1", "--blocking-threads", "4", "config.wsgi:application",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "granian",
+        "--interface",
+        "wsgi",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-ws",
+        "--workers",
+        "1",
+        "--blocking-threads",
+        "4",
+        "config.wsgi:application",
+    ]
     with log.open("w") as out:
         server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

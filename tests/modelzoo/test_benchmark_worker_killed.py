@@ -159,8 +159,15 @@ def test_a_dead_workers_run_is_queued_again_by_another_worker_without_anyone_loo
     (loading, training, evaluating, storing): the run is started twice, not three times."""
     workers.env["TEST_JOB_TIMINGS"] = f"{HEARTBEAT},{SWEEP},{STALE}"
     label_set = demo_label_set()
-    [run] = benchmark_runs_launch(label_set=label_set, detector="whisper-tokens", backbone=TINY_WHISPER,
-                                  label_mode="binary", plan=Plan("multilingual"), config=TRAINING, resamples=100)  # fmt: skip
+    [run] = benchmark_runs_launch(
+        label_set=label_set,
+        detector="whisper-tokens",
+        backbone=TINY_WHISPER,
+        label_mode="binary",
+        plan=Plan("multilingual"),
+        config=TRAINING,
+        resamples=100,
+    )
     first = workers.start("first")
     wait_for(lambda: _claimed(run), timeout=120, what="the first worker to take the run")
     workers.start("second")  # idle, sweeping
