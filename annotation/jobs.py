@@ -176,7 +176,7 @@ def jobs_sweep_periodically(stopped: threading.Event) -> None:
         try:
             for model in job_kinds():
                 job_requeue_stale(model=model, resend_waiting=False)
-        except DatabaseError:
+        except Exception:  # a database or broker hiccup must not end the sweeping for good
             logger.exception("the sweep for stale jobs failed; it runs again in %s s", SWEEP_SECONDS)
         finally:
             connections.close_all()  # this thread's own: no connection held between sweeps
