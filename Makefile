@@ -65,8 +65,7 @@ install: $(VENV)/.synced-run
 install-test: $(VENV)/.synced-test $(VENV)/.torch-$(TORCH_VERSION)
 
 run: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py demo_setup
+	$(PY) manage.py demo_crowd --migrate
 	@echo ""
 	@echo "  Admin:             http://$(HOST):$(PORT)/admin/"
 	@echo "  Demo participant:  http://$(HOST):$(PORT)/s/demo/"
@@ -74,7 +73,7 @@ run: install
 	@echo ""
 	@$(PY) -m celery -A config worker --loglevel=WARNING --concurrency=1 & worker=$$!; \
 	  trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	  $(PY) manage.py runserver --noreload $(HOST):$(PORT)
+	  $(PY) manage.py runserver --noreload --skip-checks $(HOST):$(PORT)
 
 # pytest's exit status 5 means that it collected no tests: a failure, with a word why.
 test: install-test

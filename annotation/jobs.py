@@ -7,11 +7,14 @@ raises `JobFailed` for an expected failure whose message the user should read. A
 raises fails the job with "internal error: ...", so a job never stays "running" after a crash.
 
 Delivery: tasks are enqueued once the job's row is committed. The claim is a conditional update
-(QUEUED -> RUNNING), so a second delivery of the same message does nothing. A worker killed
-mid-job leaves the job RUNNING; `job_requeue_stale` (run when a worker starts, by
-`manage.py requeue_stale_jobs`, and when a job's page is polled) queues it again once it has
-been silent for its kind's STALE_AFTER, or fails it after MAX_ATTEMPTS starts. A worker that was
-only slow, not dead, finds its claim gone at its next progress write or at the end and stops
+(QUEUED -> RUNNING), so a second delivery of the same message does nothing. While a job runs, a
+heartbeat thread in its worker process refreshes `heartbeat_at` every HEARTBEAT_SECONDS whatever
+the work is doing (loading a model, training, zipping), so silence means the process is gone. A
+worker killed mid-job leaves the job RUNNING; `job_requeue_stale` queues it again once it has been
+silent for its kind's STALE_AFTER, or fails it after MAX_ATTEMPTS starts. It runs every
+SWEEP_SECONDS in every Celery worker (`jobs_sweep_periodically`, started by config.celery), when
+a worker starts, by `manage.py requeue_stale_jobs`, and when a job's page is polled. A worker that
+was only slow, not dead, finds its claim gone at its next progress write or at the end and stops
 without writing: one result per job, never two.
 
 Retries: `work` raises `JobRetry(message, delay=...)` for a transient failure; the job is queued
@@ -20,13 +23,14 @@ WEBHOOK_EVENTS names the webhook event sent when one of its jobs succeeds or fai
 """
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
 
 from celery import current_app
 from django.apps import apps
-from django.db import transaction
+from django.db import DatabaseError, connection, connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -34,6 +38,11 @@ from annotation.models.background_job import BackgroundJob
 
 logger = logging.getLogger(__name__)
 PROGRESS_EVERY_SECONDS = 0.5
+# A running job's heartbeat, and the sweep for silent ones in every worker. The shortest STALE_AFTER
+# (90 s, benchmark and detection runs) spans six heartbeats; a dead worker's run is queued again at
+# most STALE_AFTER + SWEEP_SECONDS after its last one.
+HEARTBEAT_SECONDS = 15.0
+SWEEP_SECONDS = 30.0
 Status = BackgroundJob.Status
 
 
@@ -87,7 +96,8 @@ def job_run(*, model: type[BackgroundJob], job_id: int, work: Callable) -> None:
         return
     progress = ProgressWriter(model, job_id, attempt=job.attempts)
     try:
-        fields = work(job, progress) or {}
+        with Heartbeat(model, job_id, attempt=job.attempts):
+            fields = work(job, progress) or {}
     except JobLost:
         logger.warning("%s %s was re-queued while this worker ran it; its result is dropped", model.__name__, job_id)
         return
@@ -168,10 +178,59 @@ class ProgressWriter:
             raise JobLost
 
 
-def job_requeue_stale(*, model: type[BackgroundJob], job_ids=None) -> dict[str, int]:
+class Heartbeat:
+    """`with Heartbeat(...)`: a thread refreshes the job's heartbeat every HEARTBEAT_SECONDS while
+    the block runs, through phases that report no progress (a backbone loading for minutes). It
+    stops at the end of the block, or when the job is no longer this attempt's (the work finds out
+    at its next progress write). Inside a transaction (eager tasks in tests) there is none: another
+    connection could not see the job's uncommitted row, and would wait on its lock."""
+
+    def __init__(self, model: type[BackgroundJob], job_id: int, *, attempt: int):
+        self.held = model.objects.filter(pk=job_id, status=Status.RUNNING, attempts=attempt)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name=f"heartbeat {model.__name__} {job_id}", daemon=True)
+
+    def __enter__(self):
+        if not connection.in_atomic_block:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.stopped.set()  # not joined: a beat under way ends on its own, writing nothing wrong
+
+    def _beat(self) -> None:
+        try:
+            while not self.stopped.wait(HEARTBEAT_SECONDS):
+                try:
+                    if not self.held.update(heartbeat_at=timezone.now()):
+                        return
+                except DatabaseError as error:  # e.g. SQLite busy with the job's own writes: next beat
+                    logger.warning("%s: a beat failed (%s)", self.thread.name, error)
+                    connections.close_all()
+        finally:
+            connections.close_all()  # this thread's own connections
+
+
+def jobs_sweep_periodically(stopped: threading.Event) -> None:
+    """Until `stopped` is set: every SWEEP_SECONDS, queue again the running jobs whose worker went
+    silent, of every kind (a Celery worker runs this in a thread; several at once are harmless, as
+    each requeue is conditional). Waiting jobs are not sent again here: one waiting behind a long
+    run would get a message every STALE_AFTER; a worker's start-up sweep sends those."""
+    while not stopped.wait(SWEEP_SECONDS):
+        try:
+            for model in job_kinds():
+                job_requeue_stale(model=model, resend_waiting=False)
+        except Exception:  # a database or broker hiccup must not end the sweeping for good
+            logger.exception("the sweep for stale jobs failed; it runs again in %s s", SWEEP_SECONDS)
+        finally:
+            connections.close_all()  # this thread's own: no connection held between sweeps
+
+
+def job_requeue_stale(*, model: type[BackgroundJob], job_ids=None, resend_waiting: bool = True) -> dict[str, int]:
     """Queue again the jobs of this kind whose worker went silent (failing those started too
-    often), and send again those still waiting for a worker after STALE_AFTER, in case their
-    message was lost (a second message is harmless: the claim takes the job once)."""
+    often), and (with `resend_waiting`) send again those still waiting for a worker after
+    STALE_AFTER, in case their message was lost (a second message is harmless: the claim takes the
+    job once)."""
     now = timezone.now()
     jobs = model.objects.all() if job_ids is None else model.objects.filter(pk__in=job_ids)
     silent = _silent(model, now)
@@ -190,7 +249,7 @@ def job_requeue_stale(*, model: type[BackgroundJob], job_ids=None) -> dict[str, 
         ):
             _send_on_commit(model, job_id)
             counts["requeued"] += 1
-    waiting = jobs.filter(silent, status=Status.QUEUED)
+    waiting = jobs.filter(silent, status=Status.QUEUED) if resend_waiting else model.objects.none()
     for job_id in waiting.values_list("pk", flat=True):
         if waiting.filter(pk=job_id).update(heartbeat_at=now):
             _send_on_commit(model, job_id)

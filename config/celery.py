@@ -1,7 +1,8 @@
 import os
+import threading
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -9,10 +10,24 @@ app = Celery("emphasis")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+# Every worker sweeps for jobs whose worker died, in a thread of its main process, rather than
+# Celery beat: `make run` and compose.yaml start no beat, and one beat for all workers would be one
+# more process to keep alive. Sweeps of several workers at once are harmless (annotation.jobs).
+_sweep_stopped = threading.Event()
+
 
 @worker_ready.connect
-def _requeue_stale_jobs(**_) -> None:
-    # A worker that starts after a crash picks up what the crashed one left running.
-    from annotation.jobs import jobs_requeue_stale
+def _sweep_stale_jobs(**_) -> None:
+    from annotation.jobs import jobs_requeue_stale, jobs_sweep_periodically
 
+    # A worker that starts after a crash picks up what the crashed one left running, at once.
     jobs_requeue_stale()
+    _sweep_stopped.clear()
+    threading.Thread(
+        target=jobs_sweep_periodically, args=(_sweep_stopped,), name="stale-job sweep", daemon=True
+    ).start()
+
+
+@worker_shutdown.connect
+def _stop_sweeping(**_) -> None:
+    _sweep_stopped.set()

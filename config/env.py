@@ -217,12 +217,16 @@ def celery(environ: Mapping[str, str], data_dir: Path) -> dict:
             "data_folder_out": str(queue_dir),
             "processed_folder": str(processed),
             "store_processed": False,
+            # The exchange table; kombu's default is a folder "control" in the working directory.
+            "control_folder": str(data_dir / "celery" / "control"),
         }
     scheme = urlsplit(url).scheme
     if scheme not in BROKER_SCHEMES:
         raise ImproperlyConfigured(
             f"CELERY_BROKER_URL must be a redis://, amqp:// or filesystem:// URL, not scheme {scheme!r}"
         )
+    if scheme in ("redis", "rediss"):
+        transport_options = {"visibility_timeout": _visibility_timeout(environ)}
     return {
         "CELERY_BROKER_URL": url,
         "CELERY_BROKER_TRANSPORT_OPTIONS": transport_options,
@@ -231,6 +235,16 @@ def celery(environ: Mapping[str, str], data_dir: Path) -> dict:
         "CELERY_TASK_IGNORE_RESULT": True,
         "CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP": True,
     }
+
+
+def _visibility_timeout(environ: Mapping[str, str]) -> int:
+    # Every task is acks_late, so its message stays unacknowledged while it runs, and Redis hands
+    # an unacknowledged message to another worker once this many seconds have passed: kombu's hour
+    # is shorter than a long training, whose message would then be delivered again every hour (the
+    # job's claim refuses each copy, but a worker wakes for it). A day covers the longest runs. A
+    # dead worker's job does not wait for it: the workers' sweep queues it again once its heartbeat
+    # stops (annotation.jobs), and its old message, when it comes back, finds the job taken.
+    return env_int(environ, "CELERY_VISIBILITY_TIMEOUT", 24 * 3600, minimum=60)
 
 
 def folder(environ: Mapping[str, str], name: str, default: Path) -> Path:

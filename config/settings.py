@@ -87,7 +87,9 @@ STATIC_ROOT = DATA_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request when it is missing
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # On the embedded default whitenoise serves static files straight from the
-# source folders, DEBUG or not, so `make run` needs no collectstatic.
+# source folders, DEBUG or not, so `make run` needs no collectstatic. On a
+# database server the web server collects them (gzipped) into STATIC_ROOT as
+# it starts, when they are missing or older than their sources (config/static_files.py).
 WHITENOISE_USE_FINDERS = env.is_embedded(ENV)
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -174,6 +176,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The system's fonts rather than ReDoc's Montserrat and Roboto, which come from Google's servers
+    # (templates/drf_spectacular/redoc.html leaves their links out).
+    "REDOC_UI_SETTINGS": {
+        "theme": {
+            "typography": {"fontFamily": "system-ui, sans-serif", "headings": {"fontFamily": "system-ui, sans-serif"}}
+        }
+    },
 }
 
 LOGGING = {

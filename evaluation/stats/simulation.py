@@ -84,3 +84,39 @@ def _assign(variety: np.ndarray, counts: np.ndarray, per_task: int, rng: np.rand
             annotator_of.append(next_annotator + tasks)
             next_annotator += int(tasks.max()) + 1 if tasks.size else 0
     return np.concatenate(clip_of), np.concatenate(annotator_of)
+
+
+def simulated_crowd(
+    *,
+    word_counts: list[int],
+    intended: list[list[int]],
+    most_marked: list[int],
+    per_clip: int,
+    clips_per_task: int,
+    seed: int = 0,
+) -> list[tuple[int, int, list[int]]]:
+    """A crowd for given clips, in the model of `simulated_study`: each word's prominence is normal
+    noise plus the same boost on the clip's `intended` words (indices), and each annotator marks
+    what they hear above their own threshold, keeping to a study's limits as its page makes them:
+    at least one word, at most `most_marked` (the most prominent they heard). Clips are handed out
+    in tasks of `clips_per_task`, one task an annotator, `per_clip` annotations a clip. Rows
+    (annotator, clip index, levels), by annotator then position in their task."""
+    rng = np.random.default_rng(seed)
+    clips = len(word_counts)
+    slots_clip, slots_annotator = _assign(
+        np.zeros(clips, dtype=np.int64), np.full(clips, per_clip), clips_per_task, rng
+    )
+    annotators = int(slots_annotator.max()) + 1 if slots_annotator.size else 0
+    threshold = rng.normal(1.55, 0.3, size=annotators)
+    sharpness = rng.uniform(0.8, 1.1, size=annotators)
+    prominence = [rng.normal(0.0, 1.0, size=count) for count in word_counts]
+    for clip, words in enumerate(intended):
+        prominence[clip][[w for w in words if 0 <= w < word_counts[clip]]] += 2.6
+    rows = []
+    for clip, annotator in sorted(zip(slots_clip.tolist(), slots_annotator.tolist(), strict=True), key=lambda s: s[1]):
+        seen = prominence[clip] + rng.normal(0, 1, size=word_counts[clip]) * sharpness[annotator]
+        levels = (seen >= threshold[annotator]).astype(int) + (seen >= threshold[annotator] + 1.2)
+        levels[np.argsort(-seen)[max(1, most_marked[clip]) :]] = 0
+        levels[np.argmax(seen)] = max(1, levels[np.argmax(seen)])
+        rows.append((annotator, clip, levels.tolist()))
+    return rows

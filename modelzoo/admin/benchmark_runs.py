@@ -94,7 +94,7 @@ class BenchmarkRunAdmin(admin.ModelAdmin):
             try:
                 runs = benchmark_runs_launch(**form.launch_arguments(), user=request.user)
             except BenchmarkRefused as refusal:
-                form.add_error(None, str(refusal))
+                form.add_error(refusal.field, str(refusal))
             else:
                 messages.info(request, f"{len(runs)} run(s) queued for a GPU worker.")
                 if len(runs) == 1:

@@ -26,16 +26,16 @@ class BenchmarkRun(BackgroundJob):
     every job kind shares BackgroundJob's four statuses, and the runner, the stale-job sweep and the
     API's polling all rely on them.
 
-    **Staleness.** Training writes progress at every step, and the stop check writes a heartbeat
-    every few seconds during validation and prediction, so a run silent for STALE_AFTER has lost its
-    worker. 10 minutes (not the 30 of other jobs) gives a dead GPU worker's run back sooner, and
-    still covers the longest silent stretches: loading a 1B-parameter backbone, zipping and storing
-    its multi-gigabyte checkpoint.
+    **Staleness.** The job runner's heartbeat thread beats every 15 s through every phase (loading
+    a 1B-parameter backbone, training, evaluating, zipping and storing its checkpoint), so a run
+    silent for STALE_AFTER has lost its worker process. 90 s (not the 30 minutes of other jobs)
+    gives a dead GPU worker's run back within two minutes: every worker's periodic sweep (every 30 s,
+    annotation.jobs) queues it again.
     """
 
     TASK_NAME = "modelzoo.tasks.benchmark_run_task"
     WEBHOOK_EVENTS = {"succeeded": WebhookEvent.BENCHMARK_RUN_FINISHED, "failed": WebhookEvent.BENCHMARK_RUN_FAILED}
-    STALE_AFTER = timedelta(minutes=10)
+    STALE_AFTER = timedelta(seconds=90)
     CANCELLED = "cancelled"
 
     class Detector(models.TextChoices):

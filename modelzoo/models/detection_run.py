@@ -26,12 +26,12 @@ class DetectionRun(BackgroundJob):
     when the run succeeds). Running a detector over a target again replaces that system's outputs
     on it, in one transaction.
 
-    **Staleness.** Prediction reports progress clip by clip; 10 minutes of silence, as for benchmark
-    runs, covers loading a large backbone.
+    **Staleness.** As for benchmark runs: the job runner's heartbeat thread beats through loading
+    and prediction, so 90 s of silence means its worker process is gone.
     """
 
     TASK_NAME = "modelzoo.tasks.detection_run_task"
-    STALE_AFTER = timedelta(minutes=10)
+    STALE_AFTER = timedelta(seconds=90)
 
     source_run = models.ForeignKey(
         BenchmarkRun, on_delete=models.PROTECT, related_name="detection_runs",

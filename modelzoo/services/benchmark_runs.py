@@ -4,7 +4,9 @@ is modelzoo.services.benchmark_training, which only the Celery task imports.
 """
 
 import uuid
+from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, TextField, Value
 from django.db.models.functions import Concat
@@ -17,6 +19,7 @@ from evaluation.stats.label_sets import SCALE_STEPS
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan, check_backbone, plan_settings, run_overrides
 from modelzoo.selectors.benchmark_runs import trainable_languages
+from modelzoo.training.checkpoints import DEFAULT_BACKBONES, FAMILIES, CheckpointMissing, backbone_path
 from modelzoo.training.experiments import Setting
 
 Status = BenchmarkRun.Status
@@ -26,7 +29,12 @@ _LINK_PURPOSE = "modelzoo.benchmark-file"
 
 
 class BenchmarkRefused(ValueError):
-    """A launch or an action that cannot be done as asked; the message says why."""
+    """A launch or an action that cannot be done as asked; the message says why, `field` which
+    launch field it is about (None: the launch as a whole)."""
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 def benchmark_runs_launch(
@@ -46,6 +54,7 @@ def benchmark_runs_launch(
                                  scale_steps=steps)  # fmt: skip
     except ValueError as error:
         raise BenchmarkRefused(str(error)) from None
+    _check_backbone_present(detector, backbone)
     common = {
         "group": uuid.uuid4(), "label_set": label_set, "test_label_set": test_label_set, "detector": detector,
         "backbone": backbone, "label_mode": label_mode, "config_overrides": overrides, "resamples": resamples,
@@ -61,6 +70,19 @@ def benchmark_runs_launch(
 def _create_run(setting: dict, common: dict) -> BenchmarkRun:
     label = Setting.from_dict(setting).label
     return BenchmarkRun.objects.create(setting_kind=setting["kind"], setting=setting, setting_label=label, **common)
+
+
+def _check_backbone_present(detector: str, backbone: str) -> None:
+    """Refuse a backbone that is not in the checkpoint folder, where this process sees that folder.
+    A web server on another machine than the GPU workers may have none (or another one): then the
+    worker is the one to check, and fails the run naming the folder."""
+    folder = Path(settings.MODELZOO_CHECKPOINT_DIR)
+    if detector not in FAMILIES or not folder.is_dir():
+        return
+    try:
+        backbone_path(backbone or DEFAULT_BACKBONES[detector], folder, family=FAMILIES[detector])
+    except (CheckpointMissing, ValueError) as error:
+        raise BenchmarkRefused(f"{error} (MODELZOO_CHECKPOINT_DIR is {folder})", field="backbone") from None
 
 
 def _check_sets(label_set: LabelSet, test_label_set: LabelSet | None, kind: str) -> None:

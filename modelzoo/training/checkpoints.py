@@ -34,6 +34,7 @@ REGISTRY = {
     )
 }
 DEFAULT_BACKBONES = {"frame-classifier": "xls-r-1b", "whisper-tokens": "whisper-small"}
+FAMILIES = {"frame-classifier": "wav2vec2", "whisper-tokens": "whisper"}  # the model_type each detector loads
 
 
 def backbone_path(name: str, checkpoint_dir: Path | str | None, *, family: str | None = None) -> Path:

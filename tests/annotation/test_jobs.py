@@ -1,6 +1,8 @@
 """The one background-job runner: claim once, progress, failures, silent workers, every kind on it."""
 
 import ast
+import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -194,3 +196,43 @@ def _status_updates(source: str) -> list[int]:
 
 def test_the_status_update_finder_finds_one():
     assert _status_updates("Job.objects.filter(pk=1).update(status=Job.Status.RUNNING)") == [1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_keeps_its_heartbeat_through_a_phase_that_reports_nothing(monkeypatch):
+    # As a worker runs it (no transaction around it): loading a large model for minutes, say.
+    monkeypatch.setattr(jobs, "HEARTBEAT_SECONDS", 0.05)
+    job, seen = queued_job(), []
+
+    def work(claimed, progress):
+        seen.append(stored(claimed).heartbeat_at)
+        time.sleep(1.0)
+        seen.append(stored(claimed).heartbeat_at)
+
+    job_run(model=ImportJob, job_id=job.pk, work=work)
+
+    assert seen[1] > seen[0] + timedelta(seconds=0.5)
+    assert stored(job).status == Status.SUCCEEDED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_periodic_sweep_queues_a_silent_running_job_again_and_leaves_waiting_ones(monkeypatch):
+    monkeypatch.setattr(jobs, "SWEEP_SECONDS", 0.05)
+    sent = []
+    monkeypatch.setattr(jobs, "_send", lambda model, job_id: sent.append(job_id))
+    silent = timezone.now() - ImportJob.STALE_AFTER - timedelta(seconds=1)
+    running = queued_job(status=Status.RUNNING, attempts=1, heartbeat_at=silent)
+    waiting = queued_job(heartbeat_at=silent)
+    stopped = threading.Event()
+    sweeper = threading.Thread(target=jobs.jobs_sweep_periodically, args=(stopped,))
+    sweeper.start()
+    try:
+        deadline = time.monotonic() + 10
+        while stored(running).status != Status.QUEUED and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stopped.set()
+        sweeper.join(timeout=10)
+
+    assert stored(running).status == Status.QUEUED and sent == [running.pk]
+    assert stored(waiting).heartbeat_at == silent  # not sent again by the periodic sweep

@@ -203,3 +203,16 @@ def test_http_url_setting():
     )
     with pytest.raises(ImproperlyConfigured, match="PROLIFIC_API_URL must be an http\\(s\\) URL, not 'ftp://x'"):
         env.http_url({"PROLIFIC_API_URL": "ftp://x"}, "PROLIFIC_API_URL", "https://a/")
+
+
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:6379/0", "rediss://redis.example.org:6380/0"])
+def test_redis_redelivers_an_unacknowledged_task_only_after_the_longest_run(tmp_path, url):
+    # acks_late: a task's message stays unacknowledged while it runs; Redis hands it to another
+    # worker after the visibility timeout (kombu's default: one hour, shorter than a long training).
+    options = env.celery({"CELERY_BROKER_URL": url}, tmp_path)["CELERY_BROKER_TRANSPORT_OPTIONS"]
+    assert options == {"visibility_timeout": 24 * 3600}
+
+    longer = env.celery({"CELERY_BROKER_URL": url, "CELERY_VISIBILITY_TIMEOUT": "172800"}, tmp_path)
+    assert longer["CELERY_BROKER_TRANSPORT_OPTIONS"]["visibility_timeout"] == 172800
+    with pytest.raises(ImproperlyConfigured, match="CELERY_VISIBILITY_TIMEOUT must be at least"):
+        env.celery({"CELERY_BROKER_URL": url, "CELERY_VISIBILITY_TIMEOUT": "10"}, tmp_path)

@@ -263,3 +263,16 @@ def test_runs_picked_in_the_list_are_cancelled_only_by_who_may_change_them(
 
     browser("modelzoo.view_benchmarkrun", "modelzoo.change_benchmarkrun").post(changelist, picked)
     assert [run.cancelled for run in BenchmarkRun.objects.all()] == [True, True]
+
+
+def test_the_launch_form_refuses_a_backbone_missing_from_the_checkpoint_folder(boss, label_set, settings, tmp_path):
+    settings.MODELZOO_CHECKPOINT_DIR = tmp_path / "checkpoints"
+    (tmp_path / "checkpoints").mkdir()
+
+    page = boss.post(ADD, form(label_set, detector="whisper-tokens", backbone="whisper-smal"))
+
+    assert page.status_code == 200
+    errors = page.context["form"].errors
+    assert "backbone &#x27;whisper-smal&#x27; not found" in page.content.decode()
+    assert "whisper-smal" in errors["backbone"][0] and str(tmp_path / "checkpoints") in errors["backbone"][0]
+    assert not BenchmarkRun.objects.exists()

@@ -175,3 +175,17 @@ def test_the_endpoints_are_in_the_schema(client):
     launch_body = schema["components"]["schemas"]["BenchmarkLaunchRequest"]["properties"]
     assert {"label_set", "detector", "label_mode", "setting", "config", "test_label_set"} <= set(launch_body)
     assert schema["paths"]["/api/v1/benchmark-runs/"]["post"]["responses"]["202"]
+
+
+def test_a_backbone_missing_from_the_checkpoint_folder_is_refused_at_launch(api, label_set, settings, tmp_path):
+    settings.MODELZOO_CHECKPOINT_DIR = tmp_path / "checkpoints"  # the web side sees the folder, without the model
+    (tmp_path / "checkpoints").mkdir()
+
+    named = api.post(RUNS, body(label_set, detector="whisper-tokens", backbone="whisper-smal"), format="json")
+    default = api.post(RUNS, body(label_set, detector="frame-classifier"), format="json")
+
+    assert named.status_code == default.status_code == 400
+    assert "backbone 'whisper-smal' not found" in named.json()["detail"]
+    assert str(tmp_path / "checkpoints" / "whisper-smal") in named.json()["detail"]
+    assert "backbone 'xls-r-1b' not found" in default.json()["detail"]
+    assert not BenchmarkRun.objects.exists()

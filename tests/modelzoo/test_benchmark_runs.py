@@ -208,4 +208,4 @@ def test_a_run_whose_worker_died_runs_again_once_and_keeps_both_attempts_in_its_
 def test_benchmark_runs_are_given_up_for_lost_sooner_than_other_jobs():
     from annotation.models.background_job import BackgroundJob
 
-    assert BenchmarkRun.STALE_AFTER == timedelta(minutes=10) < BackgroundJob.STALE_AFTER
+    assert BenchmarkRun.STALE_AFTER == timedelta(seconds=90) < BackgroundJob.STALE_AFTER

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -144,3 +145,58 @@ def _training(run: BenchmarkRun) -> bool:
 def _finished(run: BenchmarkRun) -> BenchmarkRun | None:
     run.refresh_from_db()
     return run if run.finished else None
+
+
+# Test timings: a heartbeat every 0.5 s, a sweep every 0.5 s, stale after 8 s (in production 15 s,
+# 30 s and 90 s: queued again at most two minutes after the worker died).
+HEARTBEAT, SWEEP, STALE = 0.5, 0.5, 8.0
+
+
+def test_a_dead_workers_run_is_queued_again_by_another_worker_without_anyone_looking(workers):
+    """Two GPU workers; the one running the run is killed mid-training. Nobody opens a page or
+    polls the API: the other worker's periodic sweep sees the run silent and queues it again, and
+    runs it. Neither worker's sweep takes a live run away from its worker, through every phase
+    (loading, training, evaluating, storing): the run is started twice, not three times."""
+    workers.env["TEST_JOB_TIMINGS"] = f"{HEARTBEAT},{SWEEP},{STALE}"
+    label_set = demo_label_set()
+    [run] = benchmark_runs_launch(
+        label_set=label_set,
+        detector="whisper-tokens",
+        backbone=TINY_WHISPER,
+        label_mode="binary",
+        plan=Plan("multilingual"),
+        config=TRAINING,
+        resamples=100,
+    )
+    first = workers.start("first")
+    wait_for(lambda: _claimed(run), timeout=120, what="the first worker to take the run")
+    workers.start("second")  # idle, sweeping
+    try:
+        wait_for(lambda: " ready." in workers.log("second"), timeout=180, what="the second worker to be ready")
+    except BaseException:
+        print(workers.log("second")[-3000:])
+        raise
+    wait_for(lambda: _training(run), timeout=120, what="the first worker to be training")
+    assert run.attempts == 1  # the second worker's sweeps left the loading worker alone
+
+    workers.kill(first)
+    killed_at = time.monotonic()
+    wait_for(lambda: _taken_again(run), timeout=STALE + 60, what="the run to be queued again", every=0.2)
+    requeued_after = time.monotonic() - killed_at
+
+    run = wait_for(lambda: _finished(run), timeout=240, what="the second worker to finish the run")
+    assert run.status == Status.SUCCEEDED, (run.error, run.log)
+    assert run.attempts == 2, run.log  # the second worker's own sweeps never took its run away
+    assert "queued again: its worker stopped" not in run.phase
+    # Silent for STALE after its last heartbeat, found by the next sweep (plus a busy machine's slack).
+    assert requeued_after < STALE + SWEEP + 15, requeued_after
+
+
+def _claimed(run: BenchmarkRun) -> bool:
+    run.refresh_from_db()
+    return run.status == Status.RUNNING
+
+
+def _taken_again(run: BenchmarkRun) -> bool:
+    run.refresh_from_db()
+    return run.status == Status.QUEUED or run.attempts >= 2
