@@ -9,6 +9,7 @@ and pooled. Returns plain dicts (JSON-ready) for the caller (the Celery task) to
 import time
 from pathlib import Path
 
+from modelzoo.training import distributed
 from modelzoo.training.checkpoints import DEFAULT_BACKBONES
 from modelzoo.training.data import load_folder
 from modelzoo.training.detectors import detector_class
@@ -25,12 +26,14 @@ def run_benchmark(
     backbone: str | None = None, config: dict | None = None, test_folder: Path | str | None = None,
     output_dir: Path | str | None = None, progress: Progress | None = None, should_stop: StopCheck | None = None,
     resamples: int = 1000, seed: int = 0,
-) -> dict:  # fmt: skip
+) -> dict | None:  # fmt: skip
     """Train `detector` ("acoustic", "frame-classifier", "whisper-tokens") on one setting of the
     set in `folder` and test it. `config` overrides the detector's defaults (MMEE's
     hyperparameters); `output_dir`, when given, receives the trained detector (load it with
     modelzoo.training.detectors.load_detector). `progress(phase, done, total)` is called as it goes;
-    `should_stop()` is asked between steps, and a True stops the run with modelzoo.Cancelled."""
+    `should_stop()` is asked between steps, and a True stops the run with modelzoo.Cancelled.
+    Under torchrun (modelzoo.training.launch) every rank calls it; rank 0 alone scores, saves and
+    returns the result, the others return None."""
     report = progress or (lambda phase, done, total: None)
     started = time.monotonic()
     setting = setting if isinstance(setting, Setting) else Setting.from_dict(setting)
@@ -47,7 +50,9 @@ def run_benchmark(
     model.fit(chosen.train, chosen.validation, train_config, report, should_stop)
     trained = time.monotonic()
 
-    predictions = model.predict(chosen.test, report, should_stop)
+    predictions = model.predict(chosen.test, report, should_stop)  # gathered from every rank
+    if not distributed.is_main():
+        return None
     rows = prediction_rows(chosen.test, predictions)
     report("scoring", 0, 1)
     metrics = score(rows, resamples=resamples, seed=seed, by=setting.by)
