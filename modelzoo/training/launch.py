@@ -19,6 +19,7 @@ torchrun, so a worker killed outright leaves no training process behind either.
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -157,16 +158,28 @@ def _failure(workdir: Path, returncode: int) -> Exception:
         for report in reports:
             if report["kind"] == kind:
                 return error(report["message"])
-    if reports:
-        report = reports[0]
-        return RanksFailed(f"rank {report['rank']} crashed: {report['message']}", lost=False)
-    return RanksFailed(f"a training process died ({_exit_lines(workdir) or f'torchrun exit status {returncode}'})",
-                       lost=True)  # fmt: skip
+    # A rank killed by a signal comes first: the others' errors (a broken connection) follow from it.
+    killed = _killed_ranks(workdir)
+    if killed or not reports:
+        return RanksFailed(f"a training process died ({killed or f'torchrun exit status {returncode}'})", lost=True)
+    report = reports[0]
+    return RanksFailed(f"rank {report['rank']} crashed: {report['message']}", lost=False)
 
 
-def _exit_lines(workdir: Path) -> str:
-    """torchrun's own account of the failed rank (its "rank: 1 ... exitcode: -9" summary)."""
-    log = (workdir / "torchrun.log").read_text(errors="replace").splitlines()
-    wanted = ("rank", "exitcode", "error_file", "Signal")
-    lines = [line.strip(" :") for line in log if line.strip().startswith(wanted)]
-    return "; ".join(" ".join(line.split()) for line in lines[-4:])
+def _killed_ranks(workdir: Path) -> str:
+    """From torchrun's failure summary ("rank : 1 (local_rank: 1)", "exitcode : -9 (pid: ...)"):
+    the ranks that a signal ended, e.g. "rank 1: signal 9 (SIGKILL)"."""
+    text = (workdir / "torchrun.log").read_text(errors="replace")
+    found = {
+        (int(rank), int(number)) for rank, number in re.findall(r"rank\s*:\s*(\d+).*?\n\s*exitcode\s*:\s*-(\d+)", text)
+    }
+    # torchrun stops the survivors with SIGTERM: those are not the cause, unless nothing else is
+    causes = {(rank, number) for rank, number in found if number != signal.SIGTERM} or found
+    return ", ".join(f"rank {rank}: signal {number} ({_signal_name(number)})" for rank, number in sorted(causes))
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown"
