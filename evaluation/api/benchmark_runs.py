@@ -83,9 +83,12 @@ class BenchmarkLaunchSerializer(serializers.Serializer):
     resamples = serializers.IntegerField(required=False, default=1000, min_value=0, max_value=20_000)
     seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=2**31 - 1)
     devices = serializers.IntegerField(
-        required=False, default=1, min_value=1, max_value=64,
+        required=False,
+        default=1,
+        min_value=1,
+        max_value=64,
         help_text="GPUs of one worker's machine each run trains on (data parallel); the batch size is per device.",
-    )  # fmt: skip
+    )
 
 
 class BenchmarkRunSerializer(serializers.ModelSerializer):

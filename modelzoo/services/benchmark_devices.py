@@ -29,8 +29,14 @@ def benchmark_train_on_devices(*, run: BenchmarkRun, arguments: dict, workdir: P
     benchmark = {key: str(value) if isinstance(value, Path) else value for key, value in arguments.items()}
     progress(f"starting {run.devices} training processes", 0, run.devices)
     try:
-        return launch_benchmark(benchmark=benchmark, devices=run.devices, workdir=workdir, progress=progress,
-                                heartbeat=should_stop, cancel_requested=CancelFlag(run))  # fmt: skip
+        return launch_benchmark(
+            benchmark=benchmark,
+            devices=run.devices,
+            workdir=workdir,
+            progress=progress,
+            heartbeat=should_stop,
+            cancel_requested=CancelFlag(run),
+        )
     except RanksFailed as failure:
         if failure.lost:
             queue_again(run, str(failure))

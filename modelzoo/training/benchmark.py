@@ -22,11 +22,20 @@ SMALLER_BATCH_SETTINGS = {"frame-classifier": {"multilingual": 4, "cross-arousal
 
 
 def run_benchmark(
-    *, folder: Path | str, detector: str, setting: Setting | dict, checkpoint_dir: Path | str | None = None,
-    backbone: str | None = None, config: dict | None = None, test_folder: Path | str | None = None,
-    output_dir: Path | str | None = None, progress: Progress | None = None, should_stop: StopCheck | None = None,
-    resamples: int = 1000, seed: int = 0,
-) -> dict | None:  # fmt: skip
+    *,
+    folder: Path | str,
+    detector: str,
+    setting: Setting | dict,
+    checkpoint_dir: Path | str | None = None,
+    backbone: str | None = None,
+    config: dict | None = None,
+    test_folder: Path | str | None = None,
+    output_dir: Path | str | None = None,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict | None:
     """Train `detector` ("acoustic", "frame-classifier", "whisper-tokens") on one setting of the
     set in `folder` and test it. `config` overrides the detector's defaults (MMEE's
     hyperparameters); `output_dir`, when given, receives the trained detector (load it with

@@ -94,8 +94,9 @@ def wrap(model: nn.Module, *, device: torch.device, find_unused_parameters: bool
     if not is_distributed():
         return model
     device_ids = [device.index] if device.type == "cuda" else None
-    return nn.parallel.DistributedDataParallel(model, device_ids=device_ids,
-                                               find_unused_parameters=find_unused_parameters)  # fmt: skip
+    return nn.parallel.DistributedDataParallel(
+        model, device_ids=device_ids, find_unused_parameters=find_unused_parameters
+    )
 
 
 def share(items: Sequence) -> list:

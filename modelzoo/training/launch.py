@@ -44,8 +44,15 @@ class RanksFailed(RuntimeError):
         self.lost = lost
 
 
-def launch_benchmark(*, benchmark: dict, devices: int, workdir: Path, progress: Progress,
-                     heartbeat: Callable[[], bool], cancel_requested: Callable[[], bool]) -> dict:  # fmt: skip
+def launch_benchmark(
+    *,
+    benchmark: dict,
+    devices: int,
+    workdir: Path,
+    progress: Progress,
+    heartbeat: Callable[[], bool],
+    cancel_requested: Callable[[], bool],
+) -> dict:
     """run_benchmark(**benchmark) on `devices` ranks; rank 0's result. `heartbeat()` is called
     whenever rank 0 was heard from (it refreshes the run's heartbeat and says whether to stop),
     `cancel_requested()` every few seconds in between: a silent rank 0 leaves the run silent, and
@@ -56,8 +63,13 @@ def launch_benchmark(*, benchmark: dict, devices: int, workdir: Path, progress: 
     spec.write_text(json.dumps({"benchmark": benchmark, "workdir": str(workdir)}))
     events = EventTail(workdir / "events.jsonl")
     with (workdir / "torchrun.log").open("w") as log:
-        process = subprocess.Popen(torchrun_command(devices, spec), stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True, env=rank_environment())  # fmt: skip
+        process = subprocess.Popen(
+            torchrun_command(devices, spec),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=rank_environment(),
+        )
     try:
         _follow(process, events, progress, heartbeat, cancel_requested)
     finally:
@@ -71,10 +83,22 @@ def torchrun_command(devices: int, spec: Path) -> list[str]:
     """--standalone: a rendezvous on this machine, on a free port; --max-restarts 0: a failed rank
     fails the attempt (the job runner decides about another)."""
     return [
-        sys.executable, "-m", "modelzoo.training.agent", "--standalone", "--nnodes", "1",
-        "--nproc-per-node", str(devices), "--max-restarts", "0", "--monitor-interval", "0.5",
-        "-m", RANK_MODULE, str(spec),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "modelzoo.training.agent",
+        "--standalone",
+        "--nnodes",
+        "1",
+        "--nproc-per-node",
+        str(devices),
+        "--max-restarts",
+        "0",
+        "--monitor-interval",
+        "0.5",
+        "-m",
+        RANK_MODULE,
+        str(spec),
+    ]
 
 
 def rank_environment() -> dict:

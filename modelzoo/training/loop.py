@@ -41,7 +41,9 @@ def supports_bf16(device: torch.device) -> bool:
     return device.type == "cuda" and torch.cuda.is_bf16_supported(including_emulation=False)
 
 
-def choose_precision(setting: str, device: torch.device, *, bf16_supported: Callable[[torch.device], bool] | None = None) -> str:  # fmt: skip
+def choose_precision(
+    setting: str, device: torch.device, *, bf16_supported: Callable[[torch.device], bool] | None = None
+) -> str:
     """ "bf16", "fp16" or "fp32" for config.precision on this device: "auto" gives bf16 on a GPU
     that has it, fp16 (with a gradient scaler) on one that has not, full precision on the CPU,
     where bf16 and fp16 matmuls are slow and imprecise. Any other setting is taken as it is."""
@@ -81,9 +83,16 @@ class Trainer:
     exchange (no_sync), which happens once, at the update's backward pass. In fp16 the loss is
     scaled (torch.amp.GradScaler) and a step with overflowing gradients is skipped."""
 
-    def __init__(self, *, parameters: list[nn.Parameter], loss_of: Callable[[dict], torch.Tensor],
-                 config: TrainConfig, device: torch.device, total_updates: int,
-                 synced: nn.Module | None = None):  # fmt: skip
+    def __init__(
+        self,
+        *,
+        parameters: list[nn.Parameter],
+        loss_of: Callable[[dict], torch.Tensor],
+        config: TrainConfig,
+        device: torch.device,
+        total_updates: int,
+        synced: nn.Module | None = None,
+    ):
         self.parameters, self.loss_of, self.config, self.device = parameters, loss_of, config, device
         self.synced = synced if isinstance(synced, nn.parallel.DistributedDataParallel) else None
         self.precision = choose_precision(config.precision, device)

@@ -69,8 +69,9 @@ def main(spec_path: str) -> int:
     events = Events(workdir / "events.jsonl") if rank == 0 else None
     try:
         distributed.start((benchmark.get("config") or {}).get("device", "auto"))
-        result = run_benchmark(**benchmark, progress=events and events.progress,
-                               should_stop=events and events.should_stop)  # fmt: skip
+        result = run_benchmark(
+            **benchmark, progress=events and events.progress, should_stop=events and events.should_stop
+        )
     except CheckpointMissing as error:
         return _stopped(workdir, rank, "checkpoint", str(error))
     except (WordTimesMissing, AlignmentFailed, ValueError) as error:

@@ -36,8 +36,14 @@ def model() -> nn.Module:
 def train(world: int) -> dict:
     """k updates with a global batch of PER_RANK_BATCH * 2 and gradient accumulation 2; `world`
     processes each take PER_RANK_BATCH * 2 / world clips of each global batch."""
-    config = TrainConfig(epochs=EPOCHS, learning_rate=0.05, batch_size=PER_RANK_BATCH * 2 // world,
-                         gradient_accumulation=2, device="cpu", seed=SEED)  # fmt: skip
+    config = TrainConfig(
+        epochs=EPOCHS,
+        learning_rate=0.05,
+        batch_size=PER_RANK_BATCH * 2 // world,
+        gradient_accumulation=2,
+        device="cpu",
+        seed=SEED,
+    )
     net, dataset = model(), data()
     sampler = distributed.training_sampler(dataset, seed=SEED) or DistributedSampler(
         dataset, num_replicas=1, rank=0, shuffle=True, seed=SEED
@@ -57,14 +63,24 @@ def train(world: int) -> dict:
         return nn.functional.mse_loss(synced(batch["x"]), batch["y"])
 
     total = updates_per_epoch(len(loader), config) * EPOCHS
-    trainer = Trainer(parameters=list(net.parameters()), loss_of=loss_of, config=config,
-                      device=torch.device("cpu"), total_updates=total, synced=synced)  # fmt: skip
+    trainer = Trainer(
+        parameters=list(net.parameters()),
+        loss_of=loss_of,
+        config=config,
+        device=torch.device("cpu"),
+        total_updates=total,
+        synced=synced,
+    )
     for epoch in range(1, EPOCHS + 1):
         distributed.start_epoch(loader, epoch)
         for index, (x, y) in enumerate(loader, start=1):
             trainer.step({"x": x, "y": y}, last_of_epoch=index == len(loader))
-    return {"state": {k: v.detach().clone() for k, v in net.state_dict().items()}, "updates": trainer.updates,
-            "batches": len(loader) * EPOCHS, "exchanges": exchanges[0]}  # fmt: skip
+    return {
+        "state": {k: v.detach().clone() for k, v in net.state_dict().items()},
+        "updates": trainer.updates,
+        "batches": len(loader) * EPOCHS,
+        "exchanges": exchanges[0],
+    }
 
 
 if __name__ == "__main__":

@@ -38,9 +38,10 @@ def rank_processes(run: BenchmarkRun) -> dict[int, int]:
             if b"modelzoo.training.rank" not in command or f"benchmark-{run.pk}-".encode() not in command:
                 continue
             environment = dict(
-                item.split("=", 1) for item in (proc / "environ").read_bytes().decode(errors="replace").split("\0")
+                item.split("=", 1)
+                for item in (proc / "environ").read_bytes().decode(errors="replace").split("\0")
                 if "=" in item
-            )  # fmt: skip
+            )
         except (OSError, ValueError):
             continue
         if "RANK" in environment and b"torch.distributed.run" not in command and b"training.agent" not in command:
@@ -55,9 +56,18 @@ def test_a_two_device_run_survives_a_killed_rank_and_succeeds_on_its_next_attemp
     request.getfixturevalue("gpu_worker")
     browser = request.getfixturevalue("admin_browser")
     settings.MODELZOO_CHECKPOINT_DIR = checkpoint_dir
-    fields = {"label_set": label_set.pk, "detector": "frame-classifier", "backbone": TINY_WAV2VEC2,
-              "label_mode": "both", "setting": "multilingual", "by": "language", "config": TRAINING,
-              "resamples": 100, "seed": 0, "devices": 2}  # fmt: skip
+    fields = {
+        "label_set": label_set.pk,
+        "detector": "frame-classifier",
+        "backbone": TINY_WAV2VEC2,
+        "label_mode": "both",
+        "setting": "multilingual",
+        "by": "language",
+        "config": TRAINING,
+        "resamples": 100,
+        "seed": 0,
+        "devices": 2,
+    }
     response = browser.post(reverse("admin:modelzoo_benchmarkrun_add"), fields)
     assert response.status_code == 302, response.context["form"].errors
     run = BenchmarkRun.objects.latest("pk")
@@ -74,8 +84,9 @@ def test_a_two_device_run_survives_a_killed_rank_and_succeeds_on_its_next_attemp
     assert rank_processes(run) == {}  # neither attempt left a training process behind
     [outputs], _ = default_storage.listdir("benchmarks")  # one result
     assert sorted(default_storage.listdir(f"benchmarks/{outputs}")[1]) == [
-        f"run-{run.pk}-frame-classifier-checkpoint.zip", f"run-{run.pk}-frame-classifier-predictions.csv"
-    ]  # fmt: skip
+        f"run-{run.pk}-frame-classifier-checkpoint.zip",
+        f"run-{run.pk}-frame-classifier-predictions.csv",
+    ]
     history = run.details["history"]
     assert [epoch["epoch"] for epoch in history] == [1, 2] and sum(epoch["best"] for epoch in history) == 1
 

@@ -18,8 +18,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_two_gloo_ranks_reach_the_weights_of_one_process_over_the_same_global_batches(tmp_path):
     out = tmp_path / "two-ranks.pt"
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-               str(ROOT / "tests" / "modelzoo" / "ddp_equality.py"), str(out)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        str(ROOT / "tests" / "modelzoo" / "ddp_equality.py"),
+        str(out),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     finished = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False)
     assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]

@@ -61,8 +61,12 @@ def test_the_detector_trains_with_the_weights_it_was_given(checkpoint_dir, monke
 
 
 def _long_clip() -> Clip:
-    words = (Word("one", 0.10, 0.40, 1, 1.0), Word("two", 0.55, 0.90, 0, 0.0), Word("three", 1.05, 1.60, 1, 0.5),
-             Word("four", 1.80, 2.70, 0, 0.25))  # fmt: skip
+    words = (
+        Word("one", 0.10, 0.40, 1, 1.0),
+        Word("two", 0.55, 0.90, 0, 0.0),
+        Word("three", 1.05, 1.60, 1, 0.5),
+        Word("four", 1.80, 2.70, 0, 0.25),
+    )
     samples = np.random.default_rng(1).normal(size=3 * 1600 * 10).astype(np.float32)  # 3 s at 16 kHz
     return Clip("long", "en", "train", words, samples=samples)
 
@@ -77,8 +81,14 @@ def test_training_clips_longer_than_max_seconds_are_cut_to_a_random_window_with_
         item = cropped[0]
         assert len(item["audio"]) == 16000 and len(item["binary"]) == GEOMETRY.frames(16000)
         # where the window starts in the whole clip: a frame boundary (10 samples a frame)
-        first = next(s for s in range(0, len(clip.audio) - 16000 + 1, 10)
-                     if np.array_equal(clip.audio[s : s + 16000], item["audio"])) // 10  # fmt: skip
+        first = (
+            next(
+                s
+                for s in range(0, len(clip.audio) - 16000 + 1, 10)
+                if np.array_equal(clip.audio[s : s + 16000], item["audio"])
+            )
+            // 10
+        )
         frames = len(item["binary"])
         assert np.array_equal(item["binary"], whole["binary"][first : first + frames])  # labels as in the whole clip
         assert np.array_equal(item["scalar"], whole["scalar"][first : first + frames])
@@ -103,9 +113,15 @@ def test_max_seconds_crops_training_batches_only(checkpoint_dir):
 
 @pytest.mark.parametrize(
     ("setting", "device", "has_bf16", "chosen"),
-    [("auto", "cuda", True, "bf16"), ("auto", "cuda", False, "fp16"), ("auto", "cpu", False, "fp32"),
-     ("fp16", "cuda", True, "fp16"), ("fp32", "cuda", True, "fp32"), ("bf16", "cpu", False, "bf16")],
-)  # fmt: skip
+    [
+        ("auto", "cuda", True, "bf16"),
+        ("auto", "cuda", False, "fp16"),
+        ("auto", "cpu", False, "fp32"),
+        ("fp16", "cuda", True, "fp16"),
+        ("fp32", "cuda", True, "fp32"),
+        ("bf16", "cpu", False, "bf16"),
+    ],
+)
 def test_mixed_precision_is_bf16_where_the_gpu_has_it_and_fp16_where_not(setting, device, has_bf16, chosen):
     assert choose_precision(setting, torch.device(device), bf16_supported=lambda _: has_bf16) == chosen
 
@@ -124,8 +140,13 @@ def test_a_gpu_without_bf16_trains_in_fp16_with_a_gradient_scaler(monkeypatch):
         out = model(batch["x"]).float().pow(2).mean()
         return out * float("inf") if overflow["on"] else out
 
-    trainer = Trainer(parameters=list(model.parameters()), loss_of=loss_of, config=FrameClassifierConfig(
-        gradient_accumulation=1, warmup_ratio=0.0, learning_rate=0.1), device=torch.device("cpu"), total_updates=4)  # fmt: skip
+    trainer = Trainer(
+        parameters=list(model.parameters()),
+        loss_of=loss_of,
+        config=FrameClassifierConfig(gradient_accumulation=1, warmup_ratio=0.0, learning_rate=0.1),
+        device=torch.device("cpu"),
+        total_updates=4,
+    )
     assert trainer.precision == "fp16" and trainer.scaler.is_enabled()
     batch = {"x": torch.randn(4, 3)}
     before, scales = model.weight.detach().clone(), [trainer.scaler.get_scale()]

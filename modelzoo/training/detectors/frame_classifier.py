@@ -70,16 +70,24 @@ class FrameEmphasisModel(nn.Module):
         return self.binary_head(states), torch.sigmoid(self.scalar_head(states).squeeze(-1))
 
 
-def frame_loss(binary_logits: torch.Tensor, scalar_scores: torch.Tensor, binary_targets: torch.Tensor,
-               scalar_targets: torch.Tensor, *, binary_weight: float = 1.0, scalar_weight: float = 1.0,
-               class_weights: tuple[float, float] = (1.0, 1.0)) -> torch.Tensor:  # fmt: skip
+def frame_loss(
+    binary_logits: torch.Tensor,
+    scalar_scores: torch.Tensor,
+    binary_targets: torch.Tensor,
+    scalar_targets: torch.Tensor,
+    *,
+    binary_weight: float = 1.0,
+    scalar_weight: float = 1.0,
+    class_weights: tuple[float, float] = (1.0, 1.0),
+) -> torch.Tensor:
     """Cross-entropy (weighted per class: not emphasized, emphasized) on the binary head plus MSE
     on the scalar head, both over real frames only (targets of -100 are padding)."""
     loss = binary_logits.new_zeros((), dtype=torch.float32)
     if binary_weight:
         weights = torch.tensor(class_weights, dtype=torch.float32, device=binary_logits.device)
-        ce = F.cross_entropy(binary_logits.float().flatten(0, 1), binary_targets.flatten(), weight=weights,
-                             ignore_index=IGNORE)  # fmt: skip
+        ce = F.cross_entropy(
+            binary_logits.float().flatten(0, 1), binary_targets.flatten(), weight=weights, ignore_index=IGNORE
+        )
         loss = loss + binary_weight * ce
     if scalar_weight:
         real = scalar_targets != IGNORE
@@ -118,8 +126,9 @@ class FrameDataset(Dataset):
     frames' targets in the whole clip, so a word cut at the window's edge keeps its label on the
     frames that remain, and a word outside it has none."""
 
-    def __init__(self, clips: Sequence[Clip], geometry: FrameGeometry, normalize: bool,
-                 max_seconds: float | None = None):  # fmt: skip
+    def __init__(
+        self, clips: Sequence[Clip], geometry: FrameGeometry, normalize: bool, max_seconds: float | None = None
+    ):
         self.clips, self.geometry, self.normalize = list(clips), geometry, normalize
         self.max_samples = None if max_seconds is None else round(max_seconds * SAMPLE_RATE)
 
@@ -229,15 +238,26 @@ class FrameClassifierDetector(Detector):
 
     def loss(self, batch: dict) -> torch.Tensor:
         binary_logits, scalar_scores = self.synced(batch["input_values"], batch["attention_mask"])
-        return frame_loss(binary_logits, scalar_scores, batch["binary"], batch["scalar"],
-                          binary_weight=self.config.binary_loss_weight,
-                          scalar_weight=self.config.scalar_loss_weight,
-                          class_weights=self.config.class_weights)  # fmt: skip
+        return frame_loss(
+            binary_logits,
+            scalar_scores,
+            batch["binary"],
+            batch["scalar"],
+            binary_weight=self.config.binary_loss_weight,
+            scalar_weight=self.config.scalar_loss_weight,
+            class_weights=self.config.class_weights,
+        )
 
     def trainer(self, total_updates: int) -> Trainer:
         parameters = [p for p in self.model.parameters() if p.requires_grad]
-        return Trainer(parameters=parameters, loss_of=self.loss, config=self.config, device=self.device,
-                       total_updates=total_updates, synced=self.synced)  # fmt: skip
+        return Trainer(
+            parameters=parameters,
+            loss_of=self.loss,
+            config=self.config,
+            device=self.device,
+            total_updates=total_updates,
+            synced=self.synced,
+        )
 
     def fit(self, train, validation, config=None, progress=None, should_stop=None) -> Self:
         train = ensure_word_times(train, needed_by="The frame classifier")

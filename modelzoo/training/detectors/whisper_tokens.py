@@ -287,8 +287,14 @@ class WhisperTokenDetector(Detector):
 
     def trainer(self, total_updates: int) -> Trainer:
         parameters = [p for p in self.model.head_modules().parameters() if p.requires_grad]
-        return Trainer(parameters=parameters, loss_of=self.loss, config=self.config, device=self.device,
-                       total_updates=total_updates, synced=self.synced)  # fmt: skip
+        return Trainer(
+            parameters=parameters,
+            loss_of=self.loss,
+            config=self.config,
+            device=self.device,
+            total_updates=total_updates,
+            synced=self.synced,
+        )
 
     def fit(self, train, validation, config=None, progress=None, should_stop=None) -> Self:
         self.build(config)
