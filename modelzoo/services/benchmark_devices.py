@@ -27,6 +27,7 @@ Status = BenchmarkRun.Status
 def benchmark_train_on_devices(*, run: BenchmarkRun, arguments: dict, workdir: Path, progress, should_stop) -> dict:
     """run_benchmark(**arguments) on run.devices ranks; rank 0's result."""
     benchmark = {key: str(value) if isinstance(value, Path) else value for key, value in arguments.items()}
+    check_devices_here(run.devices, (run.config_overrides or {}).get("device", "auto"))
     progress(f"starting {run.devices} training processes", 0, run.devices)
     try:
         return launch_benchmark(
@@ -41,6 +42,21 @@ def benchmark_train_on_devices(*, run: BenchmarkRun, arguments: dict, workdir: P
         if failure.lost:
             queue_again(run, str(failure))
         raise
+
+
+def check_devices_here(devices: int, device: str) -> None:
+    """A run on GPUs needs that many on this worker's machine (on the CPU any number of ranks runs)."""
+    if device == "cpu":
+        return
+    import torch  # the worker's process only counts the GPUs; the ranks use them
+
+    visible = torch.cuda.device_count()
+    if device.startswith("cuda:") or (device == "cuda" and not visible):
+        raise JobFailed(f'the run asks for {devices} devices, which "device": "{device}" cannot give')
+    if visible and visible < devices:
+        raise JobFailed(f"the run asks for {devices} GPUs; this worker's machine has {visible}")
+    if not visible and device == "auto":
+        raise JobFailed(f'the run asks for {devices} GPUs; this worker has none (for CPU ranks: "device": "cpu")')
 
 
 class CancelFlag:
