@@ -53,6 +53,7 @@ class BenchmarkLaunchForm(forms.Form):
     resamples = forms.IntegerField(min_value=0, max_value=20_000, initial=1000, help_text="Clip bootstrap resamples.")
     seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)
     devices = forms.IntegerField(
+        required=False,
         min_value=1,
         max_value=64,
         initial=1,
@@ -60,6 +61,9 @@ class BenchmarkLaunchForm(forms.Form):
         help_text="More than 1: data parallel over that many GPUs of one GPU worker's machine (torchrun). "
         "The batch size is per device.",
     )
+
+    def clean_devices(self):
+        return self.cleaned_data["devices"] or 1  # left blank: one device
 
     def clean_config(self):
         value = self.cleaned_data["config"]
