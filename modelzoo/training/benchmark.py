@@ -6,10 +6,10 @@ and pooled. Returns plain dicts (JSON-ready) for the caller (the Celery task) to
                            checkpoint_dir=settings.MODELZOO_CHECKPOINT_DIR, progress=..., should_stop=...)
 """
 
+import sys
 import time
 from pathlib import Path
 
-from modelzoo.training import distributed
 from modelzoo.training.checkpoints import DEFAULT_BACKBONES
 from modelzoo.training.data import load_folder
 from modelzoo.training.detectors import detector_class
@@ -60,7 +60,7 @@ def run_benchmark(
     trained = time.monotonic()
 
     predictions = model.predict(chosen.test, report, should_stop)  # gathered from every rank
-    if not distributed.is_main():
+    if not _main_rank():
         return None
     rows = prediction_rows(chosen.test, predictions)
     report("scoring", 0, 1)
@@ -75,6 +75,14 @@ def run_benchmark(
         "history": model.history, "metrics": metrics, "predictions": rows,
         "seconds": {"training": round(trained - started, 3), "total": round(time.monotonic() - started, 3)},
     }  # fmt: skip
+
+
+def _main_rank() -> bool:
+    """Whether this process scores and saves: under torchrun rank 0 only. Asked of
+    modelzoo.training.distributed only where a neural detector loaded it (the acoustic baseline
+    never imports torch)."""
+    distributed = sys.modules.get("modelzoo.training.distributed")
+    return distributed is None or distributed.is_main()
 
 
 def run_config(detector: str, setting: Setting, overrides: dict | None):
