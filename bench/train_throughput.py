@@ -87,6 +87,11 @@ def main() -> int:
     steps = args.steps or (10 if real else 3)
     workers = args.workers if args.workers is not None else (4 if cuda else 0)
     clips = make_clips(args.clips or 4 * max(batches.values()), args.seconds or (5.0 if real else 2.0))
+    if not cuda:
+        # As many threads as each torchrun rank gets (OMP_NUM_THREADS, 1 by default), so that the
+        # one-process figures and the 1-rank scaling figure measure the same thing; more threads
+        # than free cores spin against each other on a shared machine.
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     gpus = torch.cuda.device_count() if cuda else 0
     ranks = args.ranks if args.ranks is not None else (gpus if gpus > 1 else (0 if cuda else 2))
     kinds = [kind.strip() for kind in args.detectors.split(",") if kind.strip()]
@@ -94,7 +99,8 @@ def main() -> int:
     precision = "bf16" if cuda and torch.cuda.is_bf16_supported() else ("fp16" if cuda else "fp32")
     print(
         f"size: {size}; device: {where}; precision: {precision}; {len(clips)} clips of "
-        f"~{np.mean([len(c.audio) for c in clips]) / 16000:.1f} s; {steps} timed steps; {workers} loader workers"
+        f"~{np.mean([len(c.audio) for c in clips]) / 16000:.1f} s; {steps} timed steps; {workers} loader workers; "
+        f"{torch.get_num_threads()} threads a process"
     )
     if not cuda:
         print("no GPU: these are tiny CPU configurations; the real-size figures need CUDA")
