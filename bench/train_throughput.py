@@ -14,10 +14,20 @@ CUDA (or --size tiny) the tiny test shapes on the CPU, and the output says so. F
    loading), measured the same way: the gap to (1) is what data loading costs;
 3. inference: `predict` over all clips (the detector's loader included), clips per second.
 
-The clips are synthetic (modelzoo.training.synthetic), about --seconds long. Ends with one summary line.
+4. scaling (--ranks N, default every GPU where there are several, 2 on the CPU; 0 skips it): the
+   training step of (1), data loading included, in torchrun processes (one a device, DDP, each
+   with its DistributedSampler share), first 1 rank then N; clips per second over all ranks, and
+   N ranks against N times one. On the CPU the ranks share the machine's cores: expect little.
+
+The clips are synthetic (modelzoo.training.synthetic), about --seconds long. Targets (issue 23):
+training with data loading at least 80 % of the bare step on one GPU; N GPUs at least 0.85 x N
+of one. Ends with one summary line.
 """
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +39,7 @@ import numpy as np
 import torch
 from transformers.utils import logging as hf_logging
 
+from modelzoo.training import distributed
 from modelzoo.training.config import FrameClassifierConfig, WhisperTokenConfig
 from modelzoo.training.detectors.frame_classifier import FrameClassifierDetector
 from modelzoo.training.detectors.whisper_tokens import WhisperTokenDetector
@@ -58,8 +69,14 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=None, help="DataLoader workers; default 4 on CUDA, else 0")
     parser.add_argument("--whisper-batch", type=int, default=None, help="default 32 (MMEE) real, 4 tiny")
     parser.add_argument("--frame-batch", type=int, default=None, help="default 8 (MMEE) real, 4 tiny")
+    parser.add_argument("--ranks", type=int, default=None, help="scaling 1 -> N ranks; default: the GPUs, or 2")
+    parser.add_argument("--detectors", default="whisper-tokens,frame-classifier", help="comma-separated")
+    parser.add_argument("--scaled", default=None, help="the detectors of the scaling runs; default: --detectors")
+    parser.add_argument("--rank-of", default=None, help=argparse.SUPPRESS)  # internal: run as a torchrun rank
     args = parser.parse_args()
     hf_logging.disable_progress_bar()  # the saving and loading bars would bury the figures
+    if args.rank_of:
+        return rank_main(json.loads(args.rank_of))
 
     cuda = torch.cuda.is_available()
     size = ("real" if cuda else "tiny") if args.size == "auto" else args.size
@@ -70,13 +87,27 @@ def main() -> int:
     steps = args.steps or (10 if real else 3)
     workers = args.workers if args.workers is not None else (4 if cuda else 0)
     clips = make_clips(args.clips or 4 * max(batches.values()), args.seconds or (5.0 if real else 2.0))
-    where = torch.cuda.get_device_name() if cuda else "CPU (no CUDA: tiny shapes, not the real models)"
-    print(f"size: {size}; device: {where}; bf16 autocast: {'on' if cuda else 'off'}; {len(clips)} clips of "
-          f"~{np.mean([len(c.audio) for c in clips]) / 16000:.1f} s; {steps} timed steps; {workers} loader workers")  # fmt: skip
+    if not cuda:
+        # As many threads as each torchrun rank gets (OMP_NUM_THREADS, 1 by default), so that the
+        # one-process figures and the 1-rank scaling figure measure the same thing; more threads
+        # than free cores spin against each other on a shared machine.
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    gpus = torch.cuda.device_count() if cuda else 0
+    ranks = args.ranks if args.ranks is not None else (gpus if gpus > 1 else (0 if cuda else 2))
+    kinds = [kind.strip() for kind in args.detectors.split(",") if kind.strip()]
+    where = torch.cuda.get_device_name() if cuda else "CPU (no CUDA: tiny CPU configurations, not the real models)"
+    precision = "bf16" if cuda and torch.cuda.is_bf16_supported() else ("fp16" if cuda else "fp32")
+    print(
+        f"size: {size}; device: {where}; precision: {precision}; {len(clips)} clips of "
+        f"~{np.mean([len(c.audio) for c in clips]) / 16000:.1f} s; {steps} timed steps; {workers} loader workers; "
+        f"{torch.get_num_threads()} threads a process"
+    )
+    if not cuda:
+        print("no GPU: these are tiny CPU configurations; the real-size figures need CUDA")
 
-    results = {}
+    results, scaling = {}, {}
     with tempfile.TemporaryDirectory() as folder:
-        for kind in ("whisper-tokens", "frame-classifier"):
+        for kind in kinds:
             label, shape = SHAPES[size][kind]
             detector = build(kind, Path(folder), shape, batch=batches[kind], workers=workers, device=device)
             results[kind] = measure(detector, clips, steps)
@@ -84,11 +115,96 @@ def main() -> int:
             del detector
             if cuda:
                 torch.cuda.empty_cache()
-    print("summary: " + "; ".join(
-        f"{kind} train {r['train']:.1f} clips/s (bare step {r['bare']:.1f}, waiting for data {r['wait_share']:.0%}), "
-        f"inference {r['inference']:.1f} clips/s" for kind, r in results.items()
-    ) + f" [{size}, {device}]")  # fmt: skip
+        scaled = [kind.strip() for kind in (args.scaled or args.detectors).split(",") if kind.strip()]
+        for kind in scaled if ranks > 1 else ():
+            spec = {
+                "kind": kind,
+                "folder": folder,
+                "shape": SHAPES[size][kind][1],
+                "batch": batches[kind],
+                "workers": workers,
+                "device": device,
+                "steps": steps,
+                "seconds": args.seconds or (5.0 if real else 2.0),
+            }
+            scaling[kind] = {n: run_ranks(n, spec) for n in (1, ranks)}
+            print_scaling(kind, scaling[kind], ranks)
+    print(summary(results, scaling, ranks) + f" [{size}, {device}]")
     return 0
+
+
+def summary(results: dict, scaling: dict, ranks: int) -> str:
+    parts = [
+        f"{kind} train {r['train']:.1f} clips/s (bare step {r['bare']:.1f}, {r['train'] / r['bare']:.0%} of it; "
+        f"waiting for data {r['wait_share']:.0%}), inference {r['inference']:.1f} clips/s"
+        for kind, r in results.items()
+    ]
+    parts += [
+        f"{kind} {ranks} ranks {s[ranks]:.1f} clips/s = {s[ranks] / s[1]:.2f} x 1 rank" for kind, s in scaling.items()
+    ]
+    return "summary: " + "; ".join(parts)
+
+
+def run_ranks(ranks: int, spec: dict) -> float:
+    """Clips per second over `ranks` torchrun processes training on their DistributedSampler shares."""
+    out = Path(spec["folder"]) / f"ranks-{spec['kind']}-{ranks}.json"
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        str(ranks),
+        str(Path(__file__).resolve()),
+        "--rank-of",
+        json.dumps({**spec, "out": str(out)}),
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+    return json.loads(out.read_text())["clips_per_second"]
+
+
+def rank_main(spec: dict) -> int:
+    """One torchrun rank of run_ranks: the detector built in the process group (so DDP-wrapped),
+    its training loader (so a DistributedSampler share), spec["steps"] timed steps after one warm-up."""
+    device = spec["device"]
+    ranks = distributed.start(device)
+    if device == "cuda":
+        device = f"cuda:{ranks.local_rank}"
+    folder = Path(spec["folder"])
+    per_rank = 2 * spec["batch"] * (spec["steps"] + 1)
+    clips = make_clips(per_rank * ranks.world, spec["seconds"])
+    detector = build(
+        spec["kind"], folder, spec["shape"], batch=spec["batch"], workers=spec["workers"], device=device, save=False
+    )
+    trainer = detector.trainer(total_updates=spec["steps"] + 1)
+    detector.model.train()
+    batches = _cycle(detector.loader(clips, training=True))
+    trainer.step(next(batches))
+    synchronize()
+    if distributed.is_distributed():
+        torch.distributed.barrier()  # every rank starts the clock together
+    started, seen = time.perf_counter(), 0
+    for _ in range(spec["steps"]):
+        batch = next(batches)
+        trainer.step(batch)
+        seen += len(batch["binary"])
+    synchronize()
+    rate = seen / (time.perf_counter() - started)
+    rates = distributed.gather_shares([rate], ranks.world) if distributed.is_distributed() else [rate]
+    if ranks.main:
+        Path(spec["out"]).write_text(json.dumps({"clips_per_second": float(sum(rates)), "per_rank": rates}))
+    distributed.stop()
+    return 0
+
+
+def print_scaling(kind: str, rates: dict, ranks: int) -> None:
+    one, many = rates[1], rates[ranks]
+    print(f"{kind} scaling (torchrun, DDP, data loading included):")
+    print(f"  1 rank:  {one:8.2f} clips/s")
+    print(
+        f"  {ranks} ranks: {many:8.2f} clips/s  = {many / one:.2f} x 1 rank, {many / (ranks * one):.0%} of {ranks} x 1 rank (target 85 %)"
+    )
 
 
 def make_clips(count: int, seconds: float) -> list:
@@ -97,15 +213,17 @@ def make_clips(count: int, seconds: float) -> list:
     return [synthetic_clip(rng, clip_id=f"bench-{i}", words=words) for i in range(count)]
 
 
-def build(kind: str, folder: Path, shape: dict, *, batch: int, workers: int, device: str):
+def build(kind: str, folder: Path, shape: dict, *, batch: int, workers: int, device: str, save: bool = True):
     common = {"batch_size": batch, "eval_batch_size": batch, "num_workers": workers, "device": device,
               "gradient_accumulation": 1}  # fmt: skip
     if kind == "whisper-tokens":
-        save_whisper(folder / kind, shape)
+        if save:
+            save_whisper(folder / kind, shape)
         detector = WhisperTokenDetector(kind, folder)
         detector.build(WhisperTokenConfig(**common))
     else:
-        save_wav2vec2(folder / kind, shape)
+        if save:
+            save_wav2vec2(folder / kind, shape)
         detector = FrameClassifierDetector(kind, folder)
         detector.build(FrameClassifierConfig(**common))
     return detector
@@ -164,6 +282,7 @@ def print_result(kind: str, label: str, batch: int, r: dict) -> None:
     print(f"  training:        {r['train']:8.2f} clips/s  ({r['step_seconds']:.3f} s a step, "
           f"{r['wait_share']:.0%} of it waiting for data)")  # fmt: skip
     print(f"  bare model step: {r['bare']:8.2f} clips/s  ({r['bare_step_seconds']:.3f} s a step, no data loading)")
+    print(f"  training / bare: {r['train'] / r['bare']:8.0%}  (target 80 % on one GPU)")
     print(f"  inference:       {r['inference']:8.2f} clips/s")
 
 

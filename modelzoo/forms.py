@@ -52,6 +52,18 @@ class BenchmarkLaunchForm(forms.Form):
     )  # fmt: skip
     resamples = forms.IntegerField(min_value=0, max_value=20_000, initial=1000, help_text="Clip bootstrap resamples.")
     seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)
+    devices = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=64,
+        initial=1,
+        label="Devices (GPUs) a run trains on",
+        help_text="More than 1: data parallel over that many GPUs of one GPU worker's machine (torchrun). "
+        "The batch size is per device.",
+    )
+
+    def clean_devices(self):
+        return self.cleaned_data["devices"] or 1  # left blank: one device
 
     def clean_config(self):
         value = self.cleaned_data["config"]
@@ -83,7 +95,17 @@ class BenchmarkLaunchForm(forms.Form):
     def launch_arguments(self) -> dict:
         """The keyword arguments of benchmark_runs_launch, from a valid form."""
         data = self.cleaned_data
-        names = ("label_set", "detector", "label_mode", "test_label_set", "backbone", "config", "resamples", "seed")
+        names = (
+            "label_set",
+            "detector",
+            "label_mode",
+            "test_label_set",
+            "backbone",
+            "config",
+            "resamples",
+            "seed",
+            "devices",
+        )
         return {"plan": data["plan"], **{name: data[name] for name in names}}
 
 

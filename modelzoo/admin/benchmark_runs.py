@@ -32,7 +32,7 @@ class BenchmarkRunAdmin(admin.ModelAdmin):
     search_fields = ["setting_label", "=group"]
     fields = readonly_fields = [
         "group_link", "label_set", "test_label_set", "detector", "backbone", "label_mode", "setting_label", "setting",
-        "config_overrides", "resamples", "seed", "status", "attempts", "cancel_requested", "created_by",
+        "config_overrides", "resamples", "seed", "devices", "status", "attempts", "cancel_requested", "created_by",
         "created_at", "started_at", "finished_at", "predictions_count", "checkpoint_size_text",
     ]  # fmt: skip
     change_form_template = "admin/modelzoo/benchmarkrun/change_form.html"

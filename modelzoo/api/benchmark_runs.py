@@ -83,6 +83,13 @@ class BenchmarkLaunchSerializer(serializers.Serializer):
     )
     resamples = serializers.IntegerField(required=False, default=1000, min_value=0, max_value=20_000)
     seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=2**31 - 1)
+    devices = serializers.IntegerField(
+        required=False,
+        default=1,
+        min_value=1,
+        max_value=64,
+        help_text="GPUs of one worker's machine each run trains on (data parallel); the batch size is per device.",
+    )
 
 
 class BenchmarkRunSerializer(serializers.ModelSerializer):
@@ -96,7 +103,7 @@ class BenchmarkRunSerializer(serializers.ModelSerializer):
         model = BenchmarkRun
         fields = [
             "id", "url", "results_url", "group", "label_set", "test_label_set", "detector", "backbone", "label_mode",
-            "setting_kind", "setting", "setting_label", "config_overrides", "resamples", "seed", "cancel_requested",
+            "setting_kind", "setting", "setting_label", "config_overrides", "resamples", "seed", "devices", "cancel_requested",
             "cancelled", "attempts", "log", "metrics", *JOB_FIELDS,
         ]  # fmt: skip
 
@@ -142,7 +149,8 @@ class BenchmarkRunViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
             runs = benchmark_runs_launch(
                 label_set=data["label_set"], test_label_set=data.get("test_label_set"), detector=data["detector"],
                 label_mode=data["label_mode"], plan=Plan.from_dict(data["setting"]), backbone=data["backbone"],
-                config=data["config"], resamples=data["resamples"], seed=data["seed"], user=request.user,
+                config=data["config"], resamples=data["resamples"], seed=data["seed"], devices=data["devices"],
+                user=request.user,
             )  # fmt: skip
         except (BenchmarkRefused, ValueError) as refusal:
             raise Refused(str(refusal)) from None

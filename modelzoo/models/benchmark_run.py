@@ -77,6 +77,10 @@ class BenchmarkRun(BackgroundJob):
         blank=True,
         help_text="Hyperparameters given to the detector: the label mode's, then the launcher's.",
     )
+    devices = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="Devices of one GPU worker's machine it trains on at once (data parallel, torchrun).",
+    )
     resamples = models.PositiveIntegerField(default=1000, help_text="Clip bootstrap resamples of the intervals.")
     seed = models.PositiveIntegerField(default=0, help_text="Seed of the clip bootstrap.")
     cancel_requested = models.BooleanField(default=False)
@@ -94,11 +98,12 @@ class BenchmarkRun(BackgroundJob):
     class Meta:
         ordering = ["-created_at", "-pk"]
         constraints = [
+            models.CheckConstraint(condition=models.Q(devices__gte=1), name="benchmark_devices_at_least_one"),
             models.CheckConstraint(
                 condition=models.Q(setting_kind="cross-dataset", test_label_set__isnull=False)
                 | (~models.Q(setting_kind="cross-dataset") & models.Q(test_label_set__isnull=True)),
                 name="benchmark_test_set_for_cross_dataset_only",
-            )
+            ),
         ]
 
     def __str__(self) -> str:

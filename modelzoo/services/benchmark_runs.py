@@ -39,13 +39,15 @@ class BenchmarkRefused(ValueError):
 
 def benchmark_runs_launch(
     *, label_set: LabelSet, detector: str, label_mode: str, plan: Plan, test_label_set: LabelSet | None = None,
-    backbone: str = "", config: dict | None = None, resamples: int = 1000, seed: int = 0, user=None,
+    backbone: str = "", config: dict | None = None, resamples: int = 1000, seed: int = 0, devices: int = 1,
+    user=None,
 ) -> list[BenchmarkRun]:  # fmt: skip
     """One queued run per model the plan needs (see modelzoo.plans), sharing a group id; each is
     sent to the `gpu` queue once this transaction commits. Everything a worker would refuse is
     refused here first: sets that are not final, unknown hyperparameters, settings the set
     cannot give."""
     _check_sets(label_set, test_label_set, plan.kind)
+    _check_devices(detector, devices)
     try:
         overrides = run_overrides(detector=detector, label_mode=label_mode, overrides=config)
         backbone = check_backbone(detector, backbone)
@@ -58,7 +60,7 @@ def benchmark_runs_launch(
     common = {
         "group": uuid.uuid4(), "label_set": label_set, "test_label_set": test_label_set, "detector": detector,
         "backbone": backbone, "label_mode": label_mode, "config_overrides": overrides, "resamples": resamples,
-        "seed": seed, "created_by": user if user is not None and user.is_authenticated else None,
+        "seed": seed, "devices": devices, "created_by": user if user is not None and user.is_authenticated else None,
     }  # fmt: skip
     with transaction.atomic():
         runs = [_create_run(setting, common) for setting in settings]
@@ -83,6 +85,16 @@ def _check_backbone_present(detector: str, backbone: str) -> None:
         backbone_path(backbone or DEFAULT_BACKBONES[detector], folder, family=FAMILIES[detector])
     except (CheckpointMissing, ValueError) as error:
         raise BenchmarkRefused(f"{error} (MODELZOO_CHECKPOINT_DIR is {folder})", field="backbone") from None
+
+
+MAX_DEVICES = 64  # more than any one machine has: the worker's box must hold them all
+
+
+def _check_devices(detector: str, devices: int) -> None:
+    if not 1 <= devices <= MAX_DEVICES:
+        raise BenchmarkRefused(f"devices must be between 1 and {MAX_DEVICES} (one worker's machine), not {devices}")
+    if devices > 1 and detector == BenchmarkRun.Detector.ACOUSTIC:
+        raise BenchmarkRefused("the acoustic baseline trains on the CPU in one process: it takes 1 device")
 
 
 def _check_sets(label_set: LabelSet, test_label_set: LabelSet | None, kind: str) -> None:

@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from celery import current_task
 from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
@@ -27,6 +28,7 @@ from evaluation.reports.zip_archive import zip_folder
 from evaluation.services.dataset_export_files import write_label_set_files
 from modelzoo.models import BenchmarkRun
 from modelzoo.results import predictions_csv
+from modelzoo.services.benchmark_devices import benchmark_train_on_devices
 from modelzoo.services.benchmark_runs import benchmark_run_log
 from modelzoo.training.alignment import AlignmentFailed, WordTimesMissing
 from modelzoo.training.benchmark import run_benchmark
@@ -44,7 +46,7 @@ def benchmark_run_train(*, run_id: int) -> None:
 
 def _train(run: BenchmarkRun, progress) -> dict:
     log = RunLog(run.pk, run.attempts)
-    log(f"attempt {run.attempts} started on {socket.gethostname()}")
+    log(f"attempt {run.attempts} started on {worker_name()}")
     try:
         fields = _train_and_store(run, LoggedProgress(progress, log), StopCheck(run.pk, run.attempts))
     except JobLost:
@@ -69,13 +71,25 @@ def _train_and_store(run: BenchmarkRun, progress, should_stop) -> dict:
         test_folder = None
         if run.test_label_set is not None:
             test_folder = write_set_folder(run.test_label_set, scratch / "test-set", Prefixed(progress, "test set: "))
+        arguments = {
+            "folder": folder,
+            "detector": run.detector,
+            "setting": run.setting,
+            "checkpoint_dir": settings.MODELZOO_CHECKPOINT_DIR,
+            "backbone": run.backbone or None,
+            "config": run.config_overrides,
+            "test_folder": test_folder,
+            "output_dir": scratch / "model",
+            "resamples": run.resamples,
+            "seed": run.seed,
+        }
         try:
-            result = run_benchmark(
-                folder=folder, detector=run.detector, setting=run.setting,
-                checkpoint_dir=settings.MODELZOO_CHECKPOINT_DIR, backbone=run.backbone or None,
-                config=run.config_overrides, test_folder=test_folder, output_dir=scratch / "model", progress=progress,
-                should_stop=should_stop, resamples=run.resamples, seed=run.seed,
-            )  # fmt: skip
+            if run.devices > 1:  # data parallel: one process per device (modelzoo.services.benchmark_devices)
+                result = benchmark_train_on_devices(
+                    run=run, arguments=arguments, workdir=scratch / "ranks", progress=progress, should_stop=should_stop
+                )
+            else:
+                result = run_benchmark(**arguments, progress=progress, should_stop=should_stop)
         except Cancelled:
             raise JobFailed(BenchmarkRun.CANCELLED) from None
         except CheckpointMissing as error:
@@ -167,6 +181,12 @@ class StopCheck:
             raise JobLost
         self.cancel = held.filter(cancel_requested=True).exists()
         return self.cancel
+
+
+def worker_name() -> str:
+    """The Celery worker's node name (gpu@box, or gpu1@box for a fleet's first worker), else the host's."""
+    request = getattr(current_task, "request", None)
+    return getattr(request, "hostname", None) or socket.gethostname()
 
 
 def _number(value) -> str:

@@ -6,6 +6,7 @@ and pooled. Returns plain dicts (JSON-ready) for the caller (the Celery task) to
                            checkpoint_dir=settings.MODELZOO_CHECKPOINT_DIR, progress=..., should_stop=...)
 """
 
+import sys
 import time
 from pathlib import Path
 
@@ -21,16 +22,27 @@ SMALLER_BATCH_SETTINGS = {"frame-classifier": {"multilingual": 4, "cross-arousal
 
 
 def run_benchmark(
-    *, folder: Path | str, detector: str, setting: Setting | dict, checkpoint_dir: Path | str | None = None,
-    backbone: str | None = None, config: dict | None = None, test_folder: Path | str | None = None,
-    output_dir: Path | str | None = None, progress: Progress | None = None, should_stop: StopCheck | None = None,
-    resamples: int = 1000, seed: int = 0,
-) -> dict:  # fmt: skip
+    *,
+    folder: Path | str,
+    detector: str,
+    setting: Setting | dict,
+    checkpoint_dir: Path | str | None = None,
+    backbone: str | None = None,
+    config: dict | None = None,
+    test_folder: Path | str | None = None,
+    output_dir: Path | str | None = None,
+    progress: Progress | None = None,
+    should_stop: StopCheck | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict | None:
     """Train `detector` ("acoustic", "frame-classifier", "whisper-tokens") on one setting of the
     set in `folder` and test it. `config` overrides the detector's defaults (MMEE's
     hyperparameters); `output_dir`, when given, receives the trained detector (load it with
     modelzoo.training.detectors.load_detector). `progress(phase, done, total)` is called as it goes;
-    `should_stop()` is asked between steps, and a True stops the run with modelzoo.Cancelled."""
+    `should_stop()` is asked between steps, and a True stops the run with modelzoo.Cancelled.
+    Under torchrun (modelzoo.training.launch) every rank calls it; rank 0 alone scores, saves and
+    returns the result, the others return None."""
     report = progress or (lambda phase, done, total: None)
     started = time.monotonic()
     setting = setting if isinstance(setting, Setting) else Setting.from_dict(setting)
@@ -47,7 +59,9 @@ def run_benchmark(
     model.fit(chosen.train, chosen.validation, train_config, report, should_stop)
     trained = time.monotonic()
 
-    predictions = model.predict(chosen.test, report, should_stop)
+    predictions = model.predict(chosen.test, report, should_stop)  # gathered from every rank
+    if not _main_rank():
+        return None
     rows = prediction_rows(chosen.test, predictions)
     report("scoring", 0, 1)
     metrics = score(rows, resamples=resamples, seed=seed, by=setting.by)
@@ -61,6 +75,14 @@ def run_benchmark(
         "history": model.history, "metrics": metrics, "predictions": rows,
         "seconds": {"training": round(trained - started, 3), "total": round(time.monotonic() - started, 3)},
     }  # fmt: skip
+
+
+def _main_rank() -> bool:
+    """Whether this process scores and saves: under torchrun rank 0 only. Asked of
+    modelzoo.training.distributed only where a neural detector loaded it (the acoustic baseline
+    never imports torch)."""
+    distributed = sys.modules.get("modelzoo.training.distributed")
+    return distributed is None or distributed.is_main()
 
 
 def run_config(detector: str, setting: Setting, overrides: dict | None):

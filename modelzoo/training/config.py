@@ -5,6 +5,9 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Self
 
 SELECTION_MEASURES = ("accuracy", "f1", "pearson")
+# "auto": bf16 on a CUDA device that has it, fp16 with a gradient scaler on one that does not
+# (V100, T4), full precision on the CPU; or one of the others, whatever the device.
+PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,7 @@ class TrainConfig:
     eval_batch_size: int = 16
     max_grad_norm: float = 1.0
     seed: int = 0
-    bf16: bool = True  # bf16 autocast, on CUDA only
+    precision: str = "auto"  # mixed precision (PRECISIONS): autocast dtype, fp16 with a gradient scaler
     device: str = "auto"  # "auto" (CUDA when available), "cpu", "cuda", "cuda:1", ...
     num_workers: int = 0  # DataLoader worker processes preparing batches
     # The best checkpoint is the epoch with the highest pooled validation value of this measure.
@@ -30,6 +33,8 @@ class TrainConfig:
     max_steps: int | None = None  # stop after this many optimizer steps (smoke tests, benchmarks)
 
     def __post_init__(self):
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}")
         if self.selection_measure not in SELECTION_MEASURES:
             raise ValueError(f"selection_measure must be one of {', '.join(SELECTION_MEASURES)}")
         if self.epochs < 1 or self.batch_size < 1 or self.gradient_accumulation < 1:
@@ -42,6 +47,7 @@ class TrainConfig:
             raise ValueError("the loss weights must be non-negative and not both 0")
 
     def with_overrides(self, overrides: dict | None) -> Self:
+        overrides = _renamed(overrides or {})
         known = {field.name for field in fields(self)}
         unknown = sorted(set(overrides or {}) - known)
         if unknown:
@@ -52,6 +58,20 @@ class TrainConfig:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def _renamed(overrides: dict) -> dict:
+    """Detectors saved before `precision` replaced `bf16` (True: bf16 on CUDA, False: off) load as before."""
+    if "bf16" not in overrides:
+        return overrides
+    renamed = {key: value for key, value in overrides.items() if key != "bf16"}
+    renamed.setdefault("precision", "auto" if overrides["bf16"] else "fp32")
+    return renamed
+
+
+def check_class_weights(weights: tuple[float, ...]) -> None:
+    if len(weights) != 2 or not all(isinstance(w, int | float) and w > 0 for w in weights):
+        raise ValueError("class_weights must be two positive numbers: not emphasized, emphasized (e.g. [1, 2.33])")
 
 
 @dataclass(frozen=True)
@@ -67,7 +87,18 @@ class FrameClassifierConfig(TrainConfig):
     eval_batch_size: int = 8
     freeze_feature_encoder: bool = False  # the convolutional front end; EmphaClass trains it too
     gradient_checkpointing: bool = False  # trades compute for memory on the 1B backbone
-    max_seconds: float | None = None  # crop longer training clips (memory); None keeps them whole
+    # Training clips longer than this are cut to a random window of it at each epoch (memory);
+    # validation and test clips are always whole. None keeps every clip whole.
+    max_seconds: float | None = None
+    # Weighted cross-entropy of the binary head (not emphasized, emphasized); MMEE's Whisper
+    # detector uses (1.0, 2.33). Plain cross-entropy here, as EmphaClass.
+    class_weights: tuple[float, float] = (1.0, 1.0)
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_class_weights(self.class_weights)
+        if self.max_seconds is not None and self.max_seconds <= 0:
+            raise ValueError("max_seconds must be positive (or null: whole clips)")
 
 
 @dataclass(frozen=True)
@@ -88,6 +119,7 @@ class WhisperTokenConfig(TrainConfig):
 
     def __post_init__(self):
         super().__post_init__()
+        check_class_weights(self.class_weights)
         if self.extra_block_init not in ("fresh", "copy"):
             raise ValueError('extra_block_init must be "fresh" or "copy"')
 

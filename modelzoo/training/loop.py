@@ -1,6 +1,9 @@
 """The training loop both neural detectors share: AdamW with linear warmup and decay, gradient
-accumulation, bf16 autocast on CUDA, fixed seeds, a validation pass after every epoch, and the
-state of the best epoch restored at the end."""
+accumulation, mixed precision (bf16 on CUDA, or fp16 with a gradient scaler where the GPU has no
+bf16), fixed seeds, a validation pass after every epoch, and the state of the best epoch restored
+at the end. Under torchrun (modelzoo.training.distributed) the same loop runs on every rank: DDP
+averages the gradients, accumulation steps skip that exchange (no_sync), and the best epoch is
+decided on rank 0 and told to the others."""
 
 import math
 import random
@@ -12,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from modelzoo.training import distributed
 from modelzoo.training.config import TrainConfig
 from modelzoo.training.detectors.base import Progress, StopCheck, check_stop
 from modelzoo.training.metrics import selection_value
@@ -24,15 +28,39 @@ def set_seed(seed: int) -> None:
 
 
 def pick_device(name: str) -> torch.device:
+    """ "auto": CUDA when available. Under torchrun "auto" and "cuda" mean this rank's own GPU."""
     if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and distributed.is_distributed():
+        return torch.device("cuda", distributed.ranks().local_rank)
     return torch.device(name)
 
 
-def autocast(device: torch.device, bf16: bool):
-    """bf16 autocast on CUDA; full precision on CPU, where bf16 matmuls are slow and imprecise."""
-    if bf16 and device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
+def supports_bf16(device: torch.device) -> bool:
+    """Whether the GPU computes in bf16 natively (Ampere and later; not V100 or T4)."""
+    return device.type == "cuda" and torch.cuda.is_bf16_supported(including_emulation=False)
+
+
+def choose_precision(
+    setting: str, device: torch.device, *, bf16_supported: Callable[[torch.device], bool] | None = None
+) -> str:
+    """ "bf16", "fp16" or "fp32" for config.precision on this device: "auto" gives bf16 on a GPU
+    that has it, fp16 (with a gradient scaler) on one that has not, full precision on the CPU,
+    where bf16 and fp16 matmuls are slow and imprecise. Any other setting is taken as it is."""
+    if setting != "auto":
+        return setting
+    if device.type != "cuda":
+        return "fp32"
+    return "bf16" if (bf16_supported or supports_bf16)(device) else "fp16"
+
+
+AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def autocast(device: torch.device, precision: str):
+    """Autocast in the chosen precision (see choose_precision); nothing for fp32."""
+    if precision in AUTOCAST_DTYPES:
+        return torch.autocast(device.type, dtype=AUTOCAST_DTYPES[precision])
     return nullcontext()
 
 
@@ -50,11 +78,25 @@ def seeded_generator(seed: int) -> torch.Generator:
 
 class Trainer:
     """One optimizer over the trainable parameters; `step` runs forward and backward on a batch
-    and updates the weights every `gradient_accumulation` batches."""
+    and updates the weights every `gradient_accumulation` batches. `synced` is the DDP wrapper
+    `loss_of` runs through under torchrun: the batches between two updates skip its gradient
+    exchange (no_sync), which happens once, at the update's backward pass. In fp16 the loss is
+    scaled (torch.amp.GradScaler) and a step with overflowing gradients is skipped."""
 
-    def __init__(self, *, parameters: list[nn.Parameter], loss_of: Callable[[dict], torch.Tensor],
-                 config: TrainConfig, device: torch.device, total_updates: int):  # fmt: skip
+    def __init__(
+        self,
+        *,
+        parameters: list[nn.Parameter],
+        loss_of: Callable[[dict], torch.Tensor],
+        config: TrainConfig,
+        device: torch.device,
+        total_updates: int,
+        synced: nn.Module | None = None,
+    ):
         self.parameters, self.loss_of, self.config, self.device = parameters, loss_of, config, device
+        self.synced = synced if isinstance(synced, nn.parallel.DistributedDataParallel) else None
+        self.precision = choose_precision(config.precision, device)
+        self.scaler = torch.amp.GradScaler(device.type, enabled=self.precision == "fp16")
         decay = [p for p in parameters if p.ndim >= 2]  # no weight decay on biases and norms
         no_decay = [p for p in parameters if p.ndim < 2]
         groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
@@ -66,18 +108,28 @@ class Trainer:
 
     def step(self, batch: dict, *, last_of_epoch: bool = False) -> float:
         batch = to_device(batch, self.device)
-        with autocast(self.device, self.config.bf16):
-            loss = self.loss_of(batch)
-        (loss / self.config.gradient_accumulation).backward()
         self.batches_seen += 1
-        if self.batches_seen % self.config.gradient_accumulation == 0 or last_of_epoch:
+        updating = self.batches_seen % self.config.gradient_accumulation == 0 or last_of_epoch
+        with self._sync(updating):
+            with autocast(self.device, self.precision):
+                loss = self.loss_of(batch)
+            self.scaler.scale(loss / self.config.gradient_accumulation).backward()
+        if updating:
+            self.scaler.unscale_(self.optimizer)  # clipping sees the true gradients
             torch.nn.utils.clip_grad_norm_(self.parameters, self.config.max_grad_norm)
-            self.optimizer.step()
-            self.scheduler.step()
+            scale = self.scaler.get_scale()
+            self.scaler.step(self.optimizer)  # skipped when fp16 gradients overflowed ...
+            self.scaler.update()
+            if self.scaler.get_scale() >= scale:  # ... and then the scale shrinks: the schedule waits too
+                self.scheduler.step()
             self.optimizer.zero_grad(set_to_none=True)
             self.batches_seen = 0
             self.updates += 1
         return float(loss.detach())
+
+    def _sync(self, updating: bool):
+        """DDP's gradient exchange only on the backward pass before an update."""
+        return self.synced.no_sync() if self.synced is not None and not updating else nullcontext()
 
 
 def _warmup_then_decay(warmup: int, total: int) -> Callable[[int], float]:
@@ -104,7 +156,9 @@ def train_epochs(*, trainer: Trainer, trainable: nn.Module, batches: Callable[[]
     for epoch in range(1, config.epochs + 1):
         trainable.train()
         started, losses = time.monotonic(), []
-        for index, batch in enumerate(batches(), start=1):
+        epoch_batches = batches()
+        distributed.start_epoch(epoch_batches, epoch)
+        for index, batch in enumerate(epoch_batches, start=1):
             check_stop(should_stop)
             losses.append(trainer.step(batch, last_of_epoch=index == batch_count))
             report(f"training: epoch {epoch}/{config.epochs}", index, batch_count)
@@ -112,13 +166,13 @@ def train_epochs(*, trainer: Trainer, trainable: nn.Module, batches: Callable[[]
                 break
         check_stop(should_stop)
         report(f"validating after epoch {epoch}/{config.epochs}", 0, 1)
-        metrics = validate()
+        metrics = validate()  # the same on every rank: scored on rank 0, sent to the others
         value = selection_value(metrics, config.selection_measure)
         improved = best_state is None or value > best_value
         if improved:
             best_value, best_state, best_epoch = value, _copy_state(trainable), epoch
         record = {
-            "epoch": epoch, "updates": trainer.updates, "loss": float(np.mean(losses)) if losses else None,
+            "epoch": epoch, "updates": trainer.updates, "loss": distributed.mean_over_ranks(losses),
             "validation": {name: metrics["pooled"][name]["value"] for name in ("accuracy", "f1", "pearson")},
             "seconds": round(time.monotonic() - started, 3),
         }  # fmt: skip

@@ -1,4 +1,5 @@
-"""bench/train_throughput.py still runs, at tiny size on the CPU (the real-size run needs CUDA)."""
+"""bench/train_throughput.py still runs, at tiny size on the CPU (the real-size run needs CUDA),
+and says so; its scaling part trains in 1 and then 2 torchrun ranks (gloo)."""
 
 import os
 import subprocess
@@ -14,7 +15,8 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "train_throughput.py"
 
 def test_the_throughput_bench_runs_at_tiny_size():
     result = subprocess.run(
-        [sys.executable, str(BENCH), "--size", "tiny", "--clips", "4", "--steps", "1", "--seconds", "1.5"],
+        [sys.executable, str(BENCH), "--size", "tiny", "--clips", "4", "--steps", "1", "--seconds", "1.5",
+         "--ranks", "2", "--scaled", "frame-classifier"],
         capture_output=True, text=True, timeout=300, check=False, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
@@ -23,4 +25,7 @@ def test_the_throughput_bench_runs_at_tiny_size():
     for text in ("whisper-tokens (tiny Whisper", "frame-classifier (tiny Wav2Vec2", "bare model step:",
                  "waiting for data"):  # fmt: skip
         assert text in result.stdout
+    assert "no GPU: these are tiny CPU configurations" in result.stdout
+    assert "frame-classifier scaling (torchrun, DDP, data loading included):" in result.stdout
     assert lines[-1].startswith("summary: whisper-tokens train ") and lines[-1].endswith("[tiny, cpu]")
+    assert "frame-classifier 2 ranks " in lines[-1] and " x 1 rank" in lines[-1]

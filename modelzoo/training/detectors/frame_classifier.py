@@ -1,5 +1,7 @@
 """EmphaClass-like detector (MMEE section 3): a Wav2Vec2 / XLS-R encoder, fully fine-tuned, with a
-linear head per frame: binary (two classes, cross-entropy) and scalar (linear + sigmoid, MSE).
+linear head per frame: binary (two classes, cross-entropy, weighted by config.class_weights) and
+scalar (linear + sigmoid, MSE). Training clips longer than config.max_seconds are cut to a random
+window at each epoch; a window's frames keep the labels they have in the whole clip.
 Frame labels come from the word times (modelzoo.training.pooling); padded frames are labelled -100 and
 left out of both losses, so padding is never taught as "not emphasized". A word is emphasized
 when more than half of its frames are; its scalar score is the mean of its frames' scores.
@@ -18,6 +20,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
+from modelzoo.training import distributed
 from modelzoo.training.alignment import ensure_word_times
 from modelzoo.training.checkpoints import backbone_path, load_wav2vec2, normalizes_audio
 from modelzoo.training.config import FrameClassifierConfig
@@ -35,6 +38,7 @@ from modelzoo.training.detectors.base import (
 from modelzoo.training.loop import (
     Trainer,
     autocast,
+    choose_precision,
     pick_device,
     seeded_generator,
     set_seed,
@@ -66,13 +70,24 @@ class FrameEmphasisModel(nn.Module):
         return self.binary_head(states), torch.sigmoid(self.scalar_head(states).squeeze(-1))
 
 
-def frame_loss(binary_logits: torch.Tensor, scalar_scores: torch.Tensor, binary_targets: torch.Tensor,
-               scalar_targets: torch.Tensor, *, binary_weight: float = 1.0, scalar_weight: float = 1.0) -> torch.Tensor:  # fmt: skip
-    """Cross-entropy on the binary head plus MSE on the scalar head, both over real frames only
-    (targets of -100 are padding)."""
+def frame_loss(
+    binary_logits: torch.Tensor,
+    scalar_scores: torch.Tensor,
+    binary_targets: torch.Tensor,
+    scalar_targets: torch.Tensor,
+    *,
+    binary_weight: float = 1.0,
+    scalar_weight: float = 1.0,
+    class_weights: tuple[float, float] = (1.0, 1.0),
+) -> torch.Tensor:
+    """Cross-entropy (weighted per class: not emphasized, emphasized) on the binary head plus MSE
+    on the scalar head, both over real frames only (targets of -100 are padding)."""
     loss = binary_logits.new_zeros((), dtype=torch.float32)
     if binary_weight:
-        ce = F.cross_entropy(binary_logits.float().flatten(0, 1), binary_targets.flatten(), ignore_index=IGNORE)
+        weights = torch.tensor(class_weights, dtype=torch.float32, device=binary_logits.device)
+        ce = F.cross_entropy(
+            binary_logits.float().flatten(0, 1), binary_targets.flatten(), weight=weights, ignore_index=IGNORE
+        )
         loss = loss + binary_weight * ce
     if scalar_weight:
         real = scalar_targets != IGNORE
@@ -105,10 +120,17 @@ class FrameGeometry:
 
 
 class FrameDataset(Dataset):
-    """Per clip: its (normalized) samples and frame targets."""
+    """Per clip: its (normalized) samples and frame targets. With `max_seconds`, a clip longer
+    than that is cut to a window of it starting at a random frame boundary (torch's random
+    generator: seeded, and in each DataLoader worker its own); the window's targets are those
+    frames' targets in the whole clip, so a word cut at the window's edge keeps its label on the
+    frames that remain, and a word outside it has none."""
 
-    def __init__(self, clips: Sequence[Clip], geometry: FrameGeometry, normalize: bool):
+    def __init__(
+        self, clips: Sequence[Clip], geometry: FrameGeometry, normalize: bool, max_seconds: float | None = None
+    ):
         self.clips, self.geometry, self.normalize = list(clips), geometry, normalize
+        self.max_samples = None if max_seconds is None else round(max_seconds * SAMPLE_RATE)
 
     def __len__(self) -> int:
         return len(self.clips)
@@ -116,11 +138,20 @@ class FrameDataset(Dataset):
     def __getitem__(self, index: int) -> dict:
         clip = self.clips[index]
         audio = clip.audio.astype(np.float32)
-        if self.normalize:  # zero mean, unit variance per clip, as XLS-R's feature extractor does
-            audio = (audio - audio.mean()) / np.sqrt(audio.var() + 1e-7)
         frames = self.geometry.frames(len(audio))
         binary, scalar = frame_targets(clip.words, frames, self.geometry.frame_seconds)
+        if self.max_samples is not None and len(audio) > self.max_samples:
+            audio, binary, scalar = self.window(audio, binary, scalar)
+        if self.normalize:  # zero mean, unit variance per clip, as XLS-R's feature extractor does
+            audio = (audio - audio.mean()) / np.sqrt(audio.var() + 1e-7)
         return {"audio": audio, "binary": binary, "scalar": scalar}
+
+    def window(self, audio: np.ndarray, binary: np.ndarray, scalar: np.ndarray):
+        hop = math.prod(self.geometry.strides)  # samples a frame: a start at k * hop begins at frame k
+        first = int(torch.randint(0, (len(audio) - self.max_samples) // hop + 1, ()).item())
+        audio = audio[first * hop : first * hop + self.max_samples]
+        frames = self.geometry.frames(len(audio))
+        return audio, binary[first : first + frames], scalar[first : first + frames]
 
 
 def collate_frames(items: list[dict], geometry: FrameGeometry) -> dict:
@@ -164,6 +195,7 @@ class FrameClassifierDetector(Detector):
         self.backbone, self.checkpoint_dir = backbone, checkpoint_dir
         self.config = FrameClassifierConfig()
         self.model: FrameEmphasisModel | None = None
+        self.synced: nn.Module | None = None  # the model, in DistributedDataParallel under torchrun
         self.normalize = True
         self.history: list[dict] = []
 
@@ -185,28 +217,47 @@ class FrameClassifierDetector(Detector):
         if self.config.freeze_feature_encoder:
             backbone.freeze_feature_encoder()
         if self.config.gradient_checkpointing:
-            backbone.gradient_checkpointing_enable()
+            # Non-reentrant: the reentrant kind gives DDP (find_unused_parameters) each checkpointed
+            # layer's gradients twice ("marked ready twice") once layerdrop has skipped a layer.
+            backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         self.model = FrameEmphasisModel(backbone).to(self.device)
+        # wav2vec2 leaves parameters out of some steps (layerdrop, the masking embedding); see distributed.wrap
+        self.synced = distributed.wrap(self.model, device=self.device, find_unused_parameters=True)
         return self.model
 
     def loader(self, clips: Sequence[Clip], *, training: bool) -> DataLoader:
         batch_size = self.config.batch_size if training else self.config.eval_batch_size
+        crop = self.config.max_seconds if training else None  # evaluation sees whole clips
+        dataset = FrameDataset(clips, self.geometry, self.normalize, max_seconds=crop)
+        sampler = distributed.training_sampler(dataset, seed=self.config.seed) if training else None
         return DataLoader(
-            FrameDataset(clips, self.geometry, self.normalize), batch_size=batch_size, shuffle=training,
+            dataset, batch_size=batch_size, shuffle=training and sampler is None, sampler=sampler,
             collate_fn=_Collate(self.geometry), num_workers=self.config.num_workers,
             generator=seeded_generator(self.config.seed), pin_memory=self.device.type == "cuda",
         )  # fmt: skip
 
     def loss(self, batch: dict) -> torch.Tensor:
-        binary_logits, scalar_scores = self.model(batch["input_values"], batch["attention_mask"])
-        return frame_loss(binary_logits, scalar_scores, batch["binary"], batch["scalar"],
-                          binary_weight=self.config.binary_loss_weight,
-                          scalar_weight=self.config.scalar_loss_weight)  # fmt: skip
+        binary_logits, scalar_scores = self.synced(batch["input_values"], batch["attention_mask"])
+        return frame_loss(
+            binary_logits,
+            scalar_scores,
+            batch["binary"],
+            batch["scalar"],
+            binary_weight=self.config.binary_loss_weight,
+            scalar_weight=self.config.scalar_loss_weight,
+            class_weights=self.config.class_weights,
+        )
 
     def trainer(self, total_updates: int) -> Trainer:
         parameters = [p for p in self.model.parameters() if p.requires_grad]
-        return Trainer(parameters=parameters, loss_of=self.loss, config=self.config, device=self.device,
-                       total_updates=total_updates)  # fmt: skip
+        return Trainer(
+            parameters=parameters,
+            loss_of=self.loss,
+            config=self.config,
+            device=self.device,
+            total_updates=total_updates,
+            synced=self.synced,
+        )
 
     def fit(self, train, validation, config=None, progress=None, should_stop=None) -> Self:
         train = ensure_word_times(train, needed_by="The frame classifier")
@@ -217,7 +268,8 @@ class FrameClassifierDetector(Detector):
         total = min(epochs_updates, self.config.max_steps or epochs_updates)
 
         def validate() -> dict:
-            return score(prediction_rows(validation, self.predict(validation, should_stop=should_stop)), resamples=0)
+            rows = prediction_rows(validation, self.predict(validation, should_stop=should_stop))
+            return distributed.decided_on_main(lambda: score(rows, resamples=0))
 
         self.history = train_epochs(
             trainer=self.trainer(total), trainable=self.model, batches=lambda: loader, batch_count=len(loader),
@@ -230,12 +282,17 @@ class FrameClassifierDetector(Detector):
         if self.model is None:
             raise RuntimeError("the detector has not been trained or loaded")
         clips = ensure_word_times(clips, needed_by="The frame classifier")
+        mine = self._predict_share(distributed.share(clips), progress, should_stop)  # under torchrun, a share
+        return distributed.gather_shares(mine, len(clips))
+
+    def _predict_share(self, clips, progress, should_stop) -> list[ClipPrediction]:
         self.model.eval()
         predictions, done = [], 0
+        precision = choose_precision(self.config.precision, self.device)
         for batch in self.loader(clips, training=False):
             check_stop(should_stop)
             batch = to_device(batch, self.device)
-            with autocast(self.device, self.config.bf16):
+            with autocast(self.device, precision):
                 binary_logits, scalar_scores = self.model(batch["input_values"], batch["attention_mask"])
             frame_binary = binary_logits.argmax(-1).cpu().numpy()
             frame_scalar = scalar_scores.float().cpu().numpy()
@@ -270,5 +327,5 @@ class FrameClassifierDetector(Detector):
         heads = load_file(str(directory / HEADS_FILE))
         model.binary_head.load_state_dict({k.split(".", 1)[1]: v for k, v in heads.items() if k.startswith("binary_")})
         model.scalar_head.load_state_dict({k.split(".", 1)[1]: v for k, v in heads.items() if k.startswith("scalar_")})
-        detector.model = model.to(detector.device)
+        detector.model = detector.synced = model.to(detector.device)
         return detector

@@ -29,6 +29,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
+from modelzoo.training import distributed
 from modelzoo.training.checkpoints import backbone_path, load_whisper
 from modelzoo.training.config import WhisperTokenConfig
 from modelzoo.training.data import SAMPLE_RATE, Clip
@@ -45,6 +46,7 @@ from modelzoo.training.detectors.base import (
 from modelzoo.training.loop import (
     Trainer,
     autocast,
+    choose_precision,
     pick_device,
     seeded_generator,
     set_seed,
@@ -245,6 +247,7 @@ class WhisperTokenDetector(Detector):
         self.backbone, self.checkpoint_dir = backbone, checkpoint_dir
         self.config = WhisperTokenConfig()
         self.model: WhisperTokenModel | None = None
+        self.synced: nn.Module | None = None  # the model, in DistributedDataParallel under torchrun
         self.feature_extractor = self.tokenizer = None
         self.history: list[dict] = []
 
@@ -261,26 +264,37 @@ class WhisperTokenDetector(Detector):
         self.tokenizer = WordTokenizer(parts.tokenizer, parts.model.config.max_target_positions)
         self.model = WhisperTokenModel(parts.model, hidden_layer=self.config.hidden_layer,
                                        extra_block_init=self.config.extra_block_init).to(self.device)  # fmt: skip
+        # DDP syncs the trainable part only (the backbone is frozen); a head whose loss weight is 0 gets no gradient
+        one_head = not (self.config.binary_loss_weight and self.config.scalar_loss_weight)
+        self.synced = distributed.wrap(self.model, device=self.device, find_unused_parameters=one_head)
         return self.model
 
     def loader(self, clips: Sequence[Clip], *, training: bool) -> DataLoader:
         batch_size = self.config.batch_size if training else self.config.eval_batch_size
+        dataset = TokenDataset(clips, self.feature_extractor, self.tokenizer)
+        sampler = distributed.training_sampler(dataset, seed=self.config.seed) if training else None
         return DataLoader(
-            TokenDataset(clips, self.feature_extractor, self.tokenizer), batch_size=batch_size, shuffle=training,
+            dataset, batch_size=batch_size, shuffle=training and sampler is None, sampler=sampler,
             collate_fn=_Collate(self.tokenizer.pad_id), num_workers=self.config.num_workers,
             generator=seeded_generator(self.config.seed), pin_memory=self.device.type == "cuda",
         )  # fmt: skip
 
     def loss(self, batch: dict) -> torch.Tensor:
-        binary_logits, scalar_logits = self.model(batch["input_features"], batch["decoder_input_ids"])
+        binary_logits, scalar_logits = self.synced(batch["input_features"], batch["decoder_input_ids"])
         return token_loss(binary_logits, scalar_logits, batch["binary"], batch["scalar"],
                           class_weights=self.config.class_weights, binary_weight=self.config.binary_loss_weight,
                           scalar_weight=self.config.scalar_loss_weight)  # fmt: skip
 
     def trainer(self, total_updates: int) -> Trainer:
         parameters = [p for p in self.model.head_modules().parameters() if p.requires_grad]
-        return Trainer(parameters=parameters, loss_of=self.loss, config=self.config, device=self.device,
-                       total_updates=total_updates)  # fmt: skip
+        return Trainer(
+            parameters=parameters,
+            loss_of=self.loss,
+            config=self.config,
+            device=self.device,
+            total_updates=total_updates,
+            synced=self.synced,
+        )
 
     def fit(self, train, validation, config=None, progress=None, should_stop=None) -> Self:
         self.build(config)
@@ -290,7 +304,8 @@ class WhisperTokenDetector(Detector):
         validation = list(validation)
 
         def validate() -> dict:
-            return score(prediction_rows(validation, self.predict(validation, should_stop=should_stop)), resamples=0)
+            rows = prediction_rows(validation, self.predict(validation, should_stop=should_stop))
+            return distributed.decided_on_main(lambda: score(rows, resamples=0))
 
         self.history = train_epochs(
             trainer=self.trainer(total), trainable=self.model.head_modules(), batches=lambda: loader,
@@ -304,12 +319,17 @@ class WhisperTokenDetector(Detector):
         if self.model is None:
             raise RuntimeError("the detector has not been trained or loaded")
         clips = list(clips)
+        mine = self._predict_share(distributed.share(clips), progress, should_stop)  # under torchrun, a share
+        return distributed.gather_shares(mine, len(clips))
+
+    def _predict_share(self, clips, progress, should_stop) -> list[ClipPrediction]:
         self.model.eval()
         predictions = []
+        precision = choose_precision(self.config.precision, self.device)
         for batch in self.loader(clips, training=False):
             check_stop(should_stop)
             batch = to_device(batch, self.device)
-            with autocast(self.device, self.config.bf16):
+            with autocast(self.device, precision):
                 binary_logits, scalar_logits = self.model(batch["input_features"], batch["decoder_input_ids"])
             probability = binary_logits.float().softmax(-1)[..., 1].cpu().numpy()
             scalar = torch.sigmoid(scalar_logits.float()).cpu().numpy()
