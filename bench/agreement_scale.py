@@ -150,9 +150,16 @@ def light_interval(data, args):
     seconds = time.perf_counter() - started
     interval = percentile_interval(values)
     value = average_pairwise_kappa(tables).value
-    single, multi = int(statistics.single_count.sum()), statistics.multi[0].shape[0]
+    single, two, several = (
+        int(statistics.single_count.sum()),
+        statistics.two.first_clip.size,
+        statistics.several[0].shape[0],
+    )
     low, high = (f"{interval.low:.3f}", f"{interval.high:.3f}") if interval.low is not None else ("-", "-")
-    return seconds, f"{value:.3f} [{low}, {high}]; {single} pairs share one clip, {multi} share several"
+    return seconds, (
+        f"{value:.3f} [{low}, {high}]; annotator pairs sharing one clip {single} (with a defined kappa), "
+        f"two clips {two}, three or more {several}"
+    )
 
 
 def large_study(args) -> tuple[float, int, int]:
