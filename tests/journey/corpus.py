@@ -25,7 +25,7 @@ GERMAN = [
 CHECK_TRANSCRIPT = "please mark the word blue"
 CHECK_WORD = 4  # "blue", to be marked heavily emphasized
 SPEAKERS = {"en": ["en-anna", "en-ben", "en-cara", "en-dan"], "de": ["de-eva", "de-finn", "de-greta", "de-hans"]}
-EMOTIONS = ["angry", "neutral"]  # the README's example value ("angry") beside a plain one
+EMOTIONS = ["angry", "sad"]  # the README's form of MMEE's nouns ("anger", "sadness"): high and low arousal
 
 
 @dataclass(frozen=True)

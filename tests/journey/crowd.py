@@ -12,6 +12,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlencode
 
 from tests.journey.corpus import CHECK_TRANSCRIPT, CHECK_WORD, CLIP_SECONDS
 
@@ -22,9 +23,9 @@ from bench._loadgen import (
     HttpTransport,
     Request,
     Sleep,
-    entry_steps,
     item_page,
     playback_events,
+    prolific_id,
     run_steps,
 )
 
@@ -61,7 +62,7 @@ def scripted_participant(port: int, slug: str, answers: dict[str, str], seed: in
     rng, result = random.Random(seed), ScriptedResult()
     browser = Browser(HttpTransport("127.0.0.1", port))
     try:
-        first = run_steps(entry_steps(slug, answers, rng), browser)
+        first = run_steps(_enter(slug, answers, rng), browser)
         run_steps(_annotate(slug, first, rng, result), browser)
     except Exception as error:  # reported by the test with every other participant's
         result.errors.append(f"{type(error).__name__}: {error}")
@@ -70,8 +71,29 @@ def scripted_participant(port: int, slug: str, answers: dict[str, str], seed: in
     return result
 
 
-def _annotate(slug: str, page, rng: random.Random, result: ScriptedResult):
-    body, clock = page.body, time.perf_counter()
+def _enter(slug: str, answers: dict[str, str], rng: random.Random):
+    """The Prolific link, then consent, screening and instructions (which claims a task): each
+    answered with a redirect to the next page; returns the task page."""
+    ids = {"PROLIFIC_PID": prolific_id(rng), "STUDY_ID": prolific_id(rng), "SESSION_ID": prolific_id(rng)}
+    reply = yield Request("GET", f"/s/{slug}/?{urlencode(ids)}")
+    for page, fields in (("consent", {"agree": "yes"}), ("screening", answers), ("instructions", {})):
+        reply = yield from _follow(reply, page)
+        reply = yield Request("POST", f"/s/{slug}/{page}/", fields)
+    reply = yield from _follow(reply, "task")
+    if reply.status != 200:
+        raise RuntimeError(f"task page {reply.status}: {reply.body[:200]!r}")
+    return reply.body
+
+
+def _follow(reply, page: str):
+    location = reply.header("Location") or ""
+    if reply.status != 302 or not location.rstrip("/").endswith(page):
+        raise RuntimeError(f"expected a redirect to the {page} page, got {reply.status} {location!r}")
+    return (yield Request("GET", location))
+
+
+def _annotate(slug: str, body: bytes, rng: random.Random, result: ScriptedResult):
+    clock = time.perf_counter()
     while True:
         item = item_page(body)
         words = [text.decode() for text in WORDS.findall(body)]
@@ -94,4 +116,3 @@ def _annotate(slug: str, page, rng: random.Random, result: ScriptedResult):
             result.finished = True
             return
         body = reply.body
-

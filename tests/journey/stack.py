@@ -108,7 +108,7 @@ def _failed(web, workers) -> bool:
 def _process(name: str, command: list[str], env: dict, logs: Path):
     with (logs / f"{name}.log").open("wb") as output:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
-                                   preexec_fn=_die_with_parent, start_new_session=True)  # fmt: skip
+                                   preexec_fn=_die_with_parent, start_new_session=True)  # noqa: PLW1509  # fmt: skip
     try:
         yield process
     finally:

@@ -58,6 +58,7 @@ EXPORT_FORMATS = ["jsonl", "csv", "audiofolder", "textgrid"]
 SCREENING = {"text": "Are you 18 years or older?", "choices": ["Yes", "No"], "accepted": ["Yes"]}
 PASSWORD = "journey-pw-4711"
 WAIT = 120_000  # ms: the longest a background job may keep a person waiting here
+expect.set_options(timeout=15_000)  # a page on a busy CI machine
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Journey:
     label_set_url: str = ""
     exports: dict[str, Path] = field(default_factory=dict)
     report_annotators: set[str] = field(default_factory=set)
+    listening_refusals: list[str] = field(default_factory=list)  # submits refused although played through
 
     @contextmanager
     def waiting(self, what: str):
@@ -132,7 +134,7 @@ def test_a_researchers_study_from_corpus_upload_to_benchmark(journey, stack):
             journey.steps[step.__name__.removeprefix("step_")] = round(time.perf_counter() - begun, 2)
     finally:
         timings = {"journey_seconds": round(time.perf_counter() - started, 2), "person_waits_seconds": journey.waits,
-                   "step_seconds": journey.steps}  # fmt: skip
+                   "step_seconds": journey.steps, "listening_refusals": journey.listening_refusals}  # fmt: skip
         (journey.tmp / "journey-timings.json").write_text(json.dumps(timings, indent=2))
         print("\njourney timings:", json.dumps(timings, indent=2), f"\n(written to {journey.tmp}/journey-timings.json)")
 
@@ -159,8 +161,8 @@ def step_upload_the_corpus_zip(j: Journey) -> None:
     clips = j.corpus.clips + 1  # the attention check's clip too
     expect(page.locator("#import-progress")).to_contain_text(f"{clips} clip(s) imported into “{CORPUS}”")
     # The new corpus is one click away, and lists its clips.
-    page.get_by_role("link", name=CORPUS, exact=True).first.click()
-    expect(page.locator("body")).to_contain_text(CORPUS)
+    page.locator("#import-progress").get_by_role("link", name=CORPUS).click()
+    expect(page.locator("#content")).to_contain_text(CORPUS)
 
 
 def step_create_the_study_with_a_check_and_a_screening_question(j: Journey) -> None:
@@ -178,7 +180,9 @@ def step_create_the_study_with_a_check_and_a_screening_question(j: Journey) -> N
     page.fill("#id_instructions", "Mark the words the speaker **stressed**.")
     page.fill("#id_consent_text", "We record which words you mark. Taking part is voluntary.")
     page.get_by_role("button", name="Create study").click()
-    expect(page.locator(".messagelist")).to_contain_text(f"Created draft study '{STUDY}' with {j.corpus.clips} clip(s).")
+    expect(page.locator(".messagelist")).to_contain_text(
+        f"Created draft study '{STUDY}' with {j.corpus.clips} clip(s)."
+    )
     j.study_url = page.url
 
     check_clip = Clip.objects.get(corpus__name=CORPUS, external_id=j.corpus.check_clip_id)
@@ -198,22 +202,23 @@ def step_set_the_study_live(j: Journey) -> None:
     j.open("/admin/annotation/study/")
     admin_pages.run_admin_action(page, row_text=STUDY, action_label="Set live (hand out work)")
     expect(page.locator(".messagelist")).to_contain_text(f"Set live: {STUDY}.")
-    expect(page.locator("#result_list tbody tr", has_text=STUDY)).to_contain_text("live")
+    expect(page.locator("#result_list tbody tr", has_text=STUDY).locator("td.field-status")).to_have_text(
+        re.compile("live", re.I)
+    )
 
 
 def step_participants_in_chromium(j: Journey) -> None:
     study = _study()
-    context = j.page.context.browser.new_context(base_url=j.base)
-    context.route(re.compile(r"^https://app\.prolific\.com/"), lambda route: route.fulfill(
-        status=200, content_type="text/html", body="<h1>Prolific (stand-in)</h1>"))  # fmt: skip
-    try:
-        for number in range(BROWSER_PARTICIPANTS):
+    for number in range(BROWSER_PARTICIPANTS):  # each in a browser of their own
+        context = j.page.context.browser.new_context(base_url=j.base)
+        context.route(re.compile(r"^https://app\.prolific\.com/"), lambda route: route.fulfill(
+            status=200, content_type="text/html", body="<h1>Prolific (stand-in)</h1>"))  # fmt: skip
+        try:
             page = context.new_page()
             page.set_default_timeout(30_000)
-            _participant_in_chromium(page, j.base, study, seed=number)
-            page.close()
-    finally:
-        context.close()
+            _participant_in_chromium(page, j.base, study, seed=number, refusals=j.listening_refusals)
+        finally:
+            context.close()
 
 
 def step_scripted_participants_until_every_clip_has_its_target(j: Journey) -> None:
@@ -298,7 +303,7 @@ def step_build_and_finalize_a_label_set(j: Journey) -> None:
     j.label_set_url = page.url
     expect(page.locator("#content")).to_contain_text(f"{j.corpus.clips} clips")
     for language in ("en", "de"):  # 10 clips each: 6 / 2 / 2
-        expect(page.locator("tr", has=page.locator("td", has_text=re.compile(rf"^{language}$")))).to_contain_text("6")
+        expect(page.get_by_role("row", name=re.compile(rf"^{language} 6 2 2$"))).to_be_visible()
     with j.waiting("label_set_finalize"):
         page.get_by_role("button", name="Finalize").click()
         expect(page.locator(".messagelist")).to_contain_text("finalized: its rows are frozen")
@@ -358,7 +363,7 @@ def step_load_the_audiofolder_export_as_the_docs_say(j: Journey) -> None:
     samples, rate = _decoded(row["audio"])
     assert rate == 16000
     assert 0.8 * 16000 < len(samples) < 1.2 * 16000  # a clip of about a second
-    # Every clip's emotion ("angry" as in the README's manifest, or "neutral") gave an arousal.
+    # Every clip's emotion ("angry" as in the README's manifest, "sad" likewise) gave an arousal.
     for split in loaded.values():
         assert all(split["arousal"]), sorted(set(split["emotion"]))
 
@@ -405,7 +410,7 @@ def _study():
     return Study.objects.get(name=STUDY)
 
 
-def _participant_in_chromium(page: Page, base: str, study, *, seed: int) -> None:
+def _participant_in_chromium(page: Page, base: str, study, *, seed: int, refusals: list[str]) -> None:
     """From a Prolific link through consent, screening and instructions, every clip played to
     its end and marked by clicking its words, to the completion redirect."""
     rng = random.Random(seed)
@@ -420,18 +425,54 @@ def _participant_in_chromium(page: Page, base: str, study, *, seed: int) -> None
     expect(page).to_have_url(f"{base}/s/{study.slug}/instructions/")
     page.get_by_role("button", name="Start").click()
     items = CLIPS_PER_TASK + CHECKS_PER_TASK
+    expect(page.locator(".progress")).to_contain_text(f"Clip 1 of {items}")
     for number in range(1, items + 1):
-        expect(page.locator(".progress")).to_contain_text(f"Clip {number} of {items}")
-        page.eval_on_selector("#clip-audio", "audio => { audio.muted = true; return audio.play(); }")
-        page.wait_for_selector("#clip-audio[data-heard]", state="attached", timeout=10_000)
+        _play_to_end(page)
         words = page.locator("#task-item .word")
         texts = [text.strip() for text in words.evaluate_all("ws => ws.map(w => w.firstChild.textContent)")]
         for index, level in enumerate(levels_for(texts, rng)):
             for _ in range(level):
                 words.nth(index).click()
-        page.locator("#submit").click()
-    expect(page).to_have_url(re.compile(rf"^https://app\.prolific\.com/submissions/complete\?cc={study.completion_code}"))
+        _submit(page, refusals, after=f"Clip {number + 1} of {items}" if number < items else None)
+    expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+    expect(page.locator(".code")).to_have_text(study.completion_code)
+    page.get_by_role("link", name="Return to Prolific now").click()
+    expect(page).to_have_url(
+        re.compile(rf"^https://app\.prolific\.com/submissions/complete\?cc={study.completion_code}")
+    )
     expect(page.get_by_role("heading", name="Prolific (stand-in)")).to_be_visible()
+
+
+def _play_to_end(page: Page) -> None:
+    """Play the clip (muted) from its start to its end, as a person listening through."""
+    page.eval_on_selector(
+        "#clip-audio",
+        """audio => new Promise(ended => {
+        audio.addEventListener("ended", () => ended(true), {once: true});
+        audio.muted = true; audio.currentTime = 0; audio.play(); })""",
+    )
+    expect(page.locator("#clip-audio[data-heard]")).to_be_attached()
+
+
+def _submit(page: Page, refusals: list[str], *, after: str | None) -> None:
+    """Submit and see the next clip (`after`, its progress text) or the thank-you page. A submit
+    refused although the clip was played through is noted; the person then listens again, as
+    the page asks, and submits once more."""
+    for attempt in range(2):
+        submit = page.locator("#submit")
+        expect(submit, page.locator("#gate-reason").inner_text()).to_be_enabled()
+        submit.click()
+        moved_on = (
+            page.locator(".progress", has_text=after) if after else page.get_by_role("heading", name="Thank you!")
+        )
+        refused = page.locator("#gate-errors p.error")
+        expect(moved_on.or_(refused)).to_be_visible()
+        if moved_on.is_visible():
+            return
+        refusals.append(refused.first.inner_text())
+        if attempt == 0:
+            _play_to_end(page)
+    pytest.fail(f"the submit was refused twice: {refusals[-2:]}")
 
 
 def _report_annotator_ids(report: dict) -> set[str]:
