@@ -161,7 +161,9 @@ def step_upload_the_corpus_zip(j: Journey) -> None:
     clips = j.corpus.clips + 1  # the attention check's clip too
     expect(page.locator("#import-progress")).to_contain_text(f"{clips} clip(s) imported into “{CORPUS}”")
     # The new corpus is one click away, and lists its clips.
-    page.locator("#import-progress").get_by_role("link", name=CORPUS).click()
+    corpus_link = page.locator("#import-progress").get_by_role("link", name=CORPUS)
+    expect(corpus_link, "the import page links to the new corpus").to_be_visible()
+    corpus_link.click()
     expect(page.locator("#content")).to_contain_text(CORPUS)
 
 
