@@ -1,6 +1,5 @@
 """Database reads for label sets: the clips' words and details for a build, and a set's rows."""
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -41,13 +40,6 @@ def clip_details(*, study: Study, clip_keys: list[str]) -> dict[str, ClipDetail]
     ).iterator(chunk_size=10000):
         words[clip_id].append((text, start, end))
     return details
-
-
-def opaque_annotator_id(study_slug: str, annotator_key: str) -> str:
-    """A stable id for an annotator in exports: the same person gets the same id in every set
-    of the study, and the Prolific id cannot be read back from it."""
-    digest = hashlib.sha256(f"{study_slug}\x1f{annotator_key}".encode()).hexdigest()
-    return f"a-{digest[:16]}"
 
 
 def label_set_rows(*, label_set_id: int, chunk_size: int = 2000) -> Iterator[dict]:

@@ -54,7 +54,8 @@ def raw_card(*, study: Study, include_prolific_ids: bool, written: Written) -> s
         "status": study.get_status_display(),
         "corpus": study.corpus.name,
         "participants": study.participants.count(),
-        "annotators shown as": "Prolific ids: personal data, handle accordingly" if include_prolific_ids
+        "annotators shown as": "opaque ids (a-<16 hex digits>), the same as in the study's reports and label sets, and in "
+        "`participant` the Prolific id (or local #<pk>): personal data, handle accordingly" if include_prolific_ids
         else "opaque ids (a-<16 hex digits>), the same as in the study's label sets",
         "annotations up to": last.isoformat() if last else "none yet",
         "code version": code_version(),

@@ -38,7 +38,7 @@ from evaluation.reports.label_set_files import (
     write_textgrid,
 )
 from evaluation.selectors.label_sets import label_set_rows
-from evaluation.selectors.raw_annotations import raw_annotation_count, raw_annotations
+from evaluation.selectors.raw_annotations import PARTICIPANT_COLUMN, raw_annotation_count, raw_annotations
 
 Format = DatasetExport.Format
 PROGRESS_EVERY = 200  # rows between progress calls (each is cheap, but not free at 1.5 M rows)
@@ -162,6 +162,8 @@ def _textgrids(label_set: LabelSet, folder: Path, progress) -> Written:
 
 def write_raw_files(*, study: Study, include_prolific_ids: bool, folder: Path, progress) -> Written:
     columns = FORM_RAW_COLUMNS if study.kind == Study.Kind.FORM else RAW_COLUMNS
+    if include_prolific_ids:
+        columns = (*columns, PARTICIPANT_COLUMN)
     total, rows = raw_annotation_count(study=study), 0
     with _text(folder / "annotations.csv") as handle:
         writer = _csv_writer(handle, columns)
@@ -214,8 +216,8 @@ TEXTGRID_FILES = (
     'listed under "Left out".'
 )
 _RAW_COMMON = (
-    "`study`, `clip_id`, `annotator` (an opaque id, the same as in the study's label sets, unless the export was "
-    "made with Prolific ids), `decision` (the researcher's decision on the participant: pending, approved, rejected "
+    "`study`, `clip_id`, `annotator` (an opaque id, the same as in the study's reports and label sets; an export "
+    "made with Prolific ids adds a last column, `participant`, the Prolific id or local #<pk>), `decision` (the researcher's decision on the participant: pending, approved, rejected "
     "or return_requested; rejected participants are left out of label sets but not here), `completed` (1 when the "
     "participant finished), `attention_check` (1 for answers to attention-check items), `attention_passed` (1 or 0 "
     "for those), `seconds_spent`, `submitted_at` (UTC)"

@@ -18,11 +18,12 @@ from django.utils import timezone
 
 from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import Study, StudyItem
+from annotation.participant_names import opaque_annotator_id
 from evaluation.models import LabelSet, LabelSetClip
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.label_set_files import canonical_line
 from evaluation.selectors.agreement_reports import study_data, study_thresholds
-from evaluation.selectors.label_sets import clip_details, label_set_rows, opaque_annotator_id
+from evaluation.selectors.label_sets import clip_details, label_set_rows
 from evaluation.stats.label_sets import (
     DEFAULT_PROPORTIONS,
     MMEE_AROUSAL,

@@ -19,10 +19,10 @@ from django.core.files.storage import default_storage
 
 from annotation.ingest.pipeline import corpus_import
 from annotation.models import Clip, Corpus, Study
+from annotation.participant_names import opaque_annotator_id
 from annotation.services.assignment import assignment_claim
 from annotation.services.studies import ClipSelection, study_create
 from annotation.services.submission import annotation_submit
-from evaluation.selectors.label_sets import opaque_annotator_id
 from tests.annotation.study_helpers import first_pending, listened, ready_participant
 from tests.evaluation.export_builders import (
     exported,

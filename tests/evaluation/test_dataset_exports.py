@@ -11,9 +11,10 @@ import pytest
 from django.core.files.storage import default_storage
 
 from annotation.models import Participant
+from annotation.participant_names import opaque_annotator_id
 from evaluation.models import DatasetExport
 from evaluation.reports.label_set_files import CLIP_COLUMNS, WORD_COLUMNS
-from evaluation.selectors.label_sets import label_set_rows, opaque_annotator_id
+from evaluation.selectors.label_sets import label_set_rows
 from evaluation.services.dataset_exports import ExportRefused, dataset_export_request
 from evaluation.services.label_sets import label_set_create, label_set_default_parameters
 from tests.evaluation.builders import golden_study
@@ -182,7 +183,10 @@ def test_raw_export_shows_prolific_ids_only_when_asked(study, django_capture_on_
     export = exported(django_capture_on_commit_callbacks, format="raw", study=study, include_prolific_ids=True)
     rows = csv_rows(zip_entries(export)["annotations.csv"])
 
-    assert {row["annotator"] for row in rows} == set(study.participants.values_list("prolific_pid", flat=True))
+    people = study.participants.values_list("pk", "prolific_pid")
+    assert {(row["annotator"], row["participant"]) for row in rows} == {
+        (opaque_annotator_id("golden", pid), pid) for pk, pid in people
+    }  # the same opaque id as everywhere, the Prolific id beside it
     assert export.file_name == "golden-raw-prolific-ids.zip"
     # a raw export is never handed out again: the study's annotations may have changed
     assert exported(django_capture_on_commit_callbacks, format="raw", study=study).pk != export.pk

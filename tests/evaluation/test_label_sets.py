@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from annotation.models import Participant
+from annotation.participant_names import opaque_annotator_id
 from evaluation.models import LabelSet
 from evaluation.reports.agreement import report_compute
 from evaluation.selectors.agreement_reports import study_data
-from evaluation.selectors.label_sets import label_set_rows, opaque_annotator_id
+from evaluation.selectors.label_sets import label_set_rows
 from evaluation.services.label_sets import (
     LabelSetRefused,
     label_set_archive,
