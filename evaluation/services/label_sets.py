@@ -29,6 +29,7 @@ from evaluation.stats.label_sets import (
     MMEE_AROUSAL,
     SCALE_STEPS,
     SplitClip,
+    SplitRefused,
     arousal_of,
     assign_splits,
     check_arousal_mapping,
@@ -168,8 +169,15 @@ def _refuse_duplicate_clips(entries) -> None:
 
 def _rows(label_set: LabelSet, entries, parameters: LabelSetParameters) -> list[LabelSetClip]:
     split_clips = [SplitClip(clip.key, detail.language, detail.variety, detail.speaker) for _, clip, detail in entries]
-    splits = assign_splits(split_clips, seed=parameters.split_seed, proportions=parameters.proportions,
-                           by_speaker=parameters.split_by_speaker)  # fmt: skip
+    try:
+        splits = assign_splits(
+            split_clips,
+            seed=parameters.split_seed,
+            proportions=parameters.proportions,
+            by_speaker=parameters.split_by_speaker,
+        )
+    except SplitRefused as refused:
+        raise JobFailed(str(refused)) from None
     train = [clip for clip in split_clips if splits[clip.key] == "train"]
     steps = scale_steps(train, seed=parameters.split_seed, steps=parameters.scale_steps)
     ordered = sorted(entries, key=lambda entry: (entry[0].slug, entry[1].key))

@@ -4,6 +4,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
+from annotation.models import Clip, Speaker
 from evaluation.models import LabelSet
 from tests.evaluation.builders import golden_study
 
@@ -84,3 +85,23 @@ def test_a_final_set_cannot_be_deleted(client, django_capture_on_commit_callback
     client.post(reverse("admin:evaluation_labelset_finalize", args=[label_set.pk]))
 
     assert client.get(reverse("admin:evaluation_labelset_delete", args=[label_set.pk])).status_code == 403
+
+
+def test_keeping_speakers_apart_with_two_speakers_a_language_fails_and_says_which(
+    client, django_capture_on_commit_callbacks
+):
+    # Issue 20: two speakers per language gave 8/0/0 and 12/0/0 and a build that "succeeded".
+    study = golden_study()
+    for i, clip in enumerate(Clip.objects.filter(corpus=study.corpus).order_by("external_id")):
+        speaker, _ = Speaker.objects.get_or_create(corpus=study.corpus, name=f"{clip.language}-{i % 2}")
+        Clip.objects.filter(pk=clip.pk).update(speaker=speaker)
+    staff(client, "add_labelset", "view_labelset", "change_labelset")
+
+    label_set = make(client, study, django_capture_on_commit_callbacks, split_by_speaker="on")
+
+    assert label_set.status == "failed"
+    assert not label_set.clips.exists()
+    page = client.get(reverse("admin:evaluation_labelset_change", args=[label_set.pk])).content.decode()
+    assert "The build failed" in page
+    for language in ("de", "en", "zh"):  # 3, 3 and 4 clips: splitting clip by clip gives no test clip either
+        assert f"{language} (2 speakers: validation empty)" in page

@@ -9,6 +9,7 @@ import pytest
 from evaluation.stats.label_sets import (
     MMEE_AROUSAL,
     SplitClip,
+    SplitRefused,
     arousal_of,
     assign_splits,
     check_arousal_mapping,
@@ -110,3 +111,20 @@ def test_arousal_from_mmee_lists_and_a_custom_mapping():
     assert arousal_of("whisper", {"low": ["Whisper"]}) == "low"
     with pytest.raises(ValueError, match="both arousal lists: joy"):
         check_arousal_mapping({"high": ["joy"], "low": ["Joy"]})
+
+
+def test_by_speaker_refuses_to_leave_validation_and_test_empty():
+    # Two speakers per language: each in one split fills train only (issue 20: 8/0/0 and 12/0/0).
+    clips = [
+        SplitClip(f"{lang}{i}", lang, "", f"{lang}-s{i % 2}") for lang, n in (("en", 8), ("de", 12)) for i in range(n)
+    ]
+    clips += [SplitClip(f"zh{i}", "zh", "", f"zh-s{i}") for i in range(10)]  # ten speakers: fine
+
+    with pytest.raises(SplitRefused) as caught:
+        assign_splits(clips, seed=0, by_speaker=True)
+
+    message = str(caught.value)
+    assert "de (2 speakers: validation and test empty)" in message
+    assert "en (2 speakers: validation and test empty)" in message
+    assert "zh" not in message
+    assert set(caught.value.languages) == {"de", "en"}
