@@ -34,6 +34,7 @@ from evaluation.stats.label_sets import (
     assign_splits,
     check_arousal_mapping,
     check_proportions,
+    emotions_without_arousal,
     labelled_clips,
     scale_steps,
 )
@@ -155,7 +156,10 @@ def _build(label_set: LabelSet, progress) -> dict:
     rows = _rows(label_set, entries, parameters)
     LabelSetClip.objects.bulk_create(rows, batch_size=2000)
     progress("stored", len(rows), len(rows))
-    return {"summary": _summary(rows, left_out, agreement)}
+    summary = _summary(rows, left_out, agreement)
+    # An arousal left empty says why: every emotion the mapping did not cover, with its clips.
+    summary["emotions_without_arousal"] = emotions_without_arousal([row.emotion for row in rows], parameters.arousal)
+    return {"summary": summary}
 
 
 def _refuse_duplicate_clips(entries) -> None:

@@ -162,13 +162,62 @@ def scale_steps(train: Sequence[SplitClip], *, seed: int, steps: Sequence[int] =
     return result
 
 
+# The other common names of MMEE's emotions (adjectives, and nouns MMEE does not use): a corpus
+# whose manifest says "angry" or "sad" gets the arousal of "anger" or "sadness". A mapping that
+# names a form itself takes it as written.
+EMOTION_FORMS = {
+    "excited": "excitement",
+    "happy": "happiness",
+    "joy": "happiness",
+    "joyful": "happiness",
+    "proud": "pride",
+    "determined": "determination",
+    "angry": "anger",
+    "afraid": "fear",
+    "fearful": "fear",
+    "scared": "fear",
+    "anxious": "anxiety",
+    "frustrated": "frustration",
+    "disgusted": "disgust",
+    "calm": "calmness",
+    "relieved": "relief",
+    "love": "love/affection",
+    "loving": "love/affection",
+    "affection": "love/affection",
+    "affectionate": "love/affection",
+    "hopeful": "hopefulness",
+    "hope": "hopefulness",
+    "sad": "sadness",
+    "bored": "boredom",
+    "ashamed": "shame",
+    "embarrassed": "embarrassment",
+    "contemptuous": "contempt",
+}
+
+
 def arousal_of(emotion: str, mapping: Mapping[str, Sequence[str]] = MMEE_AROUSAL) -> str:
-    """ "high", "low", or "" for an emotion in neither list (case and surrounding spaces ignored)."""
+    """ "high", "low", or "" for an emotion in neither list (case and surrounding spaces ignored;
+    a common form of an emotion in a list, EMOTION_FORMS, counts as that emotion)."""
     name = (emotion or "").strip().lower()
-    for regime in ("high", "low"):
-        if name in {value.strip().lower() for value in mapping.get(regime, ())}:
-            return regime
+    lists = {regime: {value.strip().lower() for value in mapping.get(regime, ())} for regime in ("high", "low")}
+    for candidate in (name, EMOTION_FORMS.get(name)):
+        for regime in ("high", "low"):
+            if candidate in lists[regime]:
+                return regime
     return ""
+
+
+def emotions_without_arousal(
+    emotions: Sequence[str], mapping: Mapping[str, Sequence[str]] = MMEE_AROUSAL
+) -> dict[str, int]:
+    """Each emotion named but given no arousal by `mapping` -> how many of `emotions` it is, so that
+    a set whose arousal is empty says why; clips without an emotion are not counted."""
+    missed = Counter(
+        (emotion or "").strip().lower()
+        for emotion in emotions
+        if (emotion or "").strip() and not arousal_of(emotion, mapping)
+    )
+    return dict(sorted(missed.items()))
 
 
 def check_arousal_mapping(mapping: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:

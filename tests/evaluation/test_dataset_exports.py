@@ -210,3 +210,14 @@ def test_raw_export_of_a_listening_form_has_one_row_per_answer(django_capture_on
     assert by_item["pair"]["second_clip_id"] and by_item["pair"]["item_type"] == "pairwise"
     assert json.loads(by_item["ssd"]["levels"]) == [0, 0, 0, 1, 1, 0, 0]
     assert {row["attention_check"] for row in rows} == {"0"} and {row["completed"] for row in rows} == {"1"}
+
+
+def test_the_data_card_lists_the_emotions_without_an_arousal(study, django_capture_on_commit_callbacks):
+    from annotation.models import Clip
+
+    Clip.objects.filter(corpus=study.corpus, external_id__in=["clip-00", "clip-01"]).update(emotion="Neutral")
+    label_set = final_label_set(study, django_capture_on_commit_callbacks)
+
+    card = zip_entries(exported(django_capture_on_commit_callbacks, format="jsonl", label_set=label_set))["README.md"]
+
+    assert "- **emotions without an arousal (their `arousal` is empty)**: neutral (2 clips)" in card.decode()

@@ -13,6 +13,7 @@ from evaluation.stats.label_sets import (
     arousal_of,
     assign_splits,
     check_arousal_mapping,
+    emotions_without_arousal,
     scale_steps,
     word_labels,
 )
@@ -128,3 +129,36 @@ def test_by_speaker_refuses_to_leave_validation_and_test_empty():
     assert "en (2 speakers: validation and test empty)" in message
     assert "zh" not in message
     assert set(caught.value.languages) == {"de", "en"}
+
+
+@pytest.mark.parametrize(
+    ("emotion", "arousal"),
+    [
+        ("angry", "high"),
+        ("Happy", "high"),
+        ("afraid", "high"),
+        ("excited", "high"),
+        ("anxious", "high"),
+        ("sad", "low"),
+        ("calm", "low"),
+        ("bored", "low"),
+        ("relieved", "low"),
+        ("love", "low"),
+        ("neutral", ""),
+        ("", ""),
+    ],
+)
+def test_common_forms_of_mmees_emotions_have_their_arousal(emotion, arousal):
+    # The README's manifest example says `angry`; MMEE's lists say "anger" (issue 20, defect 6).
+    assert arousal_of(emotion) == arousal
+
+
+def test_a_custom_mapping_counts_the_common_forms_of_its_emotions():
+    assert arousal_of("angry", {"low": ["anger"]}) == "low"
+    assert arousal_of("angry", {"high": ["sadness"]}) == ""
+
+
+def test_emotions_the_mapping_does_not_cover_are_counted():
+    emotions = ["angry", "neutral", "Neutral ", "whisper", "", "sad"]
+
+    assert emotions_without_arousal(emotions) == {"neutral": 2, "whisper": 1}
