@@ -12,7 +12,8 @@ from annotation.access import require_perm
 from annotation.jobs import job_refresh
 from evaluation.access import get_label_set_for_staff
 from evaluation.forms import LabelSetCreateForm
-from evaluation.models import LabelSet
+from evaluation.models import DatasetExport, LabelSet
+from evaluation.services.dataset_exports import LABEL_SET_FORMATS
 from evaluation.services.label_sets import (
     LabelSetRefused,
     label_set_archive,
@@ -88,8 +89,11 @@ class LabelSetAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/evaluation/labelset/add.html", context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        context = {"can_finalize": request.user.has_perm("evaluation.change_labelset"),
-                   "can_export": request.user.has_perm("evaluation.add_datasetexport")}  # fmt: skip
+        context = {
+            "can_finalize": request.user.has_perm("evaluation.change_labelset"),
+            "can_export": request.user.has_perm("evaluation.add_datasetexport"),
+            "export_formats": [(value, DatasetExport.Format(value).label) for value in LABEL_SET_FORMATS],
+        }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
 
     def progress_view(self, request, pk: int):

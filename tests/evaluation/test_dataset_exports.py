@@ -124,7 +124,7 @@ def test_refusals_name_the_problem(study, label_set):
         ({"format": "raw"}, "a raw export is of one study's annotations"),
         ({"format": "raw", "study": study, "label_set": label_set}, "give a study and no label set"),
         ({"format": "csv", "study": study}, "a csv export is of a label set"),
-        ({"format": "parquet", "label_set": label_set}, "unknown export format 'parquet'"),
+        ({"format": "xlsx", "label_set": label_set}, "unknown export format 'xlsx'"),
         ({"format": "jsonl", "label_set": label_set, "include_prolific_ids": True}, "only in raw exports"),
     ]
     for request, message in cases:
@@ -221,3 +221,21 @@ def test_the_data_card_lists_the_emotions_without_an_arousal(study, django_captu
     card = zip_entries(exported(django_capture_on_commit_callbacks, format="jsonl", label_set=label_set))["README.md"]
 
     assert "- **emotions without an arousal (their `arousal` is empty)**: neutral (2 clips)" in card.decode()
+
+
+def test_word_rows_carry_what_training_needs_without_a_join(label_set, django_capture_on_commit_callbacks):
+    # Issue 21, item 4: study, arousal, split, scale step and each opaque annotator's level on every word.
+    rows = {row["clip_id"]: row for row in label_set_rows(label_set_id=label_set.pk)}
+    jsonl_export = exported(django_capture_on_commit_callbacks, format="jsonl", label_set=label_set)
+    csv_export = exported(django_capture_on_commit_callbacks, format="csv", label_set=label_set)
+    jsonl_words = jsonl(zip_entries(jsonl_export)["words.jsonl"])
+    csv_words = csv_rows(zip_entries(csv_export)["words.csv"])
+
+    assert len(jsonl_words) == len(csv_words) == label_set.summary["words"]
+    for word, cells in zip(jsonl_words, csv_words, strict=True):
+        clip = rows[word["clip_id"]]
+        levels = dict(zip(clip["annotators"], clip["words"][word["word_index"]]["levels"], strict=True))
+        expected = (clip["study"], clip["arousal"], clip["split"], clip["scale_step"])
+        assert (word["study"], word["arousal"], word["split"], word["scale_step"]) == expected
+        assert word["levels"] == levels and set(levels) == set(clip["annotators"])
+        assert json.loads(cells["levels"]) == levels and cells["arousal"] == clip["arousal"]
