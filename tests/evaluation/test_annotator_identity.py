@@ -18,6 +18,7 @@ from annotation.participant_names import opaque_annotator_id
 from evaluation.forms import parameters_query
 from evaluation.models import StudyReport
 from evaluation.services.agreement_reports import report_parameters, study_report_request
+from tests.annotation.factories import ParticipantFactory
 from tests.api.callers import staff_with, token_client
 from tests.evaluation.builders import golden_study
 from tests.evaluation.export_builders import final_label_set
@@ -31,7 +32,7 @@ def study():
 
 
 def pids(study) -> list[str]:
-    return list(study.participants.values_list("prolific_pid", flat=True))
+    return list(study.participants.exclude(prolific_pid="").values_list("prolific_pid", flat=True))
 
 
 def opaque_ids(study) -> set[str]:
@@ -128,3 +129,13 @@ def test_the_review_page_shows_the_reports_annotator_ids(client, study):
     page = client.get(reverse("admin:annotation_participant_review", args=[study.pk])).content.decode()
     assert all(i in page for i in opaque_ids(study))
     assert all(pid in page for pid in pids(study))
+
+
+def test_the_participant_list_shows_display_names_beside_annotator_ids(client, study):
+    local = ParticipantFactory(study=study, prolific_pid="")
+    staff(client, "annotation.view_participant", "annotation.change_participant")
+
+    page = client.get(reverse("admin:annotation_participant_changelist")).content.decode()
+
+    assert f"local #{local.pk}" in page and opaque_annotator_id(study.slug, f"local-{local.pk}") in page
+    assert all(pid in page for pid in pids(study) if pid) and all(i in page for i in opaque_ids(study))
