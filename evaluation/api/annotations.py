@@ -13,11 +13,11 @@ from rest_framework import mixins, serializers
 
 from annotation.access import require_perm
 from annotation.models import Annotation, Participant, Study
-from annotation.participant_names import participant_annotator_id
+from annotation.participant_names import PARTICIPANT_PERMISSION, participant_annotator_id
 from evaluation.api.base import ApiViewSet
 from evaluation.api.study_progress import PARTICIPANT_STATUSES, participant_status_expression, participant_status_q
 
-REVIEWS_PARTICIPANTS = "annotation.change_participant"
+REVIEWS_PARTICIPANTS = PARTICIPANT_PERMISSION
 STATUS_CHOICES = [(name, name) for name in PARTICIPANT_STATUSES]
 
 
