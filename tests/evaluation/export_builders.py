@@ -10,6 +10,7 @@ import wave
 import zipfile
 
 import numpy as np
+import pytest
 
 from annotation.ingest.pipeline import corpus_import
 from annotation.models import Corpus
@@ -92,6 +93,10 @@ def load_audiofolder(folder, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     import datasets
 
+    try:
+        import torchcodec.decoders  # noqa: F401 (loads FFmpeg's libraries)
+    except (ImportError, OSError, RuntimeError) as error:
+        pytest.fail(f"torchcodec cannot decode here ({error}); install FFmpeg's libraries: apt-get install ffmpeg")
     return datasets.load_dataset("audiofolder", data_dir=str(folder), cache_dir=str(tmp_path / "hf-cache"))
 
 
