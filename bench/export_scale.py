@@ -1,4 +1,4 @@
-"""A label set at MMEE scale: build, finalize, JSONL and CSV exports; time and peak memory of each.
+"""A label set at MMEE scale: build, finalize, JSONL, CSV and Parquet exports; time and peak memory of each.
 
     .venv/bin/python bench/export_scale.py [--clips 10000] [--per-clip 10] [--words 15] [--resamples 1000]
 
@@ -11,7 +11,9 @@ its peak resident memory is its own and not that of an earlier step):
 1. build: the label set's background job, in this process (annotation selection, labels, splits,
    data-scale steps, and the agreement summary with --resamples bootstrap resamples);
 2. finalize: the checksum of the rows;
-3. the JSONL export and 4. the CSV export: the background job, from the stored rows to a stored zip.
+3. the JSONL export, 4. the CSV export and 5. the Parquet export (audio embedded): the background
+   job, from the stored rows to a stored zip. Every clip's 16 kHz audio is one stored WAV of
+   --audio-seconds of noise (its bytes are read once per clip, as for distinct files).
 
 Baseline, measured in the same run: a bare loop that json.dumps the same clip and word rows,
 already in memory, into two files: the least work a JSONL export does. Peak memory is the step's
@@ -45,7 +47,7 @@ def main() -> int:
         steps = {}
         for name, step in [("write the study", write_study), ("1. build", build), ("2. finalize", finalize),
                            ("3. JSONL export", export_jsonl), ("4. CSV export", export_csv),
-                           ("baseline", baseline)]:  # fmt: skip
+                           ("5. Parquet export", export_parquet), ("baseline", baseline)]:  # fmt: skip
             steps[name] = in_own_process(step, args, scratch)
             seconds, peak, note = steps[name]
             print(f"{name:<16} {seconds:7.2f} s   peak {peak / 1024**2:6.0f} MiB   {note}", flush=True)
@@ -58,6 +60,7 @@ def parse_args():
     parser.add_argument("--per-clip", type=int, default=10)
     parser.add_argument("--words", type=int, default=15)
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the agreement summary")
+    parser.add_argument("--audio-seconds", type=float, default=4.0, help="length of the clips' audio (Parquet)")
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args()
 
@@ -117,6 +120,7 @@ def write_study(args, scratch) -> str:
 
     data = simulated_study(clips=args.clips, per_clip=args.per_clip, words=args.words, seed=args.seed)
     now = timezone.now()
+    audio = _store_wav(args.audio_seconds)
     with transaction.atomic():
         corpus = Corpus.objects.create(name=NAME)
         groups = data.clip_groups
@@ -124,7 +128,7 @@ def write_study(args, scratch) -> str:
             [
                 Clip(corpus=corpus, external_id=key, transcript=" ".join(f"w{k}" for k in range(args.words)),
                      language=groups["language"][i], variety=groups["variety"][i], emotion=groups["emotion"][i],
-                     source_path=f"{key}.wav", original_audio=f"{key}.wav", model_audio=f"{key}.model.wav",
+                     source_path=f"{key}.wav", original_audio=f"{key}.wav", model_audio=audio,
                      browser_audio=f"{key}.mp3", duration=4.0, sample_rate=16000, checksum=f"{i:064x}")
                 for i, key in enumerate(data.clip_keys)
             ],
@@ -163,6 +167,25 @@ def write_study(args, scratch) -> str:
     return (
         f"{len(clips)} clips, {len(clips) * args.words} words, {len(items)} annotations, {len(participants)} annotators"
     )
+
+
+def _store_wav(seconds: float) -> str:
+    """One 16 kHz mono 16-bit WAV of noise in the media storage; its name."""
+    import io
+    import wave
+
+    import numpy as np
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+
+    samples = np.random.default_rng(0).integers(-3000, 3000, size=int(16000 * seconds), dtype=np.int16)
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as writer:
+        writer.setnchannels(1)
+        writer.setsampwidth(2)
+        writer.setframerate(16000)
+        writer.writeframes(samples.tobytes())
+    return default_storage.save("bench/model.wav", ContentFile(buffer.getvalue()))
 
 
 def _label_set():
@@ -215,8 +238,13 @@ def export_csv(args, scratch) -> str:
     return _export("csv")
 
 
+def export_parquet(args, scratch) -> str:
+    return _export("parquet")
+
+
 def baseline(args, scratch) -> tuple[str, float]:
     """json.dumps of the same clip and word rows, read into memory first (not timed)."""
+    from evaluation.reports.label_set_files import word_rows
     from evaluation.selectors.label_sets import label_set_rows
 
     rows = list(label_set_rows(label_set_id=_label_set().pk))
@@ -225,11 +253,7 @@ def baseline(args, scratch) -> tuple[str, float]:
     with open(scratch / "clips.jsonl", "w") as clips, open(scratch / "words.jsonl", "w") as words:
         for row in rows:
             clips.write(json.dumps(row, **dump) + "\n")
-            for w in row["words"]:
-                word = {"clip_id": row["clip_id"], "split": row["split"], "language": row["language"],
-                        "variety": row["variety"], "speaker": row["speaker"], "emotion": row["emotion"],
-                        "word_index": w["index"], "word": w["text"], "start": w["start"], "end": w["end"],
-                        "binary": int(w["binary"]), "scalar": w["scalar"], "annotators": len(row["annotators"])}  # fmt: skip
+            for word in word_rows([row]):
                 words.write(json.dumps(word, **dump) + "\n")
     seconds = time.perf_counter() - started
     size = (scratch / "clips.jsonl").stat().st_size + (scratch / "words.jsonl").stat().st_size
@@ -250,7 +274,9 @@ def report(args, steps) -> int:
     print(
         f"export_scale: {args.clips} clips x {args.per_clip} annotators x {args.words} words: build "
         f"{seconds['1. build']:.1f} s, finalize + JSONL export {target:.1f} s (peak {peak / 1024**2:.0f} MiB), "
-        f"CSV export {seconds['4. CSV export']:.1f} s; target <= 30 s and 1 GB: {'MISSED' if missed else 'met'}"
+        f"CSV export {seconds['4. CSV export']:.1f} s, Parquet export (audio embedded) "
+        f"{seconds['5. Parquet export']:.1f} s (peak {peaks['5. Parquet export'] / 1024**2:.0f} MiB; JSONL's "
+        f"{peaks['3. JSONL export'] / 1024**2:.0f} MiB); target <= 30 s and 1 GB: {'MISSED' if missed else 'met'}"
     )
     return 1 if missed else 0
 

@@ -8,6 +8,7 @@ from annotation.models import Study
 from annotation.selectors.study_data import study_languages
 from evaluation.reports.agreement import ReportParameters
 from evaluation.services.agreement_reports import report_parameters
+from evaluation.stats.label_sets import MMEE_AROUSAL, check_arousal_mapping
 from evaluation.stats.quality import Thresholds
 
 FIELDS = (
@@ -98,6 +99,10 @@ def _threshold_values(thresholds: Thresholds) -> dict:
     }
 
 
+def _emotion_list(text: str) -> list[str]:
+    return [name.strip() for name in text.replace("\n", ",").split(",") if name.strip()]
+
+
 class LabelSetCreateForm(forms.Form):
     """The admin's "Add label set" page; empty numbers take the first study's defaults."""
 
@@ -119,6 +124,21 @@ class LabelSetCreateForm(forms.Form):
     exclude_flagged = forms.BooleanField(required=False, label="Leave out flagged annotators")
     exclude_failed_checks = forms.BooleanField(required=False, label="Leave out annotators who failed a check")
     resamples = forms.IntegerField(initial=1000, min_value=0, max_value=20_000, help_text="For the agreement summary.")
+    arousal_high = forms.CharField(
+        required=False,
+        label="High-arousal emotions",
+        initial=", ".join(MMEE_AROUSAL["high"]),
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 80}),
+        help_text="Separated by commas or new lines; MMEE's lists by default. Common forms of an emotion listed "
+        "count as it (angry as anger, sad as sadness). An emotion in neither list gets no arousal: the built "
+        "set lists every such emotion.",
+    )
+    arousal_low = forms.CharField(
+        required=False,
+        label="Low-arousal emotions",
+        initial=", ".join(MMEE_AROUSAL["low"]),
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 80}),
+    )
 
     def clean(self):
         data = super().clean()
@@ -132,6 +152,9 @@ class LabelSetCreateForm(forms.Form):
         overrides = {name: data[name] for name in ("seed", "split_seed", "split_by_speaker", "exclude_flagged",
                                                    "exclude_failed_checks", "resamples")}  # fmt: skip
         overrides["proportions"] = (data["train"], data["validation"], data["test"])
+        if "arousal_high" in self.data or "arousal_low" in self.data:  # else MMEE's (a form posted by a script)
+            lists = {"high": _emotion_list(data["arousal_high"]), "low": _emotion_list(data["arousal_low"])}
+            overrides["arousal"] = check_arousal_mapping(lists)  # ValueError: the page shows it
         if data["subsample"] is not None:
             overrides["subsample"] = data["subsample"] or None
         return overrides

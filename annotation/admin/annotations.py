@@ -12,11 +12,11 @@ from django.utils.html import format_html
 
 from annotation.admin.answer_text import compact_levels, form_answer, marked_words
 from annotation.models import Annotation, Participant, Word
+from annotation.participant_names import sees_prolific_ids
 
 # Query parameters other pages link with (the participant review, the study page).
 PARTICIPANT_PARAM = "participant"
 STUDY_PARAM = "participant__study__id__exact"
-REVIEWS_PARTICIPANTS = "annotation.change_participant"
 # As the admin's has_view_permission: change stands in for view.
 VIEWS_ANNOTATIONS = ("annotation.view_annotation", "annotation.change_annotation")
 
@@ -30,7 +30,7 @@ def study_annotations_url(request, *, study_id: int | str) -> str | None:
 
 
 def _sees_prolific_ids(request) -> bool:
-    return request.user.has_perm(REVIEWS_PARTICIPANTS)
+    return sees_prolific_ids(request.user)
 
 
 def _participant_column(request) -> str:

@@ -15,6 +15,7 @@ from django.utils.html import format_html
 from annotation.access import get_prolific_send_job_for_review, get_study_for_review
 from annotation.admin.annotations import study_annotations_url
 from annotation.models import Participant, Study
+from annotation.participant_names import participant_annotator_id
 from annotation.prolific import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES, ProlificClient
 from annotation.selectors.review import participant_review_rows
 from annotation.services.prolific_send import prolific_send_job_create, prolific_send_job_latest
@@ -55,7 +56,7 @@ class ReviewDecisionForm(forms.Form):
 
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "study", "decision", "completed_at", "decision_sent_at", "review_link"]
+    list_display = ["__str__", "annotator_id", "study", "decision", "completed_at", "decision_sent_at", "review_link"]
     list_filter = ["study", "decision", "screened_out"]
     search_fields = ["prolific_pid", "prolific_session_id"]
     list_select_related = ["study"]
@@ -86,6 +87,13 @@ class ParticipantAdmin(admin.ModelAdmin):
         study = Study.objects.filter(pk=study_id).first() if study_id.isdigit() else None
         extra_context = {**(extra_context or {}), "review_study": study}
         return super().changelist_view(request, extra_context)
+
+    @admin.display(description="annotator id")
+    def annotator_id(self, participant):
+        """The opaque id the study's reports, label sets and exports name the participant by."""
+        return participant_annotator_id(
+            study_slug=participant.study.slug, participant_pk=participant.pk, prolific_pid=participant.prolific_pid
+        )
 
     @admin.display(description="review")
     def review_link(self, participant):

@@ -1,7 +1,7 @@
 """The raw annotations of a study: GET /studies/{study_pk}/annotations/ (annotation.view_annotation).
 
 Annotators are opaque ids, the same as in label sets and exports
-(annotation.selectors.study_data.opaque_annotator_id). Their Prolific ids come only with
+(annotation.participant_names). Their Prolific ids come only with
 ?prolific_ids=true, which needs annotation.change_participant, the permission the participant
 review asks for.
 """
@@ -14,14 +14,14 @@ from rest_framework import mixins, serializers
 from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
 from annotation.models import Annotation, Participant, Study
-from annotation.selectors.study_data import opaque_annotator_id
+from annotation.participant_names import PARTICIPANT_PERMISSION, participant_annotator_id
 from annotation.selectors.study_progress import (
     PARTICIPANT_STATUSES,
     participant_status_expression,
     participant_status_q,
 )
 
-REVIEWS_PARTICIPANTS = "annotation.change_participant"
+REVIEWS_PARTICIPANTS = PARTICIPANT_PERMISSION
 STATUS_CHOICES = [(name, name) for name in PARTICIPANT_STATUSES]
 
 
@@ -76,9 +76,9 @@ class AnnotationSerializer(serializers.ModelSerializer):
 
     def get_annotator(self, annotation) -> str:
         participant = annotation.participant
-        # The key the agreement report and label sets use: the Prolific id, or local-<pk>.
-        key = participant.prolific_pid or f"local-{participant.pk}"
-        return opaque_annotator_id(self.context["study"].slug, key)
+        return participant_annotator_id(
+            study_slug=self.context["study"].slug, participant_pk=participant.pk, prolific_pid=participant.prolific_pid
+        )
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_prolific_id(self, annotation) -> str | None:

@@ -1,14 +1,17 @@
 """Open a corpus folder or .zip safely and find its manifest.
 
 Archives are untrusted: members may try to escape the extraction folder, be
-links, or expand far past their compressed size. Every byte written is
-counted, so a lying zip header cannot get past the limits.
+links, or expand far past their compressed size. An archive is refused from the
+sizes it declares before a byte is extracted (a 20 MB bomb would otherwise fill
+the temporary disk up to the limit first), and every byte written is still
+counted, so a header that lies about its size cannot get past the limits either.
 """
 
 import shutil
 import stat
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -85,9 +88,26 @@ def extract_zip(archive: Path, target: Path, limits: Limits) -> None:
             )
         for member in members:
             _check_member(archive.name, member)
+        check_declared_sizes(archive.name, members, limits)
         written = 0
         for member in members:
             written = _extract_member(bundle, member, target, written, limits, archive.name)
+
+
+def check_declared_sizes(archive_name: str, members: list[zipfile.ZipInfo], limits: Limits) -> None:
+    """Refuse an archive whose members declare more than the limits, before extracting any."""
+    for member in members:
+        if member.file_size > limits.max_file_bytes:
+            raise SourceRefused(
+                f"{archive_name}: entry {member.filename!r} declares {member.file_size} bytes; "
+                f"the limit is {limits.max_file_bytes} (IMPORT_MAX_FILE_BYTES)"
+            )
+    declared = sum(member.file_size for member in members)
+    if declared > limits.max_archive_bytes:
+        raise SourceRefused(
+            f"{archive_name}: declares {declared} bytes uncompressed; the limit is {limits.max_archive_bytes} "
+            "(IMPORT_MAX_ARCHIVE_BYTES); refusing a possible zip bomb"
+        )
 
 
 def relative_path_problem(name: str) -> str | None:
@@ -120,7 +140,7 @@ def _extract_member(bundle, member, target: Path, written: int, limits: Limits, 
     destination.parent.mkdir(parents=True, exist_ok=True)
     size = 0
     with bundle.open(member) as source, open(destination, "wb") as sink:
-        while chunk := source.read(_CHUNK):
+        while chunk := _read(source, member, archive_name):
             size += len(chunk)
             written += len(chunk)
             if size > limits.max_file_bytes:
@@ -135,6 +155,18 @@ def _extract_member(bundle, member, target: Path, written: int, limits: Limits, 
                 )
             sink.write(chunk)
     return written
+
+
+def _read(source, member: zipfile.ZipInfo, archive_name: str) -> bytes:
+    # zipfile stops at the declared size and then finds the checksum wrong: a header that
+    # lies about its size (or damaged data) ends here, with the entry named.
+    try:
+        return source.read(_CHUNK)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as error:
+        raise SourceRefused(
+            f"{archive_name}: entry {member.filename!r} does not match its header (declared {member.file_size} "
+            f"bytes; {error}); the archive is damaged or crafted"
+        ) from None
 
 
 def resolve_audio_path(root: Path, manifest_dir: Path, relative: str, limits: Limits) -> Path:

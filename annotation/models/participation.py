@@ -6,6 +6,7 @@ from django.db import models
 
 from annotation.models.corpus import Clip
 from annotation.models.study import AttentionCheck, Study, StudyItem
+from annotation.participant_names import participant_display_name
 
 
 def new_access_key() -> str:
@@ -47,7 +48,7 @@ class Participant(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.prolific_pid or f"local-{self.pk}"
+        return participant_display_name(participant_pk=self.pk, prolific_pid=self.prolific_pid)
 
 
 class Task(models.Model):

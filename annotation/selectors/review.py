@@ -36,7 +36,8 @@ from datetime import datetime
 import numpy as np
 
 from annotation.models import Annotation, Participant, Study, Task
-from annotation.selectors.study_data import annotator_key, study_data, study_thresholds
+from annotation.participant_names import annotator_key, opaque_annotator_id, participant_display_name
+from annotation.selectors.study_data import study_data, study_thresholds
 from evaluation.stats.quality import AnnotatorQuality, annotator_quality
 from evaluation.stats.study_data import StudyData
 
@@ -53,6 +54,7 @@ FLAG_LABELS = {
 class ReviewRow:
     participant_id: int
     prolific_pid: str
+    annotator_id: str  # the opaque id the study's reports, label sets and exports name them by
     prolific_session_id: str
     clips: int
     checks_passed: int
@@ -74,7 +76,7 @@ class ReviewRow:
     @property
     def shown_id(self) -> str:
         """The Prolific id, or the platform's own for a participant who came without one."""
-        return self.prolific_pid or f"local #{self.participant_id}"
+        return participant_display_name(participant_pk=self.participant_id, prolific_pid=self.prolific_pid)
 
     @property
     def attention_share(self) -> float | None:
@@ -98,10 +100,11 @@ def participant_review_rows(*, study: Study) -> list[ReviewRow]:
     )  # fmt: skip
     quality = _quality_by_key(study, participants)
     latest = _latest_task_status(study)
-    return [
-        _row(person, quality.get(annotator_key(person.pk, person.prolific_pid)), latest.get(person.pk))
-        for person in participants
-    ]
+    rows = []
+    for person in participants:
+        key = annotator_key(person.pk, person.prolific_pid)
+        rows.append(_row(person, opaque_annotator_id(study.slug, key), quality.get(key), latest.get(person.pk)))
+    return rows
 
 
 def _latest_task_status(study: Study) -> dict[int, str]:
@@ -153,10 +156,11 @@ def _form_data(study: Study) -> StudyData:
     return StudyData.build(study=study.slug, clips=clips, annotations=answers, checks=checks)
 
 
-def _row(participant: Participant, quality: AnnotatorQuality | None, task_status: str | None) -> ReviewRow:
+def _row(participant: Participant, name: str, quality: AnnotatorQuality | None, task_status: str | None) -> ReviewRow:
     return ReviewRow(
         participant_id=participant.pk,
         prolific_pid=participant.prolific_pid,
+        annotator_id=name,
         prolific_session_id=participant.prolific_session_id,
         clips=quality.clips if quality else 0,
         checks_passed=quality.checks_passed if quality else 0,

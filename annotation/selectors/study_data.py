@@ -11,7 +11,11 @@ used are left out and counted in StudyData.notes:
 - a participant's second annotation of a clip (the first submitted is kept).
 
 Identifiers are stable across databases: clips by external id (unique in the study's corpus),
-annotators by Prolific id, or "local-<pk>" for participants without one.
+annotators by their annotator key (annotation.participant_names.annotator_key: the Prolific id, or
+"local-<pk>"). The key never leaves the process: what a report, a label set or an export shows is the
+opaque annotator id made from it (opaque_annotator_id), the one every artefact of the study uses.
+The key, not the id, orders the annotators and seeds the subsample, so that the figures do not
+depend on how annotators are shown.
 """
 
 import hashlib
@@ -20,6 +24,7 @@ from collections import Counter
 from django.db.models import Count, Max
 
 from annotation.models import Annotation, Clip, Participant, Study, StudyItem
+from annotation.participant_names import annotator_key
 from evaluation.stats.quality import Thresholds
 from evaluation.stats.study_data import StudyData
 
@@ -102,9 +107,10 @@ def annotations_fingerprint(*, study: Study) -> str:
     rejected_ids = ",".join(str(pk) for pk in sorted(_rejected(study)))
     excluded_digest = hashlib.sha256(excluded_ids.encode()).hexdigest()[:16]
     rejected_digest = hashlib.sha256(rejected_ids.encode()).hexdigest()[:16]
+    # `names=opaque`: reports computed when they showed Prolific ids are out of date.
     return (
         f"annotations={summary['count']};last_id={summary['last_id']};last_at={last_at};"
-        f"excluded={excluded_digest};rejected={rejected_digest}"
+        f"excluded={excluded_digest};rejected={rejected_digest};names=opaque"
     )
 
 
@@ -114,18 +120,6 @@ def study_languages(*, study: Study) -> list[str]:
 
 def _rejected(study: Study) -> set[int]:
     return set(study.participants.filter(decision=Participant.Decision.REJECTED).values_list("pk", flat=True))
-
-
-def annotator_key(pk: int, prolific_pid: str) -> str:
-    """A participant's name in StudyData: the Prolific id, or "local-<pk>" without one."""
-    return prolific_pid or f"local-{pk}"
-
-
-def opaque_annotator_id(study_slug: str, annotator_key: str) -> str:
-    """A stable id for an annotator in exports and the API's annotation lists: the same person gets the same id in every set
-    of the study, and the Prolific id cannot be read back from it."""
-    digest = hashlib.sha256(f"{study_slug}\x1f{annotator_key}".encode()).hexdigest()
-    return f"a-{digest[:16]}"
 
 
 def _annotator_names(study: Study) -> dict[int, str]:

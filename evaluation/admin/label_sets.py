@@ -13,6 +13,7 @@ from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_label_set_for_staff
 from evaluation.forms import LabelSetCreateForm
 from evaluation.models import DatasetExport, LabelSet
+from evaluation.services.dataset_exports import LABEL_SET_FORMATS
 from evaluation.services.label_sets import (
     LabelSetRefused,
     label_set_archive,
@@ -22,7 +23,6 @@ from evaluation.services.label_sets import (
 )
 
 # What a label set may be exported as (a study's raw annotations are exported from the API).
-EXPORT_FORMATS = [(value, label) for value, label in DatasetExport.Format.choices if value != DatasetExport.Format.RAW]
 
 
 @admin.register(LabelSet)
@@ -94,7 +94,7 @@ class LabelSetAdmin(admin.ModelAdmin):
         context = {
             "can_finalize": request.user.has_perm("evaluation.change_labelset"),
             "can_export": request.user.has_perm("evaluation.add_datasetexport"),
-            "export_formats": EXPORT_FORMATS,
+            "export_formats": [(value, DatasetExport.Format(value).label) for value in LABEL_SET_FORMATS],
         }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
 

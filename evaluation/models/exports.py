@@ -19,6 +19,7 @@ class DatasetExport(BackgroundJob):
         JSONL = "jsonl", "JSONL (rows per word and per clip)"
         CSV = "csv", "CSV (rows per word and per clip)"
         AUDIOFOLDER = "audiofolder", "Hugging Face audiofolder"
+        PARQUET = "parquet", "Parquet (audio embedded, one row per clip)"
         TEXTGRID = "textgrid", "Praat TextGrids"
         RAW = "raw", "Raw annotations of a study"
 

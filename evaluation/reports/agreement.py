@@ -60,10 +60,13 @@ class ReportParameters:
 
 def report_compute(
     data: StudyData, parameters: ReportParameters, *, progress: Progress | None = None,
-    selection: Selection | None = None,
+    selection: Selection | None = None, annotator_name: Callable[[str], str] = str,
 ) -> dict:  # fmt: skip
     """The report; `selection` gives the annotations when the caller has already chosen them with
-    these parameters (a label set's build), so annotator quality is not computed twice."""
+    these parameters (a label set's build), so annotator quality is not computed twice.
+    `annotator_name` turns an annotator key into the name the report shows (the database's callers:
+    the opaque annotator id), so that the keys, which order annotators and seed the subsample, stay
+    inside the computation."""
     groups = _groups(data)
     tick = _ticker(progress, total=2 + len(groups))
     if selection is None:
@@ -120,9 +123,9 @@ def report_compute(
         },
         "annotators": {
             "flag_descriptions": FLAG_DESCRIPTIONS,
-            "flagged": [data.annotator_keys[i] for i in flagged],
-            "excluded": [data.annotator_keys[i] for i in excluded],
-            "rows": [_quality_row(row) for row in quality],
+            "flagged": [annotator_name(data.annotator_keys[i]) for i in flagged],
+            "excluded": [annotator_name(data.annotator_keys[i]) for i in excluded],
+            "rows": [_quality_row(row) | {"annotator": annotator_name(row.annotator)} for row in quality],
         },
     }
 

@@ -18,9 +18,11 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+# Everything a training script needs without a join (issue 21): `levels` maps each opaque
+# annotator id of the clip to the level they gave the word.
 WORD_COLUMNS = (
     "clip_id", "split", "language", "variety", "speaker", "emotion", "word_index", "word", "start", "end",
-    "binary", "scalar", "annotators",
+    "binary", "scalar", "annotators", "study", "arousal", "scale_step", "levels",
 )  # fmt: skip
 CLIP_COLUMNS = (
     "clip_id", "split", "language", "variety", "speaker", "emotion", "arousal", "scale_step", "duration",
@@ -51,6 +53,8 @@ def word_rows(clips: Iterable[dict]) -> Iterator[dict]:
                 "variety": clip["variety"], "speaker": clip["speaker"], "emotion": clip["emotion"],
                 "word_index": word["index"], "word": word["text"], "start": word["start"], "end": word["end"],
                 "binary": int(word["binary"]), "scalar": word["scalar"], "annotators": len(clip["annotators"]),
+                "study": clip["study"], "arousal": clip["arousal"], "scale_step": clip["scale_step"],
+                "levels": dict(zip(clip["annotators"], word["levels"], strict=True)),
             }  # fmt: skip
 
 
@@ -87,8 +91,16 @@ def csv_chunks(rows: Iterable[dict], columns: tuple[str, ...], *, rows_per_chunk
 
 
 def csv_cells(row: dict, columns: tuple[str, ...]) -> dict:
-    """The row's cells for csv.DictWriter: None is written as an empty cell."""
-    return {key: "" if row.get(key) is None else row[key] for key in columns}
+    """The row's cells for csv.DictWriter: None is written as an empty cell, a dict or list as JSON."""
+    return {key: _cell(row.get(key)) for key in columns}
+
+
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return value
 
 
 def audiofolder_metadata(clip: dict, file_name: str, *, word_times: bool = True) -> dict:

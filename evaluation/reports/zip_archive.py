@@ -12,7 +12,7 @@ from pathlib import Path
 
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 # Already compressed, or barely compressible: stored as they are, which saves the CPU.
-STORED_SUFFIXES = {".wav", ".flac", ".mp3", ".ogg", ".zip"}
+STORED_SUFFIXES = {".wav", ".flac", ".mp3", ".ogg", ".zip", ".parquet"}  # Parquet compresses its own pages
 _CHUNK = 1024 * 1024
 
 

@@ -3,8 +3,8 @@
 Unlike a label set, nothing is chosen or left out: every submitted annotation of every
 participant, rejected ones and attention checks included, with the participant's decision and
 the attention-check flag so that readers can filter. Annotators appear under the opaque id that
-label sets use (annotation.selectors.study_data.opaque_annotator_id), or under their Prolific id
-when the export asks for it.
+reports and label sets use (annotation.participant_names); an export that asks for Prolific ids
+adds each participant's display name in a `participant` column beside it.
 """
 
 import json
@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from django.db.models import Subquery
 
 from annotation.models import Annotation, Participant, Study, Word
-from annotation.selectors.study_data import opaque_annotator_id
+from annotation.participant_names import participant_annotator_id, participant_display_name
 
 _CHUNK = 5000
+PARTICIPANT_COLUMN = "participant"  # exports with Prolific ids only
 
 
 def raw_annotation_count(*, study: Study) -> int:
@@ -32,14 +33,15 @@ def raw_annotations(*, study: Study, include_prolific_ids: bool = False) -> Iter
     return _word_rows(study, annotators)
 
 
-def _annotators(study: Study, include_prolific_ids: bool) -> dict[int, tuple[str, str, bool]]:
-    """Participant pk -> (annotator id in the export, decision, finished)."""
+def _annotators(study: Study, include_prolific_ids: bool) -> dict[int, tuple[dict, str, bool]]:
+    """Participant pk -> (the row's annotator fields, decision, finished)."""
     participants = Participant.objects.filter(study=study).values_list("pk", "prolific_pid", "decision", "completed_at")
     annotators = {}
     for pk, pid, decision, completed_at in participants:
-        key = pid or f"local-{pk}"  # as annotation.selectors.study_data names annotators
-        shown = key if include_prolific_ids else opaque_annotator_id(study.slug, key)
-        annotators[pk] = (shown, decision, completed_at is not None)
+        names = {"annotator": participant_annotator_id(study_slug=study.slug, participant_pk=pk, prolific_pid=pid)}
+        if include_prolific_ids:
+            names[PARTICIPANT_COLUMN] = participant_display_name(participant_pk=pk, prolific_pid=pid)
+        annotators[pk] = (names, decision, completed_at is not None)
     return annotators
 
 
@@ -60,7 +62,7 @@ def _word_rows(study: Study, annotators) -> Iterator[list[dict]]:
         texts = words.get(clip, [])
         yield [
             {
-                "study": study.slug, "clip_id": clip_key, "language": language, "annotator": annotator,
+                "study": study.slug, "clip_id": clip_key, "language": language, **annotator,
                 "decision": decision, "completed": int(completed), "attention_check": int(check is not None),
                 "attention_passed": None if passed is None else int(passed),
                 # a transcript edited after the answer: the level is kept, its word is unknown
@@ -94,7 +96,7 @@ def _form_rows(study: Study, annotators) -> Iterator[list[dict]]:
         is_check = check is not None or bool((item_settings or {}).get("attention_check"))
         yield [{
             "study": study.slug, "item_id": item_id or "", "item_type": item_type or "", "clip_id": clip_key,
-            "second_clip_id": second_clip or "", "annotator": annotator, "decision": decision,
+            "second_clip_id": second_clip or "", **annotator, "decision": decision,
             "completed": int(completed), "attention_check": int(is_check),
             "attention_passed": None if passed is None else int(passed),
             # sort_keys: jsonb hands answers back with its own key order

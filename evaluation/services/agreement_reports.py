@@ -8,9 +8,11 @@ now, or one queued or still running, and queues a new one only when there is non
 import hashlib
 import json
 import logging
+from functools import partial
 
 from annotation.jobs import job_enqueue, job_refresh, job_run
 from annotation.models import Study
+from annotation.participant_names import opaque_annotator_id
 from annotation.selectors.study_data import annotations_fingerprint, study_data, study_thresholds
 from evaluation.models import StudyReport
 from evaluation.reports.agreement import ReportParameters, report_compute
@@ -49,9 +51,13 @@ def parameters_key(parameters: ReportParameters) -> str:
 
 
 def study_report_compute(*, study: Study, parameters: ReportParameters, progress=None) -> str:
-    """The report's canonical JSON text, computed now in this process."""
+    """The report's canonical JSON text, computed now in this process. Annotators are named by
+    their opaque id, as in the study's label sets and exports; never by Prolific id."""
     data = study_data(study=study, language=parameters.language)
-    return report_json(report_compute(data, parameters, progress=progress))
+    report = report_compute(
+        data, parameters, progress=progress, annotator_name=partial(opaque_annotator_id, study.slug)
+    )
+    return report_json(report)
 
 
 def study_report_current(*, study: Study, parameters: ReportParameters) -> StudyReport | None:

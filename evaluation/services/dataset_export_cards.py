@@ -30,6 +30,7 @@ def label_set_card(*, label_set: LabelSet, export_format: str, written: Written)
         "split seed": parameters.get("split_seed"),
         "split proportions (train, validation, test)": ", ".join(str(p) for p in parameters.get("proportions", [])),
         "splits by speaker": "yes" if parameters.get("split_by_speaker") else "no",
+        **_unmapped_emotions(summary),
         # sort_keys: the parameters as stored, in the same order on any database
         "parameters": "`" + json.dumps(parameters, sort_keys=True, ensure_ascii=False) + "`",
         "checksum of the rows (SHA-256)": label_set.checksum,
@@ -46,6 +47,15 @@ def label_set_card(*, label_set: LabelSet, export_format: str, written: Written)
     )
 
 
+def _unmapped_emotions(summary: dict) -> dict:
+    """The emotions that got no arousal (sets built before this was recorded say nothing)."""
+    if "emotions_without_arousal" not in summary:
+        return {}
+    missed = summary["emotions_without_arousal"]
+    listed = ", ".join(f"{emotion} ({clips} clip{'s' if clips != 1 else ''})" for emotion, clips in missed.items())
+    return {"emotions without an arousal (their `arousal` is empty)": listed or "none"}
+
+
 def raw_card(*, study: Study, include_prolific_ids: bool, written: Written) -> str:
     last = Annotation.objects.filter(participant__study=study).aggregate(last=Max("submitted_at"))["last"]
     facts = {
@@ -54,7 +64,8 @@ def raw_card(*, study: Study, include_prolific_ids: bool, written: Written) -> s
         "status": study.get_status_display(),
         "corpus": study.corpus.name,
         "participants": study.participants.count(),
-        "annotators shown as": "Prolific ids: personal data, handle accordingly" if include_prolific_ids
+        "annotators shown as": "opaque ids (a-<16 hex digits>), the same as in the study's reports and label sets, and in "
+        "`participant` the Prolific id (or local #<pk>): personal data, handle accordingly" if include_prolific_ids
         else "opaque ids (a-<16 hex digits>), the same as in the study's label sets",
         "annotations up to": last.isoformat() if last else "none yet",
         "code version": code_version(),

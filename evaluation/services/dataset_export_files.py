@@ -37,8 +37,9 @@ from evaluation.reports.label_set_files import (
     word_rows,
     write_textgrid,
 )
+from evaluation.reports.label_set_parquet import ParquetSplits, parquet_record
 from evaluation.selectors.label_sets import label_set_rows
-from evaluation.selectors.raw_annotations import raw_annotation_count, raw_annotations
+from evaluation.selectors.raw_annotations import PARTICIPANT_COLUMN, raw_annotation_count, raw_annotations
 
 Format = DatasetExport.Format
 PROGRESS_EVERY = 200  # rows between progress calls (each is cheap, but not free at 1.5 M rows)
@@ -54,7 +55,13 @@ class Written:
 
 
 def write_label_set_files(*, export_format: str, label_set: LabelSet, folder: Path, progress) -> Written:
-    writers = {Format.JSONL: _jsonl, Format.CSV: _csv, Format.AUDIOFOLDER: _audiofolder, Format.TEXTGRID: _textgrids}
+    writers = {
+        Format.JSONL: _jsonl,
+        Format.CSV: _csv,
+        Format.AUDIOFOLDER: _audiofolder,
+        Format.PARQUET: _parquet,
+        Format.TEXTGRID: _textgrids,
+    }
     return writers[export_format](label_set, folder, progress)
 
 
@@ -131,9 +138,24 @@ def _audiofolder(label_set: LabelSet, folder: Path, progress) -> Written:
     )
 
 
-def _copy_stored(name: str | None, target: Path, clip_id: str) -> None:
+def _parquet(label_set: LabelSet, folder: Path, progress) -> Written:
+    audio = dict(LabelSetClip.objects.filter(label_set=label_set).values_list("clip_key", "clip__model_audio"))
+    with ParquetSplits(folder / "data") as splits:
+        for row, _ in checked_rows(label_set, progress, "writing clips with their audio"):
+            name = audio.get(row["clip_id"])
+            _check_stored(name, row["clip_id"])
+            with default_storage.open(name, "rb") as source:
+                splits.add(parquet_record(row, source.read(), f"{safe_file_stem(row['clip_id'])}.wav"))
+    return Written(PARQUET_FILES)
+
+
+def _check_stored(name: str | None, clip_id: str) -> None:
     if not name or not default_storage.exists(name):
         raise JobFailed(f"the 16 kHz audio of clip {clip_id!r} is missing from storage ({name or 'no file'})")
+
+
+def _copy_stored(name: str | None, target: Path, clip_id: str) -> None:
+    _check_stored(name, clip_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     with default_storage.open(name, "rb") as source, target.open("wb") as copy:
         shutil.copyfileobj(source, copy, 1024 * 1024)
@@ -162,6 +184,8 @@ def _textgrids(label_set: LabelSet, folder: Path, progress) -> Written:
 
 def write_raw_files(*, study: Study, include_prolific_ids: bool, folder: Path, progress) -> Written:
     columns = FORM_RAW_COLUMNS if study.kind == Study.Kind.FORM else RAW_COLUMNS
+    if include_prolific_ids:
+        columns = (*columns, PARTICIPANT_COLUMN)
     total, rows = raw_annotation_count(study=study), 0
     with _text(folder / "annotations.csv") as handle:
         writer = _csv_writer(handle, columns)
@@ -183,6 +207,10 @@ _LABELS = (
     "`scalar` (the mean of the annotators' levels scored 0, 0.5 and 1)"
 )
 _SCALE_STEP = "`scale_step` (training clips: the smallest data-scale percentage whose subset holds the clip"
+_WORD_EXTRAS = (
+    "`study`, `arousal`, `scale_step` (as in the clip rows) and `levels` (each opaque annotator id of the clip with "
+    "the level, 0 to 2, they gave the word)"
+)
 JSONL_FILES = "\n".join([
     f"- `clips.jsonl`: one JSON object per clip, in the set's order (by study, then clip id), exactly the set's "
     f"stored rows: {_CLIP_FIELDS}, `study`, `arousal`, {_SCALE_STEP}; null otherwise), `duration` (seconds), "
@@ -190,32 +218,43 @@ JSONL_FILES = "\n".join([
     f"null, {_LABELS}, and `levels`, one per annotator in the order of `annotators`). Its SHA-256 is the set's "
     "checksum above.",
     f"- `words.jsonl`: one JSON object per word: {_CLIP_FIELDS}, `word_index`, `word`, `start`, `end`, {_LABELS}, "
-    "`annotators` (how many annotated the clip).",
+    f"`annotators` (how many annotated the clip), {_WORD_EXTRAS}.",
 ])  # fmt: skip
 CSV_FILES = "\n".join([
     f"- `words.csv`: one row per word: {_CLIP_FIELDS}, `word_index`, `word`, `start` and `end` (seconds; empty when "
-    f"unknown), {_LABELS}, `annotators` (how many annotated the clip).",
+    f"unknown), {_LABELS}, `annotators` (how many annotated the clip), {_WORD_EXTRAS} (as JSON).",
     f"- `clips.csv`: one row per clip: {_CLIP_FIELDS}, `arousal`, {_SCALE_STEP}), `duration` (seconds), the clip's "
     "`words`, `binary` and `scalar` labels as JSON arrays in word order, `annotators` (how many).",
-    "- Each annotator's levels are in the JSONL export (`clips.jsonl`).",
 ])  # fmt: skip
 AUDIOFOLDER_FILES = "\n".join([
     'A Hugging Face `datasets` audiofolder: `datasets.load_dataset("audiofolder", data_dir="<this folder>")` gives '
-    "one split per folder (`datasets` 4 and later need `torchcodec` installed for an audio column).",
+    "one split per folder (`datasets` 4 and later decode the audio column with `torchcodec`, which needs FFmpeg's "
+    "libraries; the Parquet export needs neither).",
     "- `<split>/<clip>.wav`: the clip's audio as 16 kHz mono 16-bit WAV (the file models are trained on). Clip ids "
     "with characters unsafe in file names are changed and get a short hash of the original.",
     f"- `<split>/metadata.jsonl`: one JSON object per clip: `file_name`, {_CLIP_FIELDS}, `arousal`, {_SCALE_STEP}; "
     f"0 for validation and test clips), the lists `words`, {_LABELS} in word order, `start` and `end` (seconds; only "
     "when every clip has word times) and `annotators` (how many).",
 ])  # fmt: skip
+PARQUET_FILES = "\n".join(
+    [
+        'Parquet, readable with no audio codec: `datasets.load_dataset("parquet", data_dir="<this folder>/data")` gives '
+        'one split per file, and pandas reads each file (`pandas.read_parquet("data/train.parquet")`).',
+        f"- `data/<split>.parquet`: one row per clip: {_CLIP_FIELDS}, `study`, `arousal`, {_SCALE_STEP}; null "
+        "otherwise), `duration` (seconds), `audio` ({`bytes`: the clip's 16 kHz mono 16-bit WAV file, `path`: its file "
+        "name}; cast the column to `datasets.Audio()` to decode it), the lists `words`, `start` and `end` (seconds; "
+        f"null when unknown), {_LABELS} in word order, `annotators` (opaque annotator ids) and `levels` (per word, "
+        "one level per annotator in the order of `annotators`).",
+    ]
+)
 TEXTGRID_FILES = (
     "- `textgrids/<clip>.TextGrid`: one Praat TextGrid per clip with word times, with three interval tiers over the "
     "words: `words` (the text), `binary` (1 or 0) and `scalar` (0 to 1, four decimals). Clips without word times are "
     'listed under "Left out".'
 )
 _RAW_COMMON = (
-    "`study`, `clip_id`, `annotator` (an opaque id, the same as in the study's label sets, unless the export was "
-    "made with Prolific ids), `decision` (the researcher's decision on the participant: pending, approved, rejected "
+    "`study`, `clip_id`, `annotator` (an opaque id, the same as in the study's reports and label sets; an export "
+    "made with Prolific ids adds a last column, `participant`, the Prolific id or local #<pk>), `decision` (the researcher's decision on the participant: pending, approved, rejected "
     "or return_requested; rejected participants are left out of label sets but not here), `completed` (1 when the "
     "participant finished), `attention_check` (1 for answers to attention-check items), `attention_passed` (1 or 0 "
     "for those), `seconds_spent`, `submitted_at` (UTC)"

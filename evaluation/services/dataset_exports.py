@@ -29,7 +29,7 @@ from evaluation.services.dataset_export_cards import label_set_card, raw_card
 from evaluation.services.dataset_export_files import write_label_set_files, write_raw_files
 
 Format = DatasetExport.Format
-LABEL_SET_FORMATS = (Format.JSONL, Format.CSV, Format.AUDIOFOLDER, Format.TEXTGRID)
+LABEL_SET_FORMATS = (Format.JSONL, Format.CSV, Format.AUDIOFOLDER, Format.PARQUET, Format.TEXTGRID)
 LINK_TTL_SECONDS = 600  # long enough to start a download; a download under way is not cut off
 _LINK_PURPOSE = "evaluation.dataset-export-link"
 

@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import Study, StudyItem, WebhookEvent
-from annotation.selectors.study_data import opaque_annotator_id, study_data, study_thresholds
+from annotation.participant_names import opaque_annotator_id
+from annotation.selectors.study_data import study_data, study_thresholds
 from annotation.services.webhooks import webhook_event_emit
 from evaluation.models import LabelSet, LabelSetClip
 from evaluation.reports.agreement import ReportParameters, report_compute
@@ -29,10 +30,12 @@ from evaluation.stats.label_sets import (
     MMEE_AROUSAL,
     SCALE_STEPS,
     SplitClip,
+    SplitRefused,
     arousal_of,
     assign_splits,
     check_arousal_mapping,
     check_proportions,
+    emotions_without_arousal,
     labelled_clips,
     scale_steps,
 )
@@ -154,7 +157,10 @@ def _build(label_set: LabelSet, progress) -> dict:
     rows = _rows(label_set, entries, parameters)
     LabelSetClip.objects.bulk_create(rows, batch_size=2000)
     progress("stored", len(rows), len(rows))
-    return {"summary": _summary(rows, left_out, agreement)}
+    summary = _summary(rows, left_out, agreement)
+    # An arousal left empty says why: every emotion the mapping did not cover, with its clips.
+    summary["emotions_without_arousal"] = emotions_without_arousal([row.emotion for row in rows], parameters.arousal)
+    return {"summary": summary}
 
 
 def _refuse_duplicate_clips(entries) -> None:
@@ -168,8 +174,15 @@ def _refuse_duplicate_clips(entries) -> None:
 
 def _rows(label_set: LabelSet, entries, parameters: LabelSetParameters) -> list[LabelSetClip]:
     split_clips = [SplitClip(clip.key, detail.language, detail.variety, detail.speaker) for _, clip, detail in entries]
-    splits = assign_splits(split_clips, seed=parameters.split_seed, proportions=parameters.proportions,
-                           by_speaker=parameters.split_by_speaker)  # fmt: skip
+    try:
+        splits = assign_splits(
+            split_clips,
+            seed=parameters.split_seed,
+            proportions=parameters.proportions,
+            by_speaker=parameters.split_by_speaker,
+        )
+    except SplitRefused as refused:
+        raise JobFailed(str(refused)) from None
     train = [clip for clip in split_clips if splits[clip.key] == "train"]
     steps = scale_steps(train, seed=parameters.split_seed, steps=parameters.scale_steps)
     ordered = sorted(entries, key=lambda entry: (entry[0].slug, entry[1].key))

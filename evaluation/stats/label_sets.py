@@ -70,21 +70,56 @@ def check_proportions(proportions: Sequence[float]) -> tuple[float, float, float
     return tuple(float(p) for p in proportions)
 
 
+class SplitRefused(ValueError):
+    """Keeping each speaker in one split would leave a split with a share empty in some languages."""
+
+    def __init__(self, gaps: dict[str, tuple[int, list[str]]]):
+        self.languages = sorted(gaps)
+        described = ", ".join(
+            f"{language or '(none)'} ({speakers} speaker{'s' if speakers != 1 else ''}: {' and '.join(empty)} empty)"
+            for language, (speakers, empty) in sorted(gaps.items())
+        )
+        super().__init__(
+            f"keeping each speaker in one split leaves splits empty in {described}; a language needs at least "
+            "one speaker for every split with a share, and speakers with similar numbers of clips: add "
+            "speakers, set the empty splits' shares to 0, or build without keeping speakers apart"
+        )
+
+
 def assign_splits(
     clips: Sequence[SplitClip], *, seed: int, proportions=DEFAULT_PROPORTIONS, by_speaker: bool = False
 ) -> dict[str, str]:
-    """Clip key -> "train" | "validation" | "test", per language."""
+    """Clip key -> "train" | "validation" | "test", per language. With `by_speaker`, raises
+    SplitRefused, naming the languages, rather than leave a split that has a share empty."""
     shares = check_proportions(proportions)
     result: dict[str, str] = {}
-    for language_clips in _by_language(clips).values():
+    gaps: dict[str, tuple[int, list[str]]] = {}
+    for language, language_clips in _by_language(clips).items():
         if by_speaker:
-            result.update(_split_by_speaker(language_clips, seed=seed, shares=shares))
+            splits = _split_by_speaker(language_clips, seed=seed, shares=shares)
+            # Only the splits that splitting clip by clip would fill: a language of three clips
+            # has no test clip either way.
+            filled = _clip_split_sizes(len(language_clips), shares)
+            empty = [name for name in SPLITS if filled[name] and name not in splits.values()]
+            if empty:
+                gaps[language] = (len({c.speaker or f"\x00clip:{c.key}" for c in language_clips}), empty)
+            result.update(splits)
         else:
             order = spread_order([c.key for c in language_clips], [c.variety for c in language_clips],
                                  seed=seed, salt="split")  # fmt: skip
             for position, index in enumerate(order):
                 result[language_clips[index].key] = _split_at(position, len(order), shares)
+    if gaps:
+        raise SplitRefused(gaps)
     return result
+
+
+def _clip_split_sizes(total: int, shares) -> dict[str, int]:
+    """How many of `total` clips each split gets when clips are split one by one (_split_at)."""
+    sizes = dict.fromkeys(SPLITS, 0)
+    for position in range(total):
+        sizes[_split_at(position, total, shares)] += 1
+    return sizes
 
 
 def _split_at(position: int, total: int, shares) -> str:
@@ -127,13 +162,62 @@ def scale_steps(train: Sequence[SplitClip], *, seed: int, steps: Sequence[int] =
     return result
 
 
+# The other common names of MMEE's emotions (adjectives, and nouns MMEE does not use): a corpus
+# whose manifest says "angry" or "sad" gets the arousal of "anger" or "sadness". A mapping that
+# names a form itself takes it as written.
+EMOTION_FORMS = {
+    "excited": "excitement",
+    "happy": "happiness",
+    "joy": "happiness",
+    "joyful": "happiness",
+    "proud": "pride",
+    "determined": "determination",
+    "angry": "anger",
+    "afraid": "fear",
+    "fearful": "fear",
+    "scared": "fear",
+    "anxious": "anxiety",
+    "frustrated": "frustration",
+    "disgusted": "disgust",
+    "calm": "calmness",
+    "relieved": "relief",
+    "love": "love/affection",
+    "loving": "love/affection",
+    "affection": "love/affection",
+    "affectionate": "love/affection",
+    "hopeful": "hopefulness",
+    "hope": "hopefulness",
+    "sad": "sadness",
+    "bored": "boredom",
+    "ashamed": "shame",
+    "embarrassed": "embarrassment",
+    "contemptuous": "contempt",
+}
+
+
 def arousal_of(emotion: str, mapping: Mapping[str, Sequence[str]] = MMEE_AROUSAL) -> str:
-    """ "high", "low", or "" for an emotion in neither list (case and surrounding spaces ignored)."""
+    """ "high", "low", or "" for an emotion in neither list (case and surrounding spaces ignored;
+    a common form of an emotion in a list, EMOTION_FORMS, counts as that emotion)."""
     name = (emotion or "").strip().lower()
-    for regime in ("high", "low"):
-        if name in {value.strip().lower() for value in mapping.get(regime, ())}:
-            return regime
+    lists = {regime: {value.strip().lower() for value in mapping.get(regime, ())} for regime in ("high", "low")}
+    for candidate in (name, EMOTION_FORMS.get(name)):
+        for regime in ("high", "low"):
+            if candidate in lists[regime]:
+                return regime
     return ""
+
+
+def emotions_without_arousal(
+    emotions: Sequence[str], mapping: Mapping[str, Sequence[str]] = MMEE_AROUSAL
+) -> dict[str, int]:
+    """Each emotion named but given no arousal by `mapping` -> how many of `emotions` it is, so that
+    a set whose arousal is empty says why; clips without an emotion are not counted."""
+    missed = Counter(
+        (emotion or "").strip().lower()
+        for emotion in emotions
+        if (emotion or "").strip() and not arousal_of(emotion, mapping)
+    )
+    return dict(sorted(missed.items()))
 
 
 def check_arousal_mapping(mapping: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:

@@ -1,6 +1,8 @@
 """The agreement report pages, served inside the admin (evaluation.admin wires the URLs).
 
 Viewing needs evaluation.view_studyreport; starting a computation needs evaluation.add_studyreport.
+Reports name annotators by their opaque id; the page adds each one's Prolific id for users who
+hold the participant permission (annotation.participant_names).
 """
 
 import json
@@ -16,6 +18,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation.access import get_study_for_staff, require_perm
 from annotation.models import Study
+from annotation.participant_names import sees_prolific_ids, study_display_names
 from annotation.views.downloads import attachment, job_download
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_report_for_staff
@@ -67,7 +70,17 @@ def report_page(request, study_id: int, *, admin_site):
         context["last"] = study_report_latest(study=study, parameters=parameters)
     elif report.status == StudyReport.Status.SUCCEEDED:
         context |= _result_context(json.loads(report.result_json), page, parameters)
+        context["sees_prolific_ids"] = sees_prolific_ids(request.user)
+        context["annotator_rows"] = _annotator_rows(study, context["result"], named=context["sees_prolific_ids"])
     return TemplateResponse(request, "evaluation/report.html", context)
+
+
+def _annotator_rows(study: Study, result: dict, *, named: bool) -> list[dict]:
+    """The report's annotator rows; `named`: with each one's display name."""
+    if not named:
+        return result["annotators"]["rows"]
+    names = study_display_names(study=study)
+    return [{**row, "participant": names.get(row["annotator"], "")} for row in result["annotators"]["rows"]]
 
 
 @require_safe

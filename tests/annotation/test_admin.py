@@ -234,3 +234,21 @@ def test_archive_and_folder_together_are_refused(admin_client, corpus_folder):
     )
 
     assert "Choose either a .zip archive or a folder." in response.content.decode()
+
+
+def test_upload_refuses_a_zip_bomb_from_its_declared_sizes(admin_client, settings, tmp_path):
+    # Refused in the upload form, before the archive is stored or a worker extracts a byte of it.
+    settings.IMPORT_MAX_ARCHIVE_BYTES = 10_000_000
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr("manifest.jsonl", "{}")
+        for i in range(4):
+            bundle.writestr(f"f{i}.wav", b"\0" * 4_000_000)
+    archive.seek(0)
+    archive.name = "bomb.zip"
+    assert len(archive.getvalue()) < 100_000
+
+    response = admin_client.post(reverse("admin:annotation_importjob_add"), {"archive": archive, "corpus_name": "x"})
+
+    assert "bomb.zip: declares 16000002 bytes uncompressed; the limit is 10000000" in response.content.decode()
+    assert ImportJob.objects.count() == 0

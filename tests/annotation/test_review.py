@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Annotation, Participant, StudyItem
+from annotation.participant_names import opaque_annotator_id
 from annotation.selectors.review import FLAG_ATTENTION, FLAG_KAPPA, FLAG_TOO_QUICK, participant_review_rows
 from annotation.services.review import (
     approved_prolific_ids,
@@ -81,6 +82,10 @@ class SmallStudy:
 @pytest.fixture
 def small():
     return SmallStudy()
+
+
+def by_annotator_id_of(participant) -> str:
+    return opaque_annotator_id(participant.study.slug, participant.prolific_pid)
 
 
 def rows_by_pid(study):
@@ -155,10 +160,11 @@ def test_the_review_page_shows_the_reports_kappa_for_every_participant(small):
 
     reported = {row["annotator"]: row for row in report["annotators"]["rows"]}
     rows = rows_by_pid(study)
+    by_annotator_id = {row.annotator_id: row for row in rows.values()}  # the report's names
 
-    assert set(reported) == {p.prolific_pid for p in (small.ana, small.ben, small.dan, small.eve, late)}
+    assert set(reported) == {by_annotator_id_of(p) for p in (small.ana, small.ben, small.dan, small.eve, late)}
     for pid, row in reported.items():
-        review = rows[pid]
+        review = by_annotator_id[pid]
         assert review.kappa == pytest.approx(row["kappa"], abs=1e-9), pid  # the report rounds to 10 decimals
         assert (review.kappa_reason, review.flags, review.clips) == (row["kappa_reason"], tuple(row["flags"]),
                                                                      row["clips"]), pid  # fmt: skip

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from annotation.models import Annotation, Participant
-from annotation.selectors.study_data import opaque_annotator_id
+from annotation.participant_names import opaque_annotator_id
 from tests.annotation.factories import AnnotationFactory, ParticipantFactory, TaskFactory, TaskItemFactory
 from tests.api.callers import staff_with, token_client
 from tests.evaluation.builders import golden_study

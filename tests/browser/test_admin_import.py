@@ -52,7 +52,7 @@ def test_clip_page_plays_its_audio_through_a_signed_link(logged_in, live_server,
 def test_when_the_import_ends_the_panel_and_the_fields_agree(logged_in, live_server, corpus_folder, monkeypatch):
     """The page polls a queued import; when a worker has run it, the whole page shows the end
     (not the panel alone above fields that still say queued)."""
-    from annotation.ingest.jobs import import_job_run
+    from annotation.services.corpus_import_jobs import import_job_run
 
     monkeypatch.setattr("annotation.jobs._send", lambda model, job_id: None)  # no worker yet
     page = logged_in

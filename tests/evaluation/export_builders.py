@@ -6,7 +6,11 @@ WAVs in storage, word times for all clips but one) and annotates it with factori
 """
 
 import io
+import wave
 import zipfile
+
+import numpy as np
+import pytest
 
 from annotation.models import Corpus
 from annotation.services.corpus_import import corpus_import
@@ -84,29 +88,33 @@ def unzipped(export, folder):
 
 
 def load_audiofolder(folder, tmp_path, monkeypatch):
-    """datasets.load_dataset("audiofolder", data_dir=folder), split by split, audio not decoded."""
+    """datasets.load_dataset("audiofolder", data_dir=folder), exactly as the docs say: the audio
+    column decodes with torchcodec and FFmpeg's libraries, as `make test` and .ci/run install them."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     import datasets
 
-    without_torchcodec(monkeypatch)
-    loaded = datasets.load_dataset("audiofolder", data_dir=str(folder), cache_dir=str(tmp_path / "hf-cache"))
-    # Decoding needs torchcodec, which is not installed: take the files as they are.
-    return {split: loaded[split].cast_column("audio", datasets.Audio(decode=False)) for split in loaded}
+    try:
+        import torchcodec.decoders  # noqa: F401 (loads FFmpeg's libraries)
+    except (ImportError, OSError, RuntimeError) as error:
+        pytest.fail(f"torchcodec cannot decode here ({error}); install FFmpeg's libraries: apt-get install ffmpeg")
+    return datasets.load_dataset("audiofolder", data_dir=str(folder), cache_dir=str(tmp_path / "hf-cache"))
 
 
-def without_torchcodec(monkeypatch):
-    """datasets (5.x) imports torch and torchcodec's encoder before it writes even a file path into
-    an Audio column, and uses neither for one. Neither is installed here (decoding would need
-    them), so for the length of the test a file path goes in as it is, as datasets would store it."""
-    import importlib.util
+def wav_samples(data: bytes) -> tuple[np.ndarray, int]:
+    """A 16-bit PCM WAV's samples as floats in [-1, 1) (as torchcodec decodes them), and its rate."""
+    with wave.open(io.BytesIO(data)) as reader:
+        assert reader.getsampwidth() == 2
+        frames = np.frombuffer(reader.readframes(reader.getnframes()), dtype="<i2")
+        return frames.astype(np.float32) / 32768, reader.getframerate()
 
-    import datasets
 
-    if importlib.util.find_spec("torchcodec") is not None:
-        return
-    encode = datasets.Audio.encode_example
+def assert_decodes_to(audio, stored_name: str) -> None:
+    """The decoded audio of an item is the stored file's samples, at its rate."""
+    from django.core.files.storage import default_storage
 
-    def encode_without_torch(self, value):
-        return {"bytes": None, "path": value} if isinstance(value, str) else encode(self, value)
-
-    monkeypatch.setattr(datasets.Audio, "encode_example", encode_without_torch)
+    with default_storage.open(stored_name) as handle:
+        expected, rate = wav_samples(handle.read())
+    assert audio["sampling_rate"] == rate
+    decoded = np.asarray(audio["array"], dtype=np.float32)
+    assert decoded.shape == expected.shape and expected.size > 0
+    np.testing.assert_allclose(decoded, expected, atol=1 / 32768)

@@ -5,6 +5,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.participant_names import opaque_annotator_id
 from evaluation.models import StudyReport
 from evaluation.services.agreement_reports import report_parameters, study_report_compute, study_report_request
 from tests.annotation.factories import StudyFactory
@@ -29,7 +30,8 @@ def test_prints_the_tables_and_ends_with_a_summary_line(tmp_path):
     assert any(line.startswith("pooled ") for line in lines)
     assert any(line.startswith("language de") for line in lines)
     assert any(line.startswith("emotion calm") for line in lines)
-    assert "annotators flagged: 1 (000000000000000000000006)" in output
+    # the opaque id of Prolific id 000000000000000000000006, as in the study's label sets
+    assert f"annotators flagged: 1 ({opaque_annotator_id('golden', '000000000000000000000006')})" in output
     assert lines[-1].startswith("golden: 10 clips, 69 words; Cohen ")
     assert "Fleiss 0." in lines[-1] and "alpha ordinal 0." in lines[-1] and lines[-1].endswith("1 flagged")
     assert (tmp_path / "r.csv").read_text().startswith("section,dimension,group,measure")
@@ -46,7 +48,7 @@ def test_the_json_is_byte_for_byte_the_report_pages(tmp_path, django_capture_on_
     written = (tmp_path / "r.json").read_text()
     assert written == StudyReport.objects.get(pk=stored.pk).result_json
     assert written == study_report_compute(study=study, parameters=parameters)
-    assert '"excluded": [\n      "000000000000000000000006"\n    ]' in written
+    assert '"excluded": [\n      "a-0494357359c78f71"\n    ]' in written  # Prolific id ...0006
 
 
 def test_options_change_the_parameters(tmp_path):

@@ -10,6 +10,7 @@ from evaluation.reports.label_set_files import safe_file_stem
 from evaluation.selectors.label_sets import label_set_rows
 from tests.evaluation.export_builders import (
     UNTIMED,
+    assert_decodes_to,
     audio_study,
     exported,
     final_label_set,
@@ -47,8 +48,7 @@ def test_the_audiofolder_loads_with_datasets_and_holds_the_set(
             assert item["annotators"] == len(row["annotators"]) == 3
             assert item["scale_step"] == (row["scale_step"] or 0)
             assert "start" not in item  # one clip has no word times (see audiofolder_metadata)
-            with open(item["audio"]["path"], "rb") as audio:
-                assert audio.read() == default_storage.open(stored[item["clip_id"]]).read()
+            assert_decodes_to(item["audio"], stored[item["clip_id"]])  # the samples, decoded by torchcodec
     assert sorted(seen) == sorted(rows)
     names = zip_entries(export)
     assert f"{rows['odd id/4']['split']}/{safe_file_stem('odd id/4')}.wav" in names

@@ -11,7 +11,7 @@ import pytest
 from django.core.files.storage import default_storage
 
 from annotation.models import Participant
-from annotation.selectors.study_data import opaque_annotator_id
+from annotation.participant_names import opaque_annotator_id
 from evaluation.models import DatasetExport
 from evaluation.reports.label_set_files import CLIP_COLUMNS, WORD_COLUMNS
 from evaluation.selectors.label_sets import label_set_rows
@@ -124,7 +124,7 @@ def test_refusals_name_the_problem(study, label_set):
         ({"format": "raw"}, "a raw export is of one study's annotations"),
         ({"format": "raw", "study": study, "label_set": label_set}, "give a study and no label set"),
         ({"format": "csv", "study": study}, "a csv export is of a label set"),
-        ({"format": "parquet", "label_set": label_set}, "unknown export format 'parquet'"),
+        ({"format": "xlsx", "label_set": label_set}, "unknown export format 'xlsx'"),
         ({"format": "jsonl", "label_set": label_set, "include_prolific_ids": True}, "only in raw exports"),
     ]
     for request, message in cases:
@@ -183,7 +183,10 @@ def test_raw_export_shows_prolific_ids_only_when_asked(study, django_capture_on_
     export = exported(django_capture_on_commit_callbacks, format="raw", study=study, include_prolific_ids=True)
     rows = csv_rows(zip_entries(export)["annotations.csv"])
 
-    assert {row["annotator"] for row in rows} == set(study.participants.values_list("prolific_pid", flat=True))
+    people = study.participants.values_list("pk", "prolific_pid")
+    assert {(row["annotator"], row["participant"]) for row in rows} == {
+        (opaque_annotator_id("golden", pid), pid) for pk, pid in people
+    }  # the same opaque id as everywhere, the Prolific id beside it
     assert export.file_name == "golden-raw-prolific-ids.zip"
     # a raw export is never handed out again: the study's annotations may have changed
     assert exported(django_capture_on_commit_callbacks, format="raw", study=study).pk != export.pk
@@ -207,3 +210,32 @@ def test_raw_export_of_a_listening_form_has_one_row_per_answer(django_capture_on
     assert by_item["pair"]["second_clip_id"] and by_item["pair"]["item_type"] == "pairwise"
     assert json.loads(by_item["ssd"]["levels"]) == [0, 0, 0, 1, 1, 0, 0]
     assert {row["attention_check"] for row in rows} == {"0"} and {row["completed"] for row in rows} == {"1"}
+
+
+def test_the_data_card_lists_the_emotions_without_an_arousal(study, django_capture_on_commit_callbacks):
+    from annotation.models import Clip
+
+    Clip.objects.filter(corpus=study.corpus, external_id__in=["clip-00", "clip-01"]).update(emotion="Neutral")
+    label_set = final_label_set(study, django_capture_on_commit_callbacks)
+
+    card = zip_entries(exported(django_capture_on_commit_callbacks, format="jsonl", label_set=label_set))["README.md"]
+
+    assert "- **emotions without an arousal (their `arousal` is empty)**: neutral (2 clips)" in card.decode()
+
+
+def test_word_rows_carry_what_training_needs_without_a_join(label_set, django_capture_on_commit_callbacks):
+    # Issue 21, item 4: study, arousal, split, scale step and each opaque annotator's level on every word.
+    rows = {row["clip_id"]: row for row in label_set_rows(label_set_id=label_set.pk)}
+    jsonl_export = exported(django_capture_on_commit_callbacks, format="jsonl", label_set=label_set)
+    csv_export = exported(django_capture_on_commit_callbacks, format="csv", label_set=label_set)
+    jsonl_words = jsonl(zip_entries(jsonl_export)["words.jsonl"])
+    csv_words = csv_rows(zip_entries(csv_export)["words.csv"])
+
+    assert len(jsonl_words) == len(csv_words) == label_set.summary["words"]
+    for word, cells in zip(jsonl_words, csv_words, strict=True):
+        clip = rows[word["clip_id"]]
+        levels = dict(zip(clip["annotators"], clip["words"][word["word_index"]]["levels"], strict=True))
+        expected = (clip["study"], clip["arousal"], clip["split"], clip["scale_step"])
+        assert (word["study"], word["arousal"], word["split"], word["scale_step"]) == expected
+        assert word["levels"] == levels and set(levels) == set(clip["annotators"])
+        assert json.loads(cells["levels"]) == levels and cells["arousal"] == clip["arousal"]

@@ -4,6 +4,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
+from annotation.models import Clip, Speaker
 from evaluation.models import LabelSet
 from tests.evaluation.builders import golden_study
 
@@ -84,3 +85,57 @@ def test_a_final_set_cannot_be_deleted(client, django_capture_on_commit_callback
     client.post(reverse("admin:evaluation_labelset_finalize", args=[label_set.pk]))
 
     assert client.get(reverse("admin:evaluation_labelset_delete", args=[label_set.pk])).status_code == 403
+
+
+def test_keeping_speakers_apart_with_two_speakers_a_language_fails_and_says_which(
+    client, django_capture_on_commit_callbacks
+):
+    # Issue 20: two speakers per language gave 8/0/0 and 12/0/0 and a build that "succeeded".
+    study = golden_study()
+    for i, clip in enumerate(Clip.objects.filter(corpus=study.corpus).order_by("external_id")):
+        speaker, _ = Speaker.objects.get_or_create(corpus=study.corpus, name=f"{clip.language}-{i % 2}")
+        Clip.objects.filter(pk=clip.pk).update(speaker=speaker)
+    staff(client, "add_labelset", "view_labelset", "change_labelset")
+
+    label_set = make(client, study, django_capture_on_commit_callbacks, split_by_speaker="on")
+
+    assert label_set.status == "failed"
+    assert not label_set.clips.exists()
+    page = client.get(reverse("admin:evaluation_labelset_change", args=[label_set.pk])).content.decode()
+    assert "The build failed" in page
+    for language in ("de", "en", "zh"):  # 3, 3 and 4 clips: splitting clip by clip gives no test clip either
+        assert f"{language} (2 speakers: validation empty)" in page
+
+
+def test_the_admin_sets_the_arousal_mapping_and_the_page_lists_what_it_missed(
+    client, django_capture_on_commit_callbacks
+):
+    study = golden_study()  # emotions: angry, calm, happy
+    Clip.objects.filter(corpus=study.corpus, external_id__in=["clip-00", "clip-01"]).update(emotion="neutral")
+    staff(client, "add_labelset", "view_labelset", "change_labelset")
+    form = client.get(reverse("admin:evaluation_labelset_add")).content.decode()
+    assert 'name="arousal_high"' in form and "anger" in form and 'name="arousal_low"' in form
+
+    label_set = make(
+        client, study, django_capture_on_commit_callbacks, arousal_high="happy, anger", arousal_low="boredom"
+    )
+
+    assert label_set.parameters["arousal"] == {"high": ["anger", "happy"], "low": ["boredom"]}
+    by_emotion = {row.emotion: row.arousal for row in label_set.clips.all()}
+    assert by_emotion == {"angry": "high", "happy": "high", "calm": "", "neutral": ""}
+    page = client.get(reverse("admin:evaluation_labelset_change", args=[label_set.pk])).content.decode()
+    assert "Emotions without an arousal" in page
+    assert "calm (" in page and "neutral (2 clips)" in page
+
+
+def test_an_arousal_in_both_lists_is_refused_by_the_form(client, django_capture_on_commit_callbacks):
+    study = golden_study()
+    staff(client, "add_labelset", "view_labelset", "change_labelset")
+
+    response = client.post(
+        reverse("admin:evaluation_labelset_add"),
+        {**FORM, "studies": [study.pk], "arousal_high": "joy", "arousal_low": "Joy"},
+    )
+
+    assert response.status_code == 200 and "emotions in both arousal lists: joy" in response.content.decode()
+    assert not LabelSet.objects.exists()

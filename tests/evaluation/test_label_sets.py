@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from annotation.models import Participant
-from annotation.selectors.study_data import opaque_annotator_id, study_data
+from annotation.participant_names import opaque_annotator_id
+from annotation.selectors.study_data import study_data
 from evaluation.models import LabelSet
 from evaluation.reports.agreement import report_compute
 from evaluation.selectors.label_sets import label_set_rows
@@ -150,3 +151,14 @@ def test_only_emphasis_studies_and_a_name(study):
     study.kind = study.Kind.FORM
     with pytest.raises(LabelSetRefused, match="emphasis studies; not: golden"):
         label_set_create(name="n", studies=[study], parameters=label_set_default_parameters(studies=[study]))
+
+
+def test_the_readmes_angry_gets_an_arousal_and_unmapped_emotions_are_listed(study, django_capture_on_commit_callbacks):
+    from annotation.models import Clip
+
+    Clip.objects.filter(corpus=study.corpus, external_id="clip-00").update(emotion="neutral")
+    label_set = built(study, django_capture_on_commit_callbacks)
+
+    by_emotion = {row["emotion"]: row["arousal"] for row in label_set_rows(label_set_id=label_set.pk)}
+    assert by_emotion == {"angry": "high", "happy": "high", "calm": "low", "neutral": ""}
+    assert label_set.summary["emotions_without_arousal"] == {"neutral": 1}

@@ -7,7 +7,7 @@ import zipfile
 import pytest
 
 from annotation.ingest.errors import SourceRefused
-from annotation.ingest.source import Limits, open_source
+from annotation.ingest.source import Limits, extract_zip, open_source
 
 LIMITS = Limits(max_archive_bytes=10_000_000, max_file_bytes=5_000_000, max_files=100, max_clip_seconds=60)
 
@@ -69,12 +69,12 @@ def test_zip_bomb_is_refused_by_counting_real_bytes(tmp_path):
         tmp_path / "bomb.zip", {"manifest.jsonl": b"{}", **{f"f{i}.wav": b"\0" * 4_000_000 for i in range(4)}}
     )
     assert archive.stat().st_size < 100_000
-    assert "expands past 10000000 bytes (IMPORT_MAX_ARCHIVE_BYTES)" in refusal(archive)
+    assert "bytes uncompressed; the limit is 10000000 (IMPORT_MAX_ARCHIVE_BYTES)" in refusal(archive)
 
 
 def test_member_over_the_file_limit_is_refused(tmp_path):
     archive = make_zip(tmp_path / "c.zip", {"manifest.jsonl": b"{}", "big.wav": b"\0" * 6_000_000})
-    assert "entry 'big.wav' is larger than 5000000 bytes (IMPORT_MAX_FILE_BYTES)" in refusal(archive)
+    assert "entry 'big.wav' declares 6000000 bytes; the limit is 5000000 (IMPORT_MAX_FILE_BYTES)" in refusal(archive)
 
 
 def test_too_many_members_are_refused(tmp_path):
@@ -106,3 +106,68 @@ def test_linked_folder_inside_a_corpus_folder_is_refused(tmp_path):
     os.symlink(outside, corpus / "audio")
     with pytest.raises(ValueError, match="goes through a link"):
         resolve_audio_path(corpus, corpus, "audio/a.wav", LIMITS)
+
+
+def lie_about_sizes(path, *, member: str, declared: int) -> None:
+    """Rewrite `member`'s uncompressed size, in its local header and in the central directory,
+    to `declared`: a crafted archive whose header lies about how far it expands."""
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as bundle:
+        info = bundle.getinfo(member)
+    name = member.encode()
+    local = info.header_offset  # local file header: size at offset 22
+    assert data[local : local + 4] == b"PK\x03\x04"
+    data[local + 22 : local + 26] = declared.to_bytes(4, "little")
+    central = data.index(b"PK\x01\x02")
+    while data[central + 46 : central + 46 + len(name)] != name:
+        central = data.index(b"PK\x01\x02", central + 4)
+    data[central + 24 : central + 28] = declared.to_bytes(4, "little")  # central header: size at offset 24
+    path.write_bytes(bytes(data))
+
+
+def test_a_bomb_is_refused_from_its_declared_sizes_before_anything_is_written(tmp_path):
+    # Each member fits the file limit; together they declare 16 MB against a 10 MB limit.
+    archive = make_zip(
+        tmp_path / "bomb.zip", {"manifest.jsonl": b"{}", **{f"f{i}.wav": b"\0" * 4_000_000 for i in range(4)}}
+    )
+    target = tmp_path / "out"
+    target.mkdir()
+
+    with pytest.raises(SourceRefused) as caught:
+        extract_zip(archive, target, LIMITS)
+
+    assert "declares 16000002 bytes uncompressed; the limit is 10000000 (IMPORT_MAX_ARCHIVE_BYTES)" in str(caught.value)
+    assert list(target.rglob("*")) == [], "nothing is extracted before the refusal"
+
+
+def test_a_member_declared_over_the_file_limit_is_refused_before_extracting(tmp_path):
+    archive = make_zip(tmp_path / "c.zip", {"manifest.jsonl": b"{}", "big.wav": b"\0" * 6_000_000})
+    target = tmp_path / "out"
+    target.mkdir()
+
+    with pytest.raises(SourceRefused, match=r"entry 'big.wav' declares 6000000 bytes; the limit is 5000000"):
+        extract_zip(archive, target, LIMITS)
+    assert list(target.rglob("*")) == []
+
+
+def test_a_header_that_lies_about_its_size_is_refused_while_extracting(tmp_path):
+    # The header says 1 kB; the data expands to 6 MB, past the 5 MB file limit.
+    archive = make_zip(tmp_path / "liar.zip", {"manifest.jsonl": b"{}", "liar.wav": b"\0" * 6_000_000})
+    lie_about_sizes(archive, member="liar.wav", declared=1000)
+    with zipfile.ZipFile(archive) as bundle:
+        assert bundle.getinfo("liar.wav").file_size == 1000  # the declared sizes pass the first check
+
+    message = refusal(archive)
+
+    assert "entry 'liar.wav'" in message and "does not match its header" in message
+
+
+def test_bytes_are_still_counted_while_extracting(tmp_path, monkeypatch):
+    # The second line of defence, should the declared sizes be passed: the bytes written are counted.
+    import annotation.ingest.source as source
+
+    monkeypatch.setattr(source, "check_declared_sizes", lambda *args: None)
+    archive = make_zip(
+        tmp_path / "bomb.zip", {"manifest.jsonl": b"{}", **{f"f{i}.wav": b"\0" * 4_000_000 for i in range(4)}}
+    )
+    assert "expands past 10000000 bytes (IMPORT_MAX_ARCHIVE_BYTES)" in refusal(archive)

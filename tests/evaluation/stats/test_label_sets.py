@@ -9,9 +9,11 @@ import pytest
 from evaluation.stats.label_sets import (
     MMEE_AROUSAL,
     SplitClip,
+    SplitRefused,
     arousal_of,
     assign_splits,
     check_arousal_mapping,
+    emotions_without_arousal,
     scale_steps,
     word_labels,
 )
@@ -110,3 +112,53 @@ def test_arousal_from_mmee_lists_and_a_custom_mapping():
     assert arousal_of("whisper", {"low": ["Whisper"]}) == "low"
     with pytest.raises(ValueError, match="both arousal lists: joy"):
         check_arousal_mapping({"high": ["joy"], "low": ["Joy"]})
+
+
+def test_by_speaker_refuses_to_leave_validation_and_test_empty():
+    # Two speakers per language: each in one split fills train only (issue 20: 8/0/0 and 12/0/0).
+    clips = [
+        SplitClip(f"{lang}{i}", lang, "", f"{lang}-s{i % 2}") for lang, n in (("en", 8), ("de", 12)) for i in range(n)
+    ]
+    clips += [SplitClip(f"zh{i}", "zh", "", f"zh-s{i}") for i in range(10)]  # ten speakers: fine
+
+    with pytest.raises(SplitRefused) as caught:
+        assign_splits(clips, seed=0, by_speaker=True)
+
+    message = str(caught.value)
+    assert "de (2 speakers: validation and test empty)" in message
+    assert "en (2 speakers: validation and test empty)" in message
+    assert "zh" not in message
+    assert set(caught.value.languages) == {"de", "en"}
+
+
+@pytest.mark.parametrize(
+    ("emotion", "arousal"),
+    [
+        ("angry", "high"),
+        ("Happy", "high"),
+        ("afraid", "high"),
+        ("excited", "high"),
+        ("anxious", "high"),
+        ("sad", "low"),
+        ("calm", "low"),
+        ("bored", "low"),
+        ("relieved", "low"),
+        ("love", "low"),
+        ("neutral", ""),
+        ("", ""),
+    ],
+)
+def test_common_forms_of_mmees_emotions_have_their_arousal(emotion, arousal):
+    # The README's manifest example says `angry`; MMEE's lists say "anger" (issue 20, defect 6).
+    assert arousal_of(emotion) == arousal
+
+
+def test_a_custom_mapping_counts_the_common_forms_of_its_emotions():
+    assert arousal_of("angry", {"low": ["anger"]}) == "low"
+    assert arousal_of("angry", {"high": ["sadness"]}) == ""
+
+
+def test_emotions_the_mapping_does_not_cover_are_counted():
+    emotions = ["angry", "neutral", "Neutral ", "whisper", "", "sad"]
+
+    assert emotions_without_arousal(emotions) == {"neutral": 2, "whisper": 1}
