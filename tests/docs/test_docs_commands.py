@@ -40,6 +40,8 @@ COMMAND_TESTS = {
     "import_system_outputs": "tests/evaluation/suites/test_system_output_import.py",
     "import_cast_items": "tests/evaluation/suites/test_cast_import.py",
     "requeue_stale_jobs": "tests/annotation/test_jobs.py",
+    "demo_crowd": "tests/evaluation/test_demo_crowd.py",
+    "collectstatic": "tests/browser/conftest.py",
     "drf_create_token": "tests/docs/test_docs_commands.py",
     "spectacular": "tests/api/test_schema_unchanged.py",
     "makemessages": "tests/i18n/test_translations_complete.py",
