@@ -10,7 +10,7 @@ Delivery: tasks are enqueued once the job's row is committed. The claim is a con
 (QUEUED -> RUNNING), so a second delivery of the same message does nothing. While a job runs, a
 heartbeat thread in its worker process refreshes `heartbeat_at` every HEARTBEAT_SECONDS whatever
 the work is doing (loading a model, training, zipping), so silence means the process is gone. A
-worker killed mid-job leaves the job RUNNING; `job_requeue_stale` queues it again once it has been
+worker killed mid-job leaves the job RUNNING; `stale_jobs_requeue` queues it again once it has been
 silent for its kind's STALE_AFTER, or fails it after MAX_ATTEMPTS starts. It runs every
 SWEEP_SECONDS in every Celery worker (`jobs_sweep_periodically`, started by config.celery), when
 a worker starts, by `manage.py requeue_stale_jobs`, and when a job's page is polled. A worker that
@@ -219,14 +219,14 @@ def jobs_sweep_periodically(stopped: threading.Event) -> None:
     while not stopped.wait(SWEEP_SECONDS):
         try:
             for model in job_kinds():
-                job_requeue_stale(model=model, resend_waiting=False)
+                stale_jobs_requeue(model=model, resend_waiting=False)
         except Exception:  # a database or broker hiccup must not end the sweeping for good
             logger.exception("the sweep for stale jobs failed; it runs again in %s s", SWEEP_SECONDS)
         finally:
             connections.close_all()  # this thread's own: no connection held between sweeps
 
 
-def job_requeue_stale(*, model: type[BackgroundJob], job_ids=None, resend_waiting: bool = True) -> dict[str, int]:
+def stale_jobs_requeue(*, model: type[BackgroundJob], job_ids=None, resend_waiting: bool = True) -> dict[str, int]:
     """Queue again the jobs of this kind whose worker went silent (failing those started too
     often), and (with `resend_waiting`) send again those still waiting for a worker after
     STALE_AFTER, in case their message was lost (a second message is harmless: the claim takes the
@@ -277,14 +277,14 @@ def _silent(model: type[BackgroundJob], now) -> Q:
     return Q(heartbeat_at__lt=now - model.STALE_AFTER) | Q(heartbeat_at=None, created_at__lt=now - model.STALE_AFTER)
 
 
-def jobs_requeue_stale() -> dict[str, dict[str, int]]:
-    """`job_requeue_stale` for every job kind."""
-    return {model._meta.label: job_requeue_stale(model=model) for model in job_kinds()}
+def stale_jobs_requeue_every_kind() -> dict[str, dict[str, int]]:
+    """`stale_jobs_requeue` for every job kind."""
+    return {model._meta.label: stale_jobs_requeue(model=model) for model in job_kinds()}
 
 
 def job_refresh(job: BackgroundJob) -> BackgroundJob:
     """The job as stored now, re-queued first if its worker went silent (for pages that poll it)."""
     if job.is_silent():
-        job_requeue_stale(model=type(job), job_ids=[job.pk])
+        stale_jobs_requeue(model=type(job), job_ids=[job.pk])
         job.refresh_from_db()
     return job

@@ -18,10 +18,10 @@ _sweep_stopped = threading.Event()
 
 @worker_ready.connect
 def _sweep_stale_jobs(**_) -> None:
-    from annotation.jobs import jobs_requeue_stale, jobs_sweep_periodically
+    from annotation.jobs import jobs_sweep_periodically, stale_jobs_requeue_every_kind
 
     # A worker that starts after a crash picks up what the crashed one left running, at once.
-    jobs_requeue_stale()
+    stale_jobs_requeue_every_kind()
     _sweep_stopped.clear()
     threading.Thread(
         target=jobs_sweep_periodically, args=(_sweep_stopped,), name="stale-job sweep", daemon=True

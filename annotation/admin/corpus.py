@@ -11,7 +11,7 @@ from annotation.access import get_import_job_for_staff
 from annotation.audio_links import signed_audio_url
 from annotation.forms import ImportUploadForm
 from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
-from annotation.services.corpus_import_jobs import folder_upload_zip, import_job_create
+from annotation.services.corpus_import_jobs import corpus_import_create, folder_upload_zip
 from annotation.services.studies import studies_create_per_language
 from annotation.views.job_progress import job_progress_response
 
@@ -174,7 +174,7 @@ class ImportJobAdmin(admin.ModelAdmin):
             data = form.cleaned_data
             try:
                 with folder_upload_zip(files=data["folder"], paths=data["folder_paths"]) as zipped:
-                    job = import_job_create(
+                    job = corpus_import_create(
                         upload=data["archive"] or zipped,
                         corpus_name=data["corpus_name"],
                         skip_invalid=data["skip_invalid"],

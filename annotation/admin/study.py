@@ -25,9 +25,9 @@ from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
 from annotation.selectors.study_counts import studies_with_counts
 from annotation.services.studies import (
     study_create,
-    study_set_status,
     study_setting_warnings,
     study_status_refusal,
+    study_status_set,
 )
 from annotation.services.topups import topup_open, topup_plan, topup_summary
 from annotation.templatetags.participant_pages import markdown
@@ -86,8 +86,8 @@ class StudyAdmin(admin.ModelAdmin):
             "clips_per_task", "target_annotations", "places", "allow_repeat_tasks", "time_limit_minutes",
             "attention_checks_per_task", "mismatch_threshold",
         ]}),
-        ("Marking and listening", {"fields": [
-            "min_marked_words", "max_marked_fraction", "required_coverage", "listening_check", "listening_check_tries",
+        ("Marking, playback and sound check", {"fields": [
+            "min_marked_words", "max_marked_fraction", "required_coverage", "sound_check", "sound_check_tries",
         ]}),
         ("Participant pages", {"fields": [
             "instructions", "instructions_preview", "example_clip", "example_levels", "consent_text",
@@ -111,13 +111,13 @@ class StudyAdmin(admin.ModelAdmin):
         if obj is None or obj.kind == Study.Kind.EMPHASIS:
             return self.fieldsets
         return [
-            ("Listening" if name == "Marking and listening" else name,
+            ("Playback and sound check" if name == "Marking, playback and sound check" else name,
              {**options, "fields": [f for f in options["fields"] if f not in self.EMPHASIS_ONLY]})
             for name, options in self.fieldsets
         ]  # fmt: skip
 
     def get_inlines(self, request, obj):
-        if obj is not None and obj.kind == Study.Kind.FORM:
+        if obj is not None and obj.kind == Study.Kind.LISTENING_FORM:
             return [PrerequisiteQuestionInline]  # a form's attention checks are items of the form
         return self.inlines
 
@@ -226,7 +226,7 @@ class StudyAdmin(admin.ModelAdmin):
             if reason:
                 refused.append(f"{study.name} ({reason})")
             else:
-                study_set_status(study=study, status=status)
+                study_status_set(study=study, status=status)
                 moved.append(study.name)
                 if status == Status.LIVE:
                     self._warn(request, study)
@@ -247,7 +247,7 @@ class StudyAdmin(admin.ModelAdmin):
         if study.pk is None:
             return "-"
         clips, done = study.clip_count or 0, study.annotations_done or 0
-        unit = ("answer", "item") if study.kind == Study.Kind.FORM else ("annotation", "clip")
+        unit = ("answer", "item") if study.kind == Study.Kind.LISTENING_FORM else ("annotation", "clip")
         target = clips * study.target_annotations
         if not target:
             return f"no {unit[1]}s yet"

@@ -110,7 +110,7 @@ class ClipWarning(models.Model):
 class ImportJob(BackgroundJob):
     """A corpus archive uploaded in the admin, imported by a background worker."""
 
-    TASK_NAME = "annotation.tasks.corpus_import_job_run"
+    TASK_NAME = "annotation.corpus_import_run"
     WEBHOOK_EVENTS = {"succeeded": WebhookEvent.IMPORT_FINISHED, "failed": WebhookEvent.IMPORT_FAILED}
 
     corpus_name = models.CharField(max_length=200)

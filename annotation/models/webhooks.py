@@ -50,7 +50,7 @@ class WebhookEndpoint(models.Model):
 class WebhookDelivery(BackgroundJob):
     """One event for one endpoint; attempted until it is answered with a 2xx or out of attempts."""
 
-    TASK_NAME = "annotation.tasks.webhook_delivery_job_run"
+    TASK_NAME = "annotation.webhook_delivery_run"
     # An attempt waits at most the send timeout; a worker silent for this long is gone.
     STALE_AFTER = timedelta(minutes=5)
     # Attempts (the first and the retries); the waits between them are WEBHOOK_RETRY_SECONDS.

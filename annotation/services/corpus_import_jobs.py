@@ -20,7 +20,7 @@ from annotation.services.corpus_import import corpus_import, limits_from_setting
 logger = logging.getLogger(__name__)
 
 
-def import_job_create(*, upload, corpus_name: str, skip_invalid: bool, user) -> ImportJob:
+def corpus_import_create(*, upload, corpus_name: str, skip_invalid: bool, user) -> ImportJob:
     """Store an uploaded .zip and queue its import once the job row is committed. An archive
     whose declared sizes pass the limits is refused here, before it is stored."""
     if not zipfile.is_zipfile(upload):
@@ -65,7 +65,7 @@ def folder_upload_zip(*, files: list, paths: list[str]) -> Iterator[File | None]
         yield File(handle, name=f"{top}.zip")
 
 
-def import_job_run(*, job_id: int) -> None:
+def corpus_import_run(*, job_id: int) -> None:
     job_run(model=ImportJob, job_id=job_id, work=_import)
 
 

@@ -7,7 +7,7 @@ from annotation.models.background_job import BackgroundJob
 from annotation.models.webhooks import WebhookEvent
 
 
-class StudyReport(BackgroundJob):
+class AgreementReport(BackgroundJob):
     """One computation of a study's agreement report, for one scope and set of parameters.
 
     `fingerprint` describes the annotations it was computed from (annotation.selectors.study_data); a report
@@ -16,7 +16,7 @@ class StudyReport(BackgroundJob):
     computed (a JSON column would reorder keys and reformat numbers).
     """
 
-    TASK_NAME = "evaluation.tasks.study_report_run_task"
+    TASK_NAME = "evaluation.agreement_report_run"
     WEBHOOK_EVENTS = {"succeeded": WebhookEvent.REPORT_READY}
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="agreement_reports")
@@ -45,11 +45,11 @@ class StudyReport(BackgroundJob):
 class ListeningFormReport(BackgroundJob):
     """One computation of a listening-form study's scores (evaluation.selectors.listening_form_reports).
 
-    Kept until the study's answers change: `fingerprint` is form_answers_fingerprint of what it
-    was computed from. `result_json` is the canonical JSON text, as for StudyReport.
+    Kept until the study's answers change: `fingerprint` is listening_form_answers_fingerprint of what it
+    was computed from. `result_json` is the canonical JSON text, as for AgreementReport.
     """
 
-    TASK_NAME = "evaluation.tasks.listening_form_report_run_task"
+    TASK_NAME = "evaluation.listening_form_report_run"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="form_reports")
     fingerprint = models.CharField(max_length=200, help_text="The answers the report reflects.")
@@ -60,4 +60,4 @@ class ListeningFormReport(BackgroundJob):
         indexes = [models.Index(fields=["study", "status"])]
 
     def __str__(self) -> str:
-        return f"Form scores of {self.study}"
+        return f"Listening-form scores of {self.study}"

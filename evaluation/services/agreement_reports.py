@@ -14,7 +14,7 @@ from annotation.jobs import job_enqueue, job_refresh, job_run
 from annotation.models import Study
 from annotation.participant_names import opaque_annotator_id
 from annotation.selectors.study_data import annotations_fingerprint, study_data, study_thresholds
-from evaluation.models import StudyReport
+from evaluation.models import AgreementReport
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.agreement_format import canonical, report_json
 from evaluation.stats.quality import Thresholds
@@ -50,7 +50,7 @@ def parameters_key(parameters: ReportParameters) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def study_report_compute(*, study: Study, parameters: ReportParameters, progress=None) -> str:
+def agreement_report_compute(*, study: Study, parameters: ReportParameters, progress=None) -> str:
     """The report's canonical JSON text, computed now in this process. Annotators are named by
     their opaque id, as in the study's label sets and exports; never by Prolific id."""
     data = study_data(study=study, language=parameters.language)
@@ -60,35 +60,35 @@ def study_report_compute(*, study: Study, parameters: ReportParameters, progress
     return report_json(report)
 
 
-def study_report_current(*, study: Study, parameters: ReportParameters) -> StudyReport | None:
+def agreement_report_current(*, study: Study, parameters: ReportParameters) -> AgreementReport | None:
     """The report to show: up to date and succeeded, or queued/running; None when one must be computed."""
     fingerprint = annotations_fingerprint(study=study)
-    candidates = StudyReport.objects.filter(study=study, parameters_key=parameters_key(parameters))
-    for report in candidates.exclude(status=StudyReport.Status.FAILED).order_by("-created_at", "-pk")[:5]:
+    candidates = AgreementReport.objects.filter(study=study, parameters_key=parameters_key(parameters))
+    for report in candidates.exclude(status=AgreementReport.Status.FAILED).order_by("-created_at", "-pk")[:5]:
         report = job_refresh(report)
-        if report.status == StudyReport.Status.SUCCEEDED:
+        if report.status == AgreementReport.Status.SUCCEEDED:
             if report.fingerprint == fingerprint:
                 return report
-        elif report.status != StudyReport.Status.FAILED:
+        elif report.status != AgreementReport.Status.FAILED:
             return report
     return None
 
 
-def study_report_latest(*, study: Study, parameters: ReportParameters) -> StudyReport | None:
+def agreement_report_latest(*, study: Study, parameters: ReportParameters) -> AgreementReport | None:
     """The newest report with these parameters, whatever its state (for showing a failure)."""
     return (
-        StudyReport.objects.filter(study=study, parameters_key=parameters_key(parameters))
+        AgreementReport.objects.filter(study=study, parameters_key=parameters_key(parameters))
         .order_by("-created_at", "-pk")
         .first()
     )
 
 
-def study_report_request(*, study: Study, parameters: ReportParameters, user=None) -> StudyReport:
+def agreement_report_request(*, study: Study, parameters: ReportParameters, user=None) -> AgreementReport:
     """The current report, or a new one queued for a worker once this transaction commits."""
-    current = study_report_current(study=study, parameters=parameters)
+    current = agreement_report_current(study=study, parameters=parameters)
     if current is not None:
         return current
-    report = StudyReport.objects.create(
+    report = AgreementReport.objects.create(
         study=study,
         language=parameters.language or "",
         parameters=canonical(parameters.as_dict()),
@@ -100,14 +100,14 @@ def study_report_request(*, study: Study, parameters: ReportParameters, user=Non
     return report
 
 
-def study_report_run(*, report_id: int) -> None:
-    job_run(model=StudyReport, job_id=report_id, work=_compute)
+def agreement_report_run(*, report_id: int) -> None:
+    job_run(model=AgreementReport, job_id=report_id, work=_compute)
 
 
-def _compute(report: StudyReport, progress) -> dict:
+def _compute(report: AgreementReport, progress) -> dict:
     progress("reading annotations", 0, 0)
     # Taken before reading: if annotations arrive meanwhile, the report looks stale, never fresh.
     fingerprint = annotations_fingerprint(study=report.study)
     parameters = parameters_from_dict(report.parameters)
-    text = study_report_compute(study=report.study, parameters=parameters, progress=progress)
+    text = agreement_report_compute(study=report.study, parameters=parameters, progress=progress)
     return {"result_json": text, "fingerprint": fingerprint}

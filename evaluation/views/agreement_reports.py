@@ -1,6 +1,6 @@
 """The agreement report pages, served inside the admin (evaluation.admin wires the URLs).
 
-Viewing needs evaluation.view_studyreport; starting a computation needs evaluation.add_studyreport.
+Viewing needs evaluation.view_agreementreport; starting a computation needs evaluation.add_agreementreport.
 Reports name annotators by their opaque id; the page adds each one's Prolific id for users who
 hold the participant permission (annotation.participant_names).
 """
@@ -21,16 +21,16 @@ from annotation.models import Study
 from annotation.participant_names import sees_prolific_ids, study_display_names
 from annotation.views.downloads import attachment, job_download
 from annotation.views.job_progress import job_progress_response
-from evaluation.access import get_report_for_staff
+from evaluation.access import get_agreement_report_for_staff
 from evaluation.forms import FIELDS, ReportForm, parameters_query
-from evaluation.models import StudyReport
+from evaluation.models import AgreementReport
 from evaluation.reports.agreement_format import agreement_groups, report_csv
 from evaluation.reports.svg import histogram_chart, interval_chart, scatter_chart
 from evaluation.services.agreement_reports import (
+    agreement_report_current,
+    agreement_report_latest,
+    agreement_report_request,
     parameters_from_dict,
-    study_report_current,
-    study_report_latest,
-    study_report_request,
 )
 
 SERIES = ["Fleiss' kappa (95 % CI, clips as clusters)", "Gwet's AC1 (95 % CI, clips as clusters)",
@@ -40,14 +40,14 @@ KAPPA_WEIGHTINGS = ("unweighted", "linear", "quadratic")
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-def report_page(request, study_id: int, *, admin_site):
-    study = get_study_for_staff(request, study_id, perm="evaluation.view_studyreport", kind=Study.Kind.EMPHASIS)
-    page = reverse("admin:evaluation_studyreport_study", args=[study.pk])
+def agreement_report_page(request, study_id: int, *, admin_site):
+    study = get_study_for_staff(request, study_id, perm="evaluation.view_agreementreport", kind=Study.Kind.EMPHASIS)
+    page = reverse("admin:evaluation_agreementreport_study", args=[study.pk])
     if request.method == "POST":
-        require_perm(request, "evaluation.add_studyreport")
+        require_perm(request, "evaluation.add_agreementreport")
         form = ReportForm(request.POST, study=study)
         if form.is_valid():
-            study_report_request(study=study, parameters=form.parameters(), user=request.user)
+            agreement_report_request(study=study, parameters=form.parameters(), user=request.user)
             return redirect(f"{page}?{parameters_query(form.parameters())}")
     else:
         bound = any(key in request.GET for key in FIELDS)
@@ -58,21 +58,21 @@ def report_page(request, study_id: int, *, admin_site):
         "study": study,
         "form": form,
         "page_url": page,
-        "can_compute": request.user.has_perm("evaluation.add_studyreport"),
+        "can_compute": request.user.has_perm("evaluation.add_agreementreport"),
     }
     if form.is_bound and not form.is_valid():
-        return TemplateResponse(request, "evaluation/report.html", context)
+        return TemplateResponse(request, "evaluation/agreement_report.html", context)
     parameters = form.parameters()
-    report = study_report_current(study=study, parameters=parameters)
+    report = agreement_report_current(study=study, parameters=parameters)
     query = parameters_query(parameters)
     context |= {"report": report, "parameters": parameters, "hidden_fields": parse_qsl(query, keep_blank_values=True)}
     if report is None:
-        context["last"] = study_report_latest(study=study, parameters=parameters)
-    elif report.status == StudyReport.Status.SUCCEEDED:
+        context["last"] = agreement_report_latest(study=study, parameters=parameters)
+    elif report.status == AgreementReport.Status.SUCCEEDED:
         context |= _result_context(json.loads(report.result_json), page, parameters)
         context["sees_prolific_ids"] = sees_prolific_ids(request.user)
         context["annotator_rows"] = _annotator_rows(study, context["result"], named=context["sees_prolific_ids"])
-    return TemplateResponse(request, "evaluation/report.html", context)
+    return TemplateResponse(request, "evaluation/agreement_report.html", context)
 
 
 def _annotator_rows(study: Study, result: dict, *, named: bool) -> list[dict]:
@@ -84,18 +84,18 @@ def _annotator_rows(study: Study, result: dict, *, named: bool) -> list[dict]:
 
 
 @require_safe
-def report_progress(request, pk: int):
-    report = get_report_for_staff(request, pk, perm="evaluation.view_studyreport")
+def agreement_report_progress(request, pk: int):
+    report = get_agreement_report_for_staff(request, pk, perm="evaluation.view_agreementreport")
     return job_progress_response(
-        request, report, template="evaluation/report.html#progress", context={"report": report}
+        request, report, template="evaluation/agreement_report.html#progress", context={"report": report}
     )
 
 
 @require_safe
-def report_download(request, pk: int, kind: str):
+def agreement_report_download(request, pk: int, kind: str):
     """The report as JSON or CSV; 409 while it is computed (or after it failed)."""
-    report = get_report_for_staff(request, pk, perm="evaluation.view_studyreport")
-    page = reverse("admin:evaluation_studyreport_study", args=[report.study_id])
+    report = get_agreement_report_for_staff(request, pk, perm="evaluation.view_agreementreport")
+    page = reverse("admin:evaluation_agreementreport_study", args=[report.study_id])
     query = parameters_query(parameters_from_dict(report.parameters))
     return job_download(
         report,
@@ -105,7 +105,7 @@ def report_download(request, pk: int, kind: str):
     )
 
 
-def _report_file(report: StudyReport, kind: str) -> HttpResponse:
+def _report_file(report: AgreementReport, kind: str) -> HttpResponse:
     name = f"agreement-{report.study.slug}-{report.language or 'all'}-{report.pk}.{kind}"
     if kind == "json":
         return attachment(report.result_json, filename=name, content_type="application/json")

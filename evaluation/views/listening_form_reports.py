@@ -1,5 +1,5 @@
 """The score page of a listening-form study, and its CSV and JSON downloads, served inside the
-admin (evaluation.admin.reports wires the URLs). Staff only, with annotation.view_study: the page
+admin (evaluation.admin.agreement_reports wires the URLs). Staff only, with annotation.view_study: the page
 shows gold answers and every participant's score.
 
 The scores are computed in the background and kept until the answers change
@@ -20,11 +20,11 @@ from annotation.access import get_study_for_staff
 from annotation.models import Study
 from annotation.views.downloads import attachment, job_download
 from annotation.views.job_progress import job_progress_response
-from evaluation.access import get_form_report_for_staff
+from evaluation.access import get_listening_form_report_for_staff
 from evaluation.models import ListeningFormReport
 from evaluation.reports.listening_form_charts import accuracy_chart
 from evaluation.reports.listening_form_format import report_csv, report_rows
-from evaluation.services.listening_form_reports import form_report_request
+from evaluation.services.listening_form_reports import listening_form_report_request
 from evaluation.stats.listening_forms import DISAGREEMENT_DEFINITION, LACKING_ONE_ORDER_DEFINITION, TIE_POLICY
 
 PERM = "annotation.view_study"
@@ -36,13 +36,13 @@ SECTIONS = {
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-def form_report(request, study_id: int, *, admin_site):
+def listening_form_report(request, study_id: int, *, admin_site):
     """GET: the scores, or the progress of their computation. POST: compute again after a failure."""
-    study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.FORM)
-    job = form_report_request(study=study, user=request.user, retry_failed=request.method == "POST")
+    study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.LISTENING_FORM)
+    job = listening_form_report_request(study=study, user=request.user, retry_failed=request.method == "POST")
     if request.method == "POST":
         return redirect(PAGE, study_id=study.pk)
-    context = {**admin_site.each_context(request), "title": f"Form scores: {study.name}", "study": study,
+    context = {**admin_site.each_context(request), "title": f"Listening-form scores: {study.name}", "study": study,
                "job": job, "opts": Study._meta}  # fmt: skip
     if job.status == ListeningFormReport.Status.SUCCEEDED:
         context |= _result_context(json.loads(job.result_json))
@@ -50,16 +50,16 @@ def form_report(request, study_id: int, *, admin_site):
 
 
 @require_safe
-def form_report_progress(request, pk: int):
-    job = get_form_report_for_staff(request, pk, perm=PERM)
+def listening_form_report_progress(request, pk: int):
+    job = get_listening_form_report_for_staff(request, pk, perm=PERM)
     return job_progress_response(request, job, template="evaluation/listening_form_report.html#progress")
 
 
 @require_safe
-def form_report_download(request, study_id: int, kind: str):
+def listening_form_report_download(request, study_id: int, kind: str):
     """The scores as CSV or JSON; 409 while they are computed (or after they failed)."""
-    study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.FORM)
-    job = form_report_request(study=study, user=request.user)
+    study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.LISTENING_FORM)
+    job = listening_form_report_request(study=study, user=request.user)
     page = request.build_absolute_uri(reverse(PAGE, args=[study.pk]))
     return job_download(job, page=page, what="The form scores", serve=lambda done: _scores_file(done, study, kind))
 

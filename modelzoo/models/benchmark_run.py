@@ -33,7 +33,7 @@ class BenchmarkRun(BackgroundJob):
     annotation.jobs) queues it again.
     """
 
-    TASK_NAME = "modelzoo.tasks.benchmark_run_task"
+    TASK_NAME = "modelzoo.benchmark_run_train"
     WEBHOOK_EVENTS = {"succeeded": WebhookEvent.BENCHMARK_RUN_FINISHED, "failed": WebhookEvent.BENCHMARK_RUN_FAILED}
     STALE_AFTER = timedelta(seconds=90)
     CANCELLED = "cancelled"

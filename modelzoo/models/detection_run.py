@@ -30,7 +30,7 @@ class DetectionRun(BackgroundJob):
     and prediction, so 90 s of silence means its worker process is gone.
     """
 
-    TASK_NAME = "modelzoo.tasks.detection_run_task"
+    TASK_NAME = "modelzoo.detection_run_predict"
     STALE_AFTER = timedelta(seconds=90)
 
     source_run = models.ForeignKey(

@@ -4,9 +4,9 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
-from annotation.models import FormItem, Participant, PrerequisiteQuestion, Study, StudyItem
+from annotation.models import ListeningFormItem, Participant, PrerequisiteQuestion, Study, StudyItem
 from annotation.services.assignment import NoTaskAvailable, assignment_claim
-from annotation.services.listening_forms import FormItemSpec
+from annotation.services.listening_forms import ListeningFormItemSpec
 from annotation.services.studies import default_prerequisites
 from tests.annotation.admin_forms import change_page_data, form_data
 from tests.annotation.factories import ClipFactory, CorpusFactory, SpeakerFactory, StudyFactory, StudyItemFactory
@@ -223,7 +223,7 @@ class TestChangePage:
         emphasis_only = {"min_marked_words", "max_marked_fraction", "mismatch_threshold", "example_clip",
                          "example_levels", "review_min_kappa"}  # fmt: skip
         emphasis = StudyFactory(interface_language="ar", text_direction="rtl")
-        form_study = live_form(specs=lambda clips: [FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0],
+        form_study = live_form(specs=lambda clips: [ListeningFormItemSpec("c", ListeningFormItem.Type.SINGLE_CHOICE, clips[0],
                                                                  options=["a", "b"], gold=0)])  # fmt: skip
 
         shown = admin_client.get(change_url(emphasis))
@@ -238,7 +238,7 @@ class TestChangePage:
         assert not emphasis_only & fields and {"interface_language", "text_direction"} <= fields
         assert [inline.formset.prefix for inline in response.context["inline_admin_formsets"]] == ["prerequisites"]
         page = response.content.decode()
-        assert "Marking and listening" not in page and "Listening form" in page
+        assert "Marking, playback and sound check" not in page and "Listening form" in page
 
         saved = admin_client.post(change_url(form_study), {**change_page_data(response), "interface_language": "de"})
         assert saved.status_code == 302 and Study.objects.get(pk=form_study.pk).interface_language == "de"
@@ -286,7 +286,7 @@ def test_the_study_page_links_its_agreement_report_and_review_and_shows_progress
     page = admin_client.get(change_url(study)).content.decode()
     listing = admin_client.get(reverse("admin:annotation_study_changelist")).content.decode()
 
-    report = reverse("admin:evaluation_studyreport_study", args=[study.pk])
+    report = reverse("admin:evaluation_agreementreport_study", args=[study.pk])
     review = reverse("admin:annotation_participant_review", args=[study.pk])
     assert f'<a href="{report}">Agreement report</a>' in page
     assert f'<a href="{review}">Review participants</a>' in page
@@ -304,4 +304,4 @@ def test_who_may_not_review_gets_no_review_link(client):
 
     page = client.get(change_url(study)).content.decode()
 
-    assert "Review participants" not in page and "Agreement report" not in page  # nor view_studyreport
+    assert "Review participants" not in page and "Agreement report" not in page  # nor view_agreementreport

@@ -8,8 +8,8 @@ from unittest import mock
 
 import pytest
 
-from annotation.models import Annotation, FormItem, PlaybackEvent
-from annotation.services.listening_forms import FormItemSpec
+from annotation.models import Annotation, ListeningFormItem, PlaybackEvent
+from annotation.services.listening_forms import ListeningFormItemSpec
 from tests.annotation.study_helpers import listened_to_all, live_form
 from tests.annotation.test_listening_form_flow import answer_for, enter, every_type
 from tests.annotation.test_playback_reports import Page, play_through
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 def one_choice(clips):
-    return [FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0)]
+    return [ListeningFormItemSpec("c", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0)]
 
 
 def submit(client, page: Page, item_id: int, data: dict, *, at: float):
@@ -53,7 +53,9 @@ def test_every_answer_input_a_form_item_needs_is_required(client):
     for _ in range(study.form_items.count()):
         # Each item's page as the participant sees it, answered in turn.
         html = client.get(f"/s/{study.slug}/task/").content.decode()
-        form_item = FormItem.objects.get(study_item__taskitem__pk=int(re.search(r'data-item="(\d+)"', html).group(1)))
+        form_item = ListeningFormItem.objects.get(
+            study_item__taskitem__pk=int(re.search(r'data-item="(\d+)"', html).group(1))
+        )
         inputs = re.findall(r"<input[^>]*>", html.split('class="answer')[1].split("</form>")[0])
         answers = [tag for tag in inputs if 'type="hidden"' not in tag]
         seen[form_item.item_type] = answers
@@ -64,7 +66,7 @@ def test_every_answer_input_a_form_item_needs_is_required(client):
         )
     for kind, answers in seen.items():
         assert answers, kind
-        if kind == FormItem.Type.STRESSED_WORDS:
+        if kind == ListeningFormItem.Type.STRESSED_WORDS:
             # Marking no word is an answer: the checkboxes are not required.
             assert not any(" required" in tag for tag in answers), answers
         else:

@@ -263,7 +263,7 @@ def test_a_real_worker_waits_the_backoff_between_attempts(settings, celery_worke
     gaps = [later["at"] - earlier["at"] for earlier, later in zip(hooks.requests, hooks.requests[1:])]
     assert len(hooks.requests) == 3 and gaps[0] >= 1 and gaps[1] >= 2
     assert all(verified(endpoint, r)["data"] == {"benchmark_run": 1} for r in hooks.requests)
-    assert [d["task"] for d in celery_worker.deliveries] == ["annotation.tasks.webhook_delivery_job_run"] * 3
+    assert [d["task"] for d in celery_worker.deliveries] == ["annotation.webhook_delivery_run"] * 3
 
 
 def test_the_job_kinds_that_announce_their_end():
@@ -271,7 +271,7 @@ def test_the_job_kinds_that_announce_their_end():
 
     assert {model._meta.label: model.WEBHOOK_EVENTS for model in job_kinds() if model.WEBHOOK_EVENTS} == {
         "annotation.ImportJob": {"succeeded": "import.finished", "failed": "import.failed"},
-        "evaluation.StudyReport": {"succeeded": "agreement_report.ready"},
+        "evaluation.AgreementReport": {"succeeded": "agreement_report.ready"},
         "evaluation.DatasetExport": {"succeeded": "dataset_export.ready"},
         "modelzoo.BenchmarkRun": {"succeeded": "benchmark_run.finished", "failed": "benchmark_run.failed"},
     }
@@ -282,7 +282,7 @@ def test_a_job_failed_by_the_stale_sweep_or_a_cancel_announces_it():
 
     from django.utils import timezone
 
-    from annotation.jobs import job_fail_unattended, job_requeue_stale
+    from annotation.jobs import job_fail_unattended, stale_jobs_requeue
 
     with receiver(200) as hooks:
         endpoint = subscribe(hooks.url, WebhookEvent.IMPORT_FAILED)
@@ -296,6 +296,6 @@ def test_a_job_failed_by_the_stale_sweep_or_a_cancel_announces_it():
             attempts=ImportJob.MAX_ATTEMPTS,
             heartbeat_at=long_ago,
         )
-        assert job_requeue_stale(model=ImportJob)["failed"] == 1
+        assert stale_jobs_requeue(model=ImportJob)["failed"] == 1
 
     assert [verified(endpoint, r)["data"]["import_job"] for r in hooks.requests] == [cancelled.pk, lost.pk]

@@ -65,7 +65,7 @@ def test_finalize_freezes_a_draft_label_set(admin_page, live_server):
 
     assert "finalized: its rows are frozen" in success_message(admin_page)
     assert "golden labels v1: final" in admin_page.inner_text("#content")
-    assert LabelSet.objects.get(pk=label_set.pk).state == LabelSet.State.FINAL
+    assert LabelSet.objects.get(pk=label_set.pk).lifecycle == LabelSet.Lifecycle.FINAL
     assert LabelSet.objects.get(pk=label_set.pk).finalized_by.username == "researcher"
 
 
@@ -76,7 +76,7 @@ def test_archive_retires_a_final_label_set(admin_page, live_server):
     admin_page.get_by_role("button", name="Archive").click()
 
     assert "archived" in success_message(admin_page)
-    assert LabelSet.objects.get(pk=label_set.pk).state == LabelSet.State.ARCHIVED
+    assert LabelSet.objects.get(pk=label_set.pk).lifecycle == LabelSet.Lifecycle.ARCHIVED
 
 
 def test_export_builds_the_chosen_format_and_offers_its_download(admin_page, live_server):

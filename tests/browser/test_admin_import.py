@@ -52,7 +52,7 @@ def test_clip_page_plays_its_audio_through_a_signed_link(logged_in, live_server,
 def test_when_the_import_ends_the_panel_and_the_fields_agree(logged_in, live_server, corpus_folder, monkeypatch):
     """The page polls a queued import; when a worker has run it, the whole page shows the end
     (not the panel alone above fields that still say queued)."""
-    from annotation.services.corpus_import_jobs import import_job_run
+    from annotation.services.corpus_import_jobs import corpus_import_run
 
     monkeypatch.setattr("annotation.jobs._send", lambda model, job_id: None)  # no worker yet
     page = logged_in
@@ -67,7 +67,7 @@ def test_when_the_import_ends_the_panel_and_the_fields_agree(logged_in, live_ser
     page.wait_for_selector("#import-progress >> text=Import queued")
     assert page.locator(".field-status .readonly").inner_text() == "Queued"
 
-    import_job_run(job_id=ImportJob.objects.get().pk)  # the worker: the next poll ends and reloads the page
+    corpus_import_run(job_id=ImportJob.objects.get().pk)  # the worker: the next poll ends and reloads the page
 
     page.wait_for_selector("#import-progress >> text=Import succeeded")
     assert page.locator("#import-progress[hx-get]").count() == 0

@@ -16,8 +16,8 @@ from django.urls import reverse
 
 from annotation.participant_names import opaque_annotator_id
 from evaluation.forms import parameters_query
-from evaluation.models import StudyReport
-from evaluation.services.agreement_reports import report_parameters, study_report_request
+from evaluation.models import AgreementReport
+from evaluation.services.agreement_reports import agreement_report_request, report_parameters
 from tests.annotation.factories import ParticipantFactory
 from tests.api.callers import staff_with, token_client
 from tests.evaluation.builders import golden_study
@@ -39,11 +39,11 @@ def opaque_ids(study) -> set[str]:
     return {opaque_annotator_id(study.slug, pid) for pid in pids(study)}
 
 
-def computed(study, capture) -> StudyReport:
+def computed(study, capture) -> AgreementReport:
     with capture(execute=True):
-        report = study_report_request(study=study, parameters=report_parameters(study=study, resamples=0))
+        report = agreement_report_request(study=study, parameters=report_parameters(study=study, resamples=0))
     report.refresh_from_db()
-    assert report.status == StudyReport.Status.SUCCEEDED, report.error
+    assert report.status == AgreementReport.Status.SUCCEEDED, report.error
     return report
 
 
@@ -75,13 +75,13 @@ def test_the_report_names_annotators_as_the_label_set_does(study, django_capture
 
 def test_downloads_and_the_api_hold_no_prolific_ids(client, study, django_capture_on_commit_callbacks):
     report = computed(study, django_capture_on_commit_callbacks)
-    staff(client, "evaluation.view_studyreport")
+    staff(client, "evaluation.view_agreementreport")
 
     for kind in ("json", "csv"):
-        response = client.get(reverse(f"admin:evaluation_studyreport_{kind}", args=[report.pk]))
+        response = client.get(reverse(f"admin:evaluation_agreementreport_{kind}", args=[report.pk]))
         assert response.status_code == 200
         assert_no_prolific_id(response.content.decode(), study)
-    api = token_client(staff_with("evaluation.view_studyreport"))
+    api = token_client(staff_with("evaluation.view_agreementreport"))
     detail = api.get(f"/api/v1/agreement-reports/{report.pk}/")
     assert detail.status_code == 200
     assert_no_prolific_id(detail.content.decode(), study)
@@ -90,9 +90,9 @@ def test_downloads_and_the_api_hold_no_prolific_ids(client, study, django_captur
 
 def test_the_csv_annotator_rows_are_opaque(client, study, django_capture_on_commit_callbacks):
     report = computed(study, django_capture_on_commit_callbacks)
-    staff(client, "evaluation.view_studyreport")
+    staff(client, "evaluation.view_agreementreport")
 
-    response = client.get(reverse("admin:evaluation_studyreport_csv", args=[report.pk]))
+    response = client.get(reverse("admin:evaluation_agreementreport_csv", args=[report.pk]))
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert {row["group"] for row in rows if row["section"] == "annotator"} == opaque_ids(study)
 
@@ -108,8 +108,8 @@ def test_the_report_page_shows_prolific_ids_only_with_the_participant_permission
     client, study, django_capture_on_commit_callbacks
 ):
     computed(study, django_capture_on_commit_callbacks)
-    url = f"{reverse('admin:evaluation_studyreport_study', args=[study.pk])}?{parameters_query(report_parameters(study=study, resamples=0))}"
-    user = staff(client, "evaluation.view_studyreport")
+    url = f"{reverse('admin:evaluation_agreementreport_study', args=[study.pk])}?{parameters_query(report_parameters(study=study, resamples=0))}"
+    user = staff(client, "evaluation.view_agreementreport")
 
     page = client.get(url).content.decode()
     assert "a-" in page and all(i in page for i in opaque_ids(study)), "the table shows the opaque ids"

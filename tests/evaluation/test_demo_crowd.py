@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Annotation, Study
-from evaluation.services.agreement_reports import report_parameters, study_report_compute
+from evaluation.services.agreement_reports import agreement_report_compute, report_parameters
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +50,7 @@ def test_its_agreement_report_is_defined():
     call_command("demo_crowd")
     crowd = Study.objects.get(slug="demo-crowd")
 
-    report = json.loads(study_report_compute(study=crowd, parameters=report_parameters(study=crowd, resamples=50)))
+    report = json.loads(agreement_report_compute(study=crowd, parameters=report_parameters(study=crowd, resamples=50)))
 
     groups = list(_with_measures(report["agreement"]))
     assert groups  # the whole study, and each group of clips

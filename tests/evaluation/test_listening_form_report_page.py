@@ -1,4 +1,4 @@
-"""Form scores from the database: a StressTest form taken by 3 simulated participants, the staff-only
+"""Listening-form scores from the database: a StressTest form taken by 3 simulated participants, the staff-only
 report page, its progress while the scores are computed in the background, and its CSV and JSON
 downloads (409 until the scores are ready)."""
 
@@ -11,14 +11,14 @@ from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import Annotation, FormItem, Participant, Study
+from annotation.models import Annotation, ListeningFormItem, Participant, Study
 from annotation.services.assignment import assignment_claim
-from annotation.services.listening_forms import FormItemSpec
+from annotation.services.listening_forms import ListeningFormItemSpec
 from annotation.services.submission import annotation_submit
 from evaluation.models import ListeningFormReport
-from evaluation.selectors.listening_form_reports import form_study_report
+from evaluation.selectors.listening_form_reports import listening_form_report_data
 from evaluation.services import listening_form_reports as services
-from evaluation.services.listening_form_reports import form_report_request
+from evaluation.services.listening_form_reports import listening_form_report_request
 from tests.annotation.study_helpers import listened_to_all, live_form, live_study, ready_participant
 from tests.audio_files import speechlike, write_audio
 
@@ -67,7 +67,7 @@ def test_stresstest_form_of_20_items_with_3_participants_matches_a_hand_count(tm
 
         take_form(study, answer)
 
-    scores = form_study_report(study=study)["single_choice"]
+    scores = listening_form_report_data(study=study)["single_choice"]
 
     # Hand count: 20 + 10 + 5 of 60 answers right. Majority of 3 (2 options: never a tie): even items
     # have participants 0 and 1 right (10 items right), odd items only participant 0 (wrong).
@@ -82,19 +82,19 @@ def test_stresstest_form_of_20_items_with_3_participants_matches_a_hand_count(tm
 
 def every_type(clips):
     return [
-        FormItemSpec("choice", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y", "z"], gold=1,
+        ListeningFormItemSpec("choice", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y", "z"], gold=1,
                      metadata={"secret": "gold-is-y"}),
-        FormItemSpec("pair", FormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}),
-        FormItemSpec("mos", FormItem.Type.RATING, clips[1], options=["Bad", "Poor", "Fair", "Good", "Excellent"],
+        ListeningFormItemSpec("pair", ListeningFormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}),
+        ListeningFormItemSpec("mos", ListeningFormItem.Type.RATING, clips[1], options=["Bad", "Poor", "Fair", "Good", "Excellent"],
                      metadata={"system": "tts-a"}),
-        FormItemSpec("warm", FormItem.Type.STANCE, clips[3], settings={"dimension": "warmth", "positive": "warm",
+        ListeningFormItemSpec("warm", ListeningFormItem.Type.STANCE, clips[3], settings={"dimension": "warmth", "positive": "warm",
                      "negative": "cold"}),
-        FormItemSpec("ssd", FormItem.Type.STRESSED_WORDS, clips[0], gold=[0, 0, 0, 1, 0, 0, 0]),
+        ListeningFormItemSpec("ssd", ListeningFormItem.Type.STRESSED_WORDS, clips[0], gold=[0, 0, 0, 1, 0, 0, 0]),
     ]  # fmt: skip
 
 
 def answer_every_type(form_item, task_item):
-    kind = FormItem.Type
+    kind = ListeningFormItem.Type
     return {
         kind.SINGLE_CHOICE: ([], {"choice": 1}),
         kind.PAIRWISE: ([], {"prefer": "a"}),
@@ -116,7 +116,7 @@ def answered_form():
 def scored_form(answered_form, django_capture_on_commit_callbacks):
     """The form with its scores computed, as a worker would have after a first visit."""
     with django_capture_on_commit_callbacks(execute=True):
-        form_report_request(study=answered_form)
+        listening_form_report_request(study=answered_form)
     return answered_form
 
 
@@ -217,7 +217,7 @@ def test_csv_download_is_long_form_one_measure_a_row(client, scored_form):
 def test_rejected_participants_are_left_out(answered_form):
     Participant.objects.filter(pk=answered_form.participants.first().pk).update(decision=Participant.Decision.REJECTED)
 
-    report = form_study_report(study=answered_form)
+    report = listening_form_report_data(study=answered_form)
 
     assert (report["answers"], report["answers_left_out_rejected"], report["participants"]) == (5, 5, 1)
 
@@ -251,7 +251,7 @@ def test_a_first_visit_queues_the_scores_and_shows_progress_until_the_worker_ran
 
 def test_progress_polls_until_the_job_finishes_then_stops_with_286(client, answered_form):
     client.force_login(staff(can_view=True))
-    job = form_report_request(study=answered_form)  # queued: nothing committed, no worker ran
+    job = listening_form_report_request(study=answered_form)  # queued: nothing committed, no worker ran
     url = reverse("admin:evaluation_listeningformreport_progress", args=[job.pk])
 
     waiting = client.get(url, HTTP_HX_REQUEST="true")
@@ -264,7 +264,7 @@ def test_progress_polls_until_the_job_finishes_then_stops_with_286(client, answe
 
 
 def test_progress_needs_the_view_permission(client, answered_form):
-    job = form_report_request(study=answered_form)
+    job = listening_form_report_request(study=answered_form)
     url = reverse("admin:evaluation_listeningformreport_progress", args=[job.pk])
 
     client.force_login(staff(can_view=False))
@@ -277,7 +277,7 @@ def test_a_failure_is_shown_with_its_message_and_tried_again_on_request(
     client, answered_form, django_capture_on_commit_callbacks, monkeypatch
 ):
     client.force_login(staff(can_view=True))
-    monkeypatch.setattr(services, "form_study_report", lambda *, study: 1 / 0)
+    monkeypatch.setattr(services, "listening_form_report_data", lambda *, study: 1 / 0)
     with django_capture_on_commit_callbacks(execute=True):
         client.get(page_url(answered_form))
     failed = ListeningFormReport.objects.get()
@@ -313,7 +313,7 @@ def test_a_download_before_the_scores_are_ready_answers_409(client, answered_for
 
 def test_a_download_of_scores_that_failed_answers_409_with_the_error(client, answered_form):
     client.force_login(staff(can_view=True))
-    job = form_report_request(study=answered_form)
+    job = listening_form_report_request(study=answered_form)
     ListeningFormReport.objects.filter(pk=job.pk).update(status=ListeningFormReport.Status.FAILED, error="disk full")
 
     response = client.get(f"/admin/evaluation/listeningformreport/study/{answered_form.pk}/scores.csv")
@@ -333,8 +333,8 @@ def test_the_json_download_is_the_stored_text(client, scored_form):
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("/evaluation/forms/{pk}/", "/admin/evaluation/listeningformreport/study/{pk}/"),
-        ("/evaluation/forms/{pk}/scores.csv", "/admin/evaluation/listeningformreport/study/{pk}/scores.csv"),
+        ("/evaluation/listening-forms/{pk}/", "/admin/evaluation/listeningformreport/study/{pk}/"),
+        ("/evaluation/listening-forms/{pk}/scores.csv", "/admin/evaluation/listeningformreport/study/{pk}/scores.csv"),
         ("/evaluation/suites/stresstest/{pk}/", "/admin/evaluation/suitereport/stresstest/{pk}/"),
         ("/evaluation/suites/cast/{pk}/scores.json", "/admin/evaluation/suitereport/cast/{pk}/scores.json"),
     ],

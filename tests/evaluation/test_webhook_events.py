@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.models import WebhookEndpoint, WebhookEvent
-from evaluation.services.agreement_reports import report_parameters, study_report_request
+from evaluation.services.agreement_reports import agreement_report_request, report_parameters
 from tests.evaluation.builders import golden_study
 from tests.evaluation.export_builders import exported, final_label_set
 
@@ -39,7 +39,7 @@ def test_finalizing_a_label_set_and_exporting_it_send_their_events(endpoint, dja
 def test_a_computed_agreement_report_sends_its_event(endpoint, django_capture_on_commit_callbacks):
     study = golden_study()
     with django_capture_on_commit_callbacks(execute=True):
-        report = study_report_request(study=study, parameters=report_parameters(study=study, resamples=20))
+        report = agreement_report_request(study=study, parameters=report_parameters(study=study, resamples=20))
 
     assert events(endpoint) == [
         (

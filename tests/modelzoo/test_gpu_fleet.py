@@ -55,7 +55,7 @@ def test_two_gpu_workers_take_different_runs_and_train_none_twice(request):
     assert takers == {f"{name}@" for name in names}, [run.log for run in finished]  # one run each
     assert both_running
     for name in names:  # each worker ran its own run's delivery and refused (did nothing with) the other's
-        assert fleet.log(name).count("benchmark_run_task[") >= 2
+        assert fleet.log(name).count("modelzoo.benchmark_run_train[") >= 2
 
 
 def _running_at_once(runs) -> bool:

@@ -2,7 +2,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from annotation.models import Corpus, Study
-from annotation.services.studies import ClipSelection, study_create, study_set_status
+from annotation.services.studies import ClipSelection, study_create, study_status_set
 from evaluation.services.demo_crowd import demo_crowd_seed
 
 CROWD_STUDY_SLUG = "demo-crowd"
@@ -48,5 +48,5 @@ def _crowd_study() -> Study:
         status=Study.Status.DRAFT,
     )
     # Closed: nobody joins it; its annotators are the simulated ones (evaluation/services/demo_crowd.py).
-    study = study_set_status(study=study, status=Study.Status.LIVE)
-    return study_set_status(study=study, status=Study.Status.CLOSED)
+    study = study_status_set(study=study, status=Study.Status.LIVE)
+    return study_status_set(study=study, status=Study.Status.CLOSED)

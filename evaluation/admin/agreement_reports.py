@@ -4,14 +4,14 @@ from django.utils.html import format_html
 
 from annotation.models import Study
 from evaluation.forms import parameters_query
-from evaluation.models import ListeningFormReport, StudyReport
+from evaluation.models import AgreementReport, ListeningFormReport
 from evaluation.services.agreement_reports import parameters_from_dict
 from evaluation.views import agreement_reports as views
 from evaluation.views import listening_form_reports as form_views
 
 
-@admin.register(StudyReport)
-class StudyReportAdmin(admin.ModelAdmin):
+@admin.register(AgreementReport)
+class AgreementReportAdmin(admin.ModelAdmin):
     """Reports are computed from the report page of a study (linked from this list), never edited."""
 
     list_display = ["study", "scope", "status", "progress_text", "created_at", "finished_at", "open_link"]
@@ -20,38 +20,43 @@ class StudyReportAdmin(admin.ModelAdmin):
         "study", "language", "parameters", "fingerprint", "status", "phase", "done", "total", "error",
         "created_by", "created_at", "started_at", "finished_at",
     ]  # fmt: skip
-    change_list_template = "evaluation/studyreport_change_list.html"
+    change_list_template = "evaluation/agreementreport_change_list.html"
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
         return [
             path(
                 "study/<int:study_id>/",
-                wrap(views.report_page),
+                wrap(views.agreement_report_page),
                 {"admin_site": self.admin_site},
-                name="evaluation_studyreport_study",
+                name="evaluation_agreementreport_study",
             ),
-            path("<int:pk>/progress/", wrap(views.report_progress), name="evaluation_studyreport_progress"),
+            path(
+                "<int:pk>/progress/", wrap(views.agreement_report_progress), name="evaluation_agreementreport_progress"
+            ),
             path(
                 "<int:pk>/report.json",
-                wrap(views.report_download),
+                wrap(views.agreement_report_download),
                 {"kind": "json"},
-                name="evaluation_studyreport_json",
+                name="evaluation_agreementreport_json",
             ),
             path(
-                "<int:pk>/report.csv", wrap(views.report_download), {"kind": "csv"}, name="evaluation_studyreport_csv"
+                "<int:pk>/report.csv",
+                wrap(views.agreement_report_download),
+                {"kind": "csv"},
+                name="evaluation_agreementreport_csv",
             ),
             *super().get_urls(),
         ]
 
     def has_add_permission(self, request):
-        return False  # reports are started from a study's report page (needs evaluation.add_studyreport)
+        return False  # reports are started from a study's report page (needs evaluation.add_agreementreport)
 
     def has_change_permission(self, request, obj=None):
         return False
 
     def changelist_view(self, request, extra_context=None):
-        studies = [(study, reverse("admin:evaluation_studyreport_study", args=[study.pk]))
+        studies = [(study, reverse("admin:evaluation_agreementreport_study", args=[study.pk]))
                    for study in Study.objects.filter(kind=Study.Kind.EMPHASIS).order_by("name")]  # fmt: skip
         return super().changelist_view(request, {**(extra_context or {}), "studies": studies})
 
@@ -65,7 +70,7 @@ class StudyReportAdmin(admin.ModelAdmin):
 
     @admin.display(description="report")
     def open_link(self, report):
-        url = reverse("admin:evaluation_studyreport_study", args=[report.study_id])
+        url = reverse("admin:evaluation_agreementreport_study", args=[report.study_id])
         return format_html('<a href="{}?{}">open</a>', url, parameters_query(parameters_from_dict(report.parameters)))
 
 
@@ -93,21 +98,21 @@ class ListeningFormReportAdmin(admin.ModelAdmin):
         wrap, site = self.admin_site.admin_view, {"admin_site": self.admin_site}
         study = "study/<int:study_id>/"
         return [
-            path(study, wrap(form_views.form_report), site, name="evaluation_listeningformreport_study"),
+            path(study, wrap(form_views.listening_form_report), site, name="evaluation_listeningformreport_study"),
             path(
                 "<int:pk>/progress/",
-                wrap(form_views.form_report_progress),
+                wrap(form_views.listening_form_report_progress),
                 name="evaluation_listeningformreport_progress",
             ),
             path(
                 study + "scores.csv",
-                wrap(form_views.form_report_download),
+                wrap(form_views.listening_form_report_download),
                 {"kind": "csv"},
                 name="evaluation_listeningformreport_csv",
             ),
             path(
                 study + "scores.json",
-                wrap(form_views.form_report_download),
+                wrap(form_views.listening_form_report_download),
                 {"kind": "json"},
                 name="evaluation_listeningformreport_json",
             ),
