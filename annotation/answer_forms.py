@@ -8,7 +8,7 @@ the item's own terms, so that answers from different orders can be compared.
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import FormItem
+from annotation.models import ListeningFormItem
 
 SLIDER_MAX = 100
 
@@ -17,7 +17,7 @@ class AnswerForm(forms.Form):
     """Each item type's form defines build() (its fields) and response() (the
     answer in the item's own terms); word-marking forms also define levels()."""
 
-    def __init__(self, item: FormItem, presentation: dict, words: list[str], *args, **kwargs):
+    def __init__(self, item: ListeningFormItem, presentation: dict, words: list[str], *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.item, self.presentation, self.words = item, presentation, words
         self.build()
@@ -113,28 +113,28 @@ class StressedWordsForm(AnswerForm):
 
 
 FORMS = {
-    FormItem.Type.SINGLE_CHOICE: SingleChoiceForm,
-    FormItem.Type.PAIRWISE: PairwiseForm,
-    FormItem.Type.RATING: RatingForm,
-    FormItem.Type.STANCE: StanceForm,
-    FormItem.Type.STRESSED_WORDS: StressedWordsForm,
+    ListeningFormItem.Type.SINGLE_CHOICE: SingleChoiceForm,
+    ListeningFormItem.Type.PAIRWISE: PairwiseForm,
+    ListeningFormItem.Type.RATING: RatingForm,
+    ListeningFormItem.Type.STANCE: StanceForm,
+    ListeningFormItem.Type.STRESSED_WORDS: StressedWordsForm,
 }
 
 
-def answer_form(item: FormItem, presentation: dict, words: list[str], data=None) -> AnswerForm:
+def answer_form(item: ListeningFormItem, presentation: dict, words: list[str], data=None) -> AnswerForm:
     return FORMS[item.item_type](item, presentation, words, data=data)
 
 
-def presentation_for(item: FormItem, rng, *, pole_order: str | None) -> dict:
+def presentation_for(item: ListeningFormItem, rng, *, pole_order: str | None) -> dict:
     """How one participant sees the item. A stance item's `pole_order` ("PN" or "NP")
     is chosen by annotation.services.pole_orders, balanced over the item's listeners."""
-    if item.item_type == FormItem.Type.SINGLE_CHOICE:
+    if item.item_type == ListeningFormItem.Type.SINGLE_CHOICE:
         order = list(range(len(item.options)))
         rng.shuffle(order)
         return {"option_order": order}
-    if item.item_type == FormItem.Type.PAIRWISE:
+    if item.item_type == ListeningFormItem.Type.PAIRWISE:
         return {"clip_order": rng.choice([["a", "b"], ["b", "a"]])}
-    if item.item_type == FormItem.Type.STANCE:
+    if item.item_type == ListeningFormItem.Type.STANCE:
         if pole_order not in ("PN", "NP"):
             raise ValueError(f"stance item {item.pk}: pole order must be PN or NP, not {pole_order!r}")
         return {"pole_order": pole_order}

@@ -8,7 +8,7 @@ raises fails the job with "internal error: ...", so a job never stays "running" 
 
 Delivery: tasks are enqueued once the job's row is committed. The claim is a conditional update
 (QUEUED -> RUNNING), so a second delivery of the same message does nothing. A worker killed
-mid-job leaves the job RUNNING; `job_requeue_stale` (run when a worker starts, by
+mid-job leaves the job RUNNING; `stale_jobs_requeue` (run when a worker starts, by
 `manage.py requeue_stale_jobs`, and when a job's page is polled) queues it again once it has
 been silent for its kind's STALE_AFTER, or fails it after MAX_ATTEMPTS starts. A worker that was
 only slow, not dead, finds its claim gone at its next progress write or at the end and stops
@@ -124,7 +124,7 @@ class ProgressWriter:
             raise JobLost
 
 
-def job_requeue_stale(*, model: type[BackgroundJob], job_ids=None) -> dict[str, int]:
+def stale_jobs_requeue(*, model: type[BackgroundJob], job_ids=None) -> dict[str, int]:
     """Queue again the jobs of this kind whose worker went silent (failing those started too
     often), and send again those still waiting for a worker after STALE_AFTER, in case their
     message was lost (a second message is harmless: the claim takes the job once)."""
@@ -171,14 +171,14 @@ def _silent(model: type[BackgroundJob], now) -> Q:
     return Q(heartbeat_at__lt=now - model.STALE_AFTER) | Q(heartbeat_at=None, created_at__lt=now - model.STALE_AFTER)
 
 
-def jobs_requeue_stale() -> dict[str, dict[str, int]]:
-    """`job_requeue_stale` for every job kind."""
-    return {model._meta.label: job_requeue_stale(model=model) for model in job_kinds()}
+def stale_jobs_requeue_every_kind() -> dict[str, dict[str, int]]:
+    """`stale_jobs_requeue` for every job kind."""
+    return {model._meta.label: stale_jobs_requeue(model=model) for model in job_kinds()}
 
 
 def job_refresh(job: BackgroundJob) -> BackgroundJob:
     """The job as stored now, re-queued first if its worker went silent (for pages that poll it)."""
     if job.is_silent():
-        job_requeue_stale(model=type(job), job_ids=[job.pk])
+        stale_jobs_requeue(model=type(job), job_ids=[job.pk])
         job.refresh_from_db()
     return job

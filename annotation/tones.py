@@ -1,4 +1,4 @@
-"""The listening check: count the tones in a short generated clip (as ReSEval
+"""The sound check: count the tones in a short generated clip (as ReSEval
 and ITU-T P.808 do). The clip is made again from a seed whenever it is asked
 for, so nothing is stored and the answer never reaches the browser."""
 

@@ -269,7 +269,7 @@ def make_study(args):
     browser fetches it from S3 or the audio view, which is not what this
     measures), and the task page only signs the file's name."""
     from annotation.models import Clip, Corpus, Study, Word
-    from annotation.services.studies import ClipSelection, study_create, study_set_status
+    from annotation.services.studies import ClipSelection, study_create, study_status_set
 
     rng = random.Random(0)
     corpus = Corpus.objects.create(name="annotate-load bench")
@@ -289,10 +289,10 @@ def make_study(args):
     )
     study = study_create(
         name="Annotate load bench", corpus=corpus, selection=ClipSelection(), clips_per_task=args.clips_per_task,
-        target_annotations=args.target, attention_checks_per_task=0, listening_check=False,
+        target_annotations=args.target, attention_checks_per_task=0, sound_check=False,
         consent_text="A load test: nobody takes part.",
     )  # fmt: skip
-    return study_set_status(study=study, status=Study.Status.LIVE)
+    return study_status_set(study=study, status=Study.Status.LIVE)
 
 
 @dataclass

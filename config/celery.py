@@ -13,6 +13,6 @@ app.autodiscover_tasks()
 @worker_ready.connect
 def _requeue_stale_jobs(**_) -> None:
     # A worker that starts after a crash picks up what the crashed one left running.
-    from annotation.jobs import jobs_requeue_stale
+    from annotation.jobs import stale_jobs_requeue_every_kind
 
-    jobs_requeue_stale()
+    stale_jobs_requeue_every_kind()

@@ -131,7 +131,7 @@ AUDIO_URL_TTL_SECONDS = env.env_int(ENV, "AUDIO_URL_TTL_SECONDS", 900, minimum=1
 # --- Celery ------------------------------------------------------------------
 globals().update(env.celery(ENV, DATA_DIR))
 # Training goes to the GPU workers (`celery -A config worker -Q gpu`); everything else to the default queue.
-CELERY_TASK_ROUTES = {"modelzoo.tasks.*": {"queue": "gpu"}}
+CELERY_TASK_ROUTES = {"modelzoo.*": {"queue": "gpu"}}
 
 # --- Model zoo (README "Model zoo") -------------------------------------------
 # Pretrained backbones in Hugging Face layout (whisper-small, wav2vec2-xls-r-1b, ...); nothing is downloaded.

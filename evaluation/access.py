@@ -5,17 +5,17 @@ with annotation.access.get_study_for_staff."""
 from django.shortcuts import get_object_or_404
 
 from annotation.access import require_perm
-from evaluation.models import CastSet, DatasetExport, LabelSet, ListeningFormReport, StudyReport, SuiteReport
+from evaluation.models import AgreementReport, CastSet, DatasetExport, LabelSet, ListeningFormReport, SuiteReport
 
 
-def get_report_for_staff(request, pk: int, *, perm: str, status: str | None = None) -> StudyReport:
+def get_agreement_report_for_staff(request, pk: int, *, perm: str, status: str | None = None) -> AgreementReport:
     """The report `pk` with its study (in `status`, when given: a report in another state is 404 too)."""
     require_perm(request, perm)
     lookup = {"pk": pk} if status is None else {"pk": pk, "status": status}
-    return get_object_or_404(StudyReport.objects.select_related("study"), **lookup)
+    return get_object_or_404(AgreementReport.objects.select_related("study"), **lookup)
 
 
-def get_form_report_for_staff(request, pk: int, *, perm: str) -> ListeningFormReport:
+def get_listening_form_report_for_staff(request, pk: int, *, perm: str) -> ListeningFormReport:
     """The listening-form report `pk`, whatever its state."""
     require_perm(request, perm)
     return get_object_or_404(ListeningFormReport, pk=pk)

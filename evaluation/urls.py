@@ -6,19 +6,23 @@ app_name = "evaluation"
 
 urlpatterns = [
     path("exports/download/<str:token>", dataset_exports.export_download, name="export_download"),
-    path("forms/<int:study_id>/", listening_form_reports.form_report, name="form_report"),
-    path("forms/reports/<int:pk>/progress/", listening_form_reports.form_report_progress, name="form_report_progress"),
+    path("listening-forms/<int:study_id>/", listening_form_reports.listening_form_report, name="listening_form_report"),
     path(
-        "forms/<int:study_id>/scores.csv",
-        listening_form_reports.form_report_download,
-        {"kind": "csv"},
-        name="form_report_csv",
+        "listening-forms/reports/<int:pk>/progress/",
+        listening_form_reports.listening_form_report_progress,
+        name="listening_form_report_progress",
     ),
     path(
-        "forms/<int:study_id>/scores.json",
-        listening_form_reports.form_report_download,
+        "listening-forms/<int:study_id>/scores.csv",
+        listening_form_reports.listening_form_report_download,
+        {"kind": "csv"},
+        name="listening_form_report_csv",
+    ),
+    path(
+        "listening-forms/<int:study_id>/scores.json",
+        listening_form_reports.listening_form_report_download,
         {"kind": "json"},
-        name="form_report_json",
+        name="listening_form_report_json",
     ),
     path("suites/<suite>/<int:pk>/", suite_reports.suite_report, name="suite_report"),
     path("suites/reports/<int:report_id>/progress/", suite_reports.suite_report_progress, name="suite_report_progress"),

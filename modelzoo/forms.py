@@ -14,7 +14,7 @@ AROUSAL_CHOICES = [("", "both directions (two runs)"), ("high>low", "train high,
 
 
 def final_label_sets():
-    return LabelSet.objects.filter(state__in=(LabelSet.State.FINAL, LabelSet.State.ARCHIVED))
+    return LabelSet.objects.filter(lifecycle__in=(LabelSet.Lifecycle.FINAL, LabelSet.Lifecycle.ARCHIVED))
 
 
 class BenchmarkLaunchForm(forms.Form):

@@ -7,7 +7,7 @@ already loaded, so that a page of answers costs no query per row.
 
 import json
 
-from annotation.models import FormItem
+from annotation.models import ListeningFormItem
 
 LEVEL_MARKS = {1: "¹", 2: "²"}
 
@@ -27,7 +27,7 @@ def compact_levels(levels: list[int]) -> str:
     return " ".join(str(level) for level in levels)
 
 
-def form_answer(form_item: FormItem, *, response: dict, levels: list[int], words: list[str]) -> str:
+def form_answer(form_item: ListeningFormItem, *, response: dict, levels: list[int], words: list[str]) -> str:
     """The answer to one form item, prefixed with the item's id (a clip may carry several questions)."""
     try:
         answer = _ANSWER_TEXT[form_item.item_type](form_item, response, levels, words)
@@ -37,15 +37,15 @@ def form_answer(form_item: FormItem, *, response: dict, levels: list[int], words
     return f"{form_item.external_id}: {answer}"
 
 
-def _single_choice(item: FormItem, response: dict, levels, words) -> str:
+def _single_choice(item: ListeningFormItem, response: dict, levels, words) -> str:
     return f"“{item.options[response['choice']]}”"
 
 
-def _pairwise(item: FormItem, response: dict, levels, words) -> str:
+def _pairwise(item: ListeningFormItem, response: dict, levels, words) -> str:
     return {"a": "prefers A", "b": "prefers B", "none": "no preference"}[response["prefer"]]
 
 
-def _rating(item: FormItem, response: dict, levels, words) -> str:
+def _rating(item: ListeningFormItem, response: dict, levels, words) -> str:
     value = response["value"]
     if not item.options:
         return f"{value:g} / 100"
@@ -53,19 +53,19 @@ def _rating(item: FormItem, response: dict, levels, words) -> str:
     return f"{value:g} – {item.options[values.index(value)]}"
 
 
-def _stance(item: FormItem, response: dict, levels, words) -> str:
+def _stance(item: ListeningFormItem, response: dict, levels, words) -> str:
     pole = {"P": item.settings["positive"], "N": item.settings["negative"]}[response["pole"]]
     return f"{pole} (sure: {round(response['confidence'] * 100)} %)"
 
 
-def _stressed_words(item: FormItem, response: dict, levels: list[int], words: list[str]) -> str:
+def _stressed_words(item: ListeningFormItem, response: dict, levels: list[int], words: list[str]) -> str:
     return marked_words(words, levels)
 
 
 _ANSWER_TEXT = {
-    FormItem.Type.SINGLE_CHOICE: _single_choice,
-    FormItem.Type.PAIRWISE: _pairwise,
-    FormItem.Type.RATING: _rating,
-    FormItem.Type.STANCE: _stance,
-    FormItem.Type.STRESSED_WORDS: _stressed_words,
+    ListeningFormItem.Type.SINGLE_CHOICE: _single_choice,
+    ListeningFormItem.Type.PAIRWISE: _pairwise,
+    ListeningFormItem.Type.RATING: _rating,
+    ListeningFormItem.Type.STANCE: _stance,
+    ListeningFormItem.Type.STRESSED_WORDS: _stressed_words,
 }

@@ -10,7 +10,7 @@ from django.utils.html import format_html, format_html_join
 from annotation.access import get_import_job_for_staff
 from annotation.audio_links import signed_audio_url
 from annotation.forms import ImportUploadForm
-from annotation.ingest.jobs import folder_upload_zip, import_job_create
+from annotation.ingest.jobs import corpus_import_create, folder_upload_zip
 from annotation.jobs import job_refresh
 from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
 from annotation.services.studies import studies_create_per_language
@@ -174,7 +174,7 @@ class ImportJobAdmin(admin.ModelAdmin):
             data = form.cleaned_data
             try:
                 with folder_upload_zip(files=data["folder"], paths=data["folder_paths"]) as zipped:
-                    job = import_job_create(
+                    job = corpus_import_create(
                         upload=data["archive"] or zipped,
                         corpus_name=data["corpus_name"],
                         skip_invalid=data["skip_invalid"],

@@ -1,17 +1,17 @@
 from django.contrib import admin
 
-from annotation.models import FormItem
+from annotation.models import ListeningFormItem
 
 
-@admin.register(FormItem)
-class FormItemAdmin(admin.ModelAdmin):
+@admin.register(ListeningFormItem)
+class ListeningFormItemAdmin(admin.ModelAdmin):
     """Form items come from `import_form_items`; here they are read and searched."""
 
     list_display = ["external_id", "study", "item_type", "prompt", "clip", "second_clip"]
     list_filter = ["study", "item_type"]
     search_fields = ["external_id", "prompt", "clip__external_id", "clip__transcript"]
     list_select_related = ["study", "clip", "second_clip"]
-    readonly_fields = [field.name for field in FormItem._meta.fields]
+    readonly_fields = [field.name for field in ListeningFormItem._meta.fields]
 
     def has_add_permission(self, request):
         return False

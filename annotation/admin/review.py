@@ -18,7 +18,7 @@ from annotation.jobs import job_refresh
 from annotation.models import Participant, Study
 from annotation.prolific import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES, ProlificClient
 from annotation.selectors.review import participant_review_rows
-from annotation.services.prolific_send import prolific_send_job_create, prolific_send_job_latest
+from annotation.services.prolific_send import prolific_decisions_send_create, prolific_decisions_send_latest
 from annotation.services.review import approved_prolific_ids, participants_decide
 
 RETURN_REASONS = ["Didn't finish the study", "Encountered technical problems", "Withdrew consent"]
@@ -124,7 +124,7 @@ class ParticipantAdmin(admin.ModelAdmin):
         if ProlificClient.from_settings() is None:
             messages.error(request, "PROLIFIC_API_TOKEN is not set: nothing was sent.")
         else:
-            prolific_send_job_create(study=study, user=request.user)
+            prolific_decisions_send_create(study=study, user=request.user)
         return redirect("admin:annotation_participant_review", study_id=study.pk)
 
     def send_progress_view(self, request, pk: int):
@@ -138,7 +138,7 @@ class ParticipantAdmin(admin.ModelAdmin):
 
     def _review_context(self, request, study: Study, form: ReviewDecisionForm) -> dict:
         everyone = participant_review_rows(study=study)
-        # Entrants never given a task (screened out, failed the listening check, left before the
+        # Entrants never given a task (screened out, failed the sound check, left before the
         # task) have no work to decide on: listed apart, below.
         rows = [row for row in everyone if row.had_task]
         return {
@@ -154,7 +154,7 @@ class ParticipantAdmin(admin.ModelAdmin):
             "flagged": sum(1 for row in rows if row.flags),
             "unsent": sum(1 for row in everyone if _unsent(row)),
             "prolific_enabled": ProlificClient.from_settings() is not None,
-            "send_job": prolific_send_job_latest(study=study),
+            "send_job": prolific_decisions_send_latest(study=study),
             "annotations_url": study_annotations_url(request, study_id=study.pk),
         }
 

@@ -23,7 +23,7 @@ from annotation.admin.forms import (
 from annotation.admin.study_items import mismatch_review_query
 from annotation.models import AttentionCheck, Participant, PrerequisiteQuestion, Study, StudyItem
 from annotation.selectors.study_counts import per_study
-from annotation.services.studies import study_create, study_set_status, study_status_refusal
+from annotation.services.studies import study_create, study_status_refusal, study_status_set
 from annotation.services.topups import topup_open, topup_plan, topup_summary
 from annotation.templatetags.participant_pages import markdown
 
@@ -74,8 +74,8 @@ class StudyAdmin(admin.ModelAdmin):
             "clips_per_task", "target_annotations", "places", "allow_repeat_tasks", "time_limit_minutes",
             "attention_checks_per_task", "mismatch_threshold",
         ]}),
-        ("Marking and listening", {"fields": [
-            "min_marked_words", "max_marked_fraction", "required_coverage", "listening_check", "listening_check_tries",
+        ("Marking, playback and sound check", {"fields": [
+            "min_marked_words", "max_marked_fraction", "required_coverage", "sound_check", "sound_check_tries",
         ]}),
         ("Participant pages", {"fields": [
             "instructions", "instructions_preview", "example_clip", "example_levels", "consent_text",
@@ -99,13 +99,13 @@ class StudyAdmin(admin.ModelAdmin):
         if obj is None or obj.kind == Study.Kind.EMPHASIS:
             return self.fieldsets
         return [
-            ("Listening" if name == "Marking and listening" else name,
+            ("Playback and sound check" if name == "Marking, playback and sound check" else name,
              {**options, "fields": [f for f in options["fields"] if f not in self.EMPHASIS_ONLY]})
             for name, options in self.fieldsets
         ]  # fmt: skip
 
     def get_inlines(self, request, obj):
-        if obj is not None and obj.kind == Study.Kind.FORM:
+        if obj is not None and obj.kind == Study.Kind.LISTENING_FORM:
             return [PrerequisiteQuestionInline]  # a form's attention checks are items of the form
         return self.inlines
 
@@ -208,7 +208,7 @@ class StudyAdmin(admin.ModelAdmin):
             if reason:
                 refused.append(f"{study.name} ({reason})")
             else:
-                study_set_status(study=study, status=status)
+                study_status_set(study=study, status=status)
                 moved.append(study.name)
         if moved:
             self.message_user(request, f"Set {status}: {', '.join(moved)}.", messages.SUCCESS)

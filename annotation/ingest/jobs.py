@@ -20,7 +20,7 @@ from annotation.models import ImportJob
 logger = logging.getLogger(__name__)
 
 
-def import_job_create(*, upload, corpus_name: str, skip_invalid: bool, user) -> ImportJob:
+def corpus_import_create(*, upload, corpus_name: str, skip_invalid: bool, user) -> ImportJob:
     """Store an uploaded .zip and queue its import once the job row is committed."""
     if not zipfile.is_zipfile(upload):
         raise ValueError(f"{upload.name}: not a .zip archive")
@@ -58,7 +58,7 @@ def folder_upload_zip(*, files: list, paths: list[str]) -> Iterator[File | None]
         yield File(handle, name=f"{top}.zip")
 
 
-def import_job_run(*, job_id: int) -> None:
+def corpus_import_run(*, job_id: int) -> None:
     job_run(model=ImportJob, job_id=job_id, work=_import)
 
 

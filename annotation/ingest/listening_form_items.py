@@ -3,7 +3,7 @@
 1. read and check every row (annotation.ingest.listening_form_rows) and every audio path it names;
 2. stage a corpus folder: a manifest.jsonl with one row per distinct audio file (its transcript
    from the rows, else from its file name) and the audio files themselves;
-3. corpus_import the staged folder into the corpus and form_study_create, in one transaction; if
+3. corpus_import the staged folder into the corpus and listening_form_study_create, in one transaction; if
    anything fails after files were stored, they are deleted: a refused import writes nothing.
 
 The corpus import's problems name lines of the staged manifest; they are reported on the
@@ -30,7 +30,7 @@ from annotation.ingest.listening_form_rows import ItemDraft, ItemProblem, read_i
 from annotation.ingest.pipeline import corpus_import, limits_from_settings
 from annotation.ingest.source import open_source, resolve_audio_path
 from annotation.models import Clip, Corpus, Study
-from annotation.services.listening_forms import FormItemSpec, form_study_create
+from annotation.services.listening_forms import ListeningFormItemSpec, listening_form_study_create
 
 ITEMS_NAME = "items.jsonl"
 
@@ -172,7 +172,7 @@ def _import(staging, corpus, study_name, drafts, used, problems, skip_invalid, s
                 stored += [clip.original_audio.name, clip.model_audio.name, clip.browser_audio.name]
             problems += _on_item_lines(report.problems, used)
             drafts = _keep_good(drafts, problems, skip_invalid)
-            study = form_study_create(name=study_name, corpus=Corpus.objects.get(name=corpus),
+            study = listening_form_study_create(name=study_name, corpus=Corpus.objects.get(name=corpus),
                                       items=_specs(corpus, drafts), **study_settings)  # fmt: skip
     except BaseException:
         for name in stored:
@@ -181,7 +181,7 @@ def _import(staging, corpus, study_name, drafts, used, problems, skip_invalid, s
     return FormImportReport(study, corpus, len(drafts), report.created, report.unchanged, problems)
 
 
-def _specs(corpus: str, drafts: list[ItemDraft]) -> list[FormItemSpec]:
+def _specs(corpus: str, drafts: list[ItemDraft]) -> list[ListeningFormItemSpec]:
     ids = {AudioFile(a).clip_id for draft in drafts for a in (draft.audio, draft.audio_b) if a}
     clips = {clip.external_id: clip for clip in Clip.objects.filter(corpus__name=corpus, external_id__in=ids)}
 
@@ -189,7 +189,7 @@ def _specs(corpus: str, drafts: list[ItemDraft]) -> list[FormItemSpec]:
         return clips[AudioFile(audio).clip_id] if audio else None
 
     return [
-        FormItemSpec(
+        ListeningFormItemSpec(
             external_id=draft.external_id, item_type=draft.item_type, clip=clip(draft.audio),
             second_clip=clip(draft.audio_b), prompt=draft.prompt, options=draft.options,
             settings=draft.settings, gold=draft.gold, metadata=draft.metadata,

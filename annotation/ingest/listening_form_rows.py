@@ -23,14 +23,14 @@ from pathlib import Path, PurePosixPath
 from annotation.ingest.errors import RowProblem, SourceRefused
 from annotation.ingest.source import relative_path_problem
 from annotation.ingest.words import split_transcript, written_without_spaces
-from annotation.models import FormItem
+from annotation.models import ListeningFormItem
 
-TYPES = tuple(FormItem.Type.values)
+TYPES = tuple(ListeningFormItem.Type.values)
 GENERIC_FIELDS = {"id", "type", "audio", "audio_b", "question", "options", "gold", "settings", "transcript",
                   "transcript_b", "words", "language", "metadata"}  # fmt: skip
 STRESSTEST_FIELDS = {"id", "transcription", "audio", "audio_path", "possible_answers", "label", "stress_pattern",
                      "metadata", "language", "question"}  # fmt: skip
-_MAX_ID = 200  # FormItem.external_id
+_MAX_ID = 200  # ListeningFormItem.external_id
 # An items file is read whole; a form of thousands of items stays far below these.
 MAX_ITEMS_FILE_BYTES = 10 * 1024 * 1024
 MAX_FIELD_CHARS = 5000  # a question, an option, a transcript, the metadata (as JSON)
@@ -129,11 +129,11 @@ def _stresstest(line: int, raw: dict, with_ssd: bool, language: str) -> list[Ite
     common = {"audio": audio, "transcript": transcript, "language": _text(raw, "language") or language,
                   "metadata": {**extra, **_dict(raw, "metadata")}}  # fmt: skip
     item_id = _item_id(raw.get("id", PurePosixPath(audio).stem))
-    drafts = [ItemDraft(line, item_id, FormItem.Type.SINGLE_CHOICE, prompt=_text(raw, "question"), options=answers,
+    drafts = [ItemDraft(line, item_id, ListeningFormItem.Type.SINGLE_CHOICE, prompt=_text(raw, "question"), options=answers,
                         gold=gold, **common)]  # fmt: skip
     if with_ssd:
         binary = _stress_vector(raw.get("stress_pattern"), transcript)
-        drafts.append(ItemDraft(line, f"{item_id}-ssd", FormItem.Type.STRESSED_WORDS, gold=binary, **common))
+        drafts.append(ItemDraft(line, f"{item_id}-ssd", ListeningFormItem.Type.STRESSED_WORDS, gold=binary, **common))
     return drafts
 
 
@@ -166,7 +166,7 @@ def _generic(line: int, raw: dict, language: str) -> ItemDraft:
     )  # fmt: skip
     if draft.settings.get("attention_check") and draft.gold is None:
         raise _Bad("gold", "an attention-check item needs a gold answer")
-    if item_type == FormItem.Type.PAIRWISE:
+    if item_type == ListeningFormItem.Type.PAIRWISE:
         draft.audio_b = _audio(raw.get("audio_b"), "audio_b", missing="a pairwise item needs audio_b (clip B)")
         draft.transcript_b = draft.transcript_b or draft.transcript  # an A/B pair usually says one sentence twice
     elif "audio_b" in raw:
@@ -225,11 +225,11 @@ def _check_stressed_words(draft: ItemDraft) -> None:
 
 
 CHECKS = {
-    FormItem.Type.SINGLE_CHOICE: _check_single_choice,
-    FormItem.Type.PAIRWISE: _check_pairwise,
-    FormItem.Type.RATING: _check_rating,
-    FormItem.Type.STANCE: _check_stance,
-    FormItem.Type.STRESSED_WORDS: _check_stressed_words,
+    ListeningFormItem.Type.SINGLE_CHOICE: _check_single_choice,
+    ListeningFormItem.Type.PAIRWISE: _check_pairwise,
+    ListeningFormItem.Type.RATING: _check_rating,
+    ListeningFormItem.Type.STANCE: _check_stance,
+    ListeningFormItem.Type.STRESSED_WORDS: _check_stressed_words,
 }
 
 

@@ -109,7 +109,7 @@ class ClipWarning(models.Model):
 class ImportJob(BackgroundJob):
     """A corpus archive uploaded in the admin, imported by a background worker."""
 
-    TASK_NAME = "annotation.tasks.corpus_import_job_run"
+    TASK_NAME = "annotation.corpus_import_run"
 
     corpus_name = models.CharField(max_length=200)
     archive = models.FileField(max_length=300, blank=True)

@@ -6,7 +6,7 @@ from annotation.models.corpus import Clip
 from annotation.models.study import Study
 
 
-class FormItem(models.Model):
+class ListeningFormItem(models.Model):
     class Type(models.TextChoices):
         SINGLE_CHOICE = "single_choice", "Single choice among written options"
         PAIRWISE = "pairwise", "A/B preference between two clips"

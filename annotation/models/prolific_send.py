@@ -16,7 +16,7 @@ class ProlificSendJob(BackgroundJob):
     Prolific accepted the decision, so a send that failed or stopped can simply be started again.
     """
 
-    TASK_NAME = "annotation.tasks.prolific_decisions_send_job_run"
+    TASK_NAME = "annotation.prolific_decisions_send_run"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prolific_send_jobs")
     sent = models.JSONField(default=list, blank=True, help_text="Participants whose decision Prolific accepted.")

@@ -24,7 +24,7 @@ class Study(models.Model):
 
     class Kind(models.TextChoices):
         EMPHASIS = "emphasis", "Three-level word emphasis"
-        FORM = "form", "Listening form"
+        LISTENING_FORM = "form", "Listening form"
 
     name = models.CharField(max_length=200, unique=True)
     slug = models.SlugField(max_length=80, unique=True, help_text="Part of the participant link.")
@@ -73,8 +73,8 @@ class Study(models.Model):
     consent_text = models.TextField(blank=True, help_text="Markdown.")
 
     attention_checks_per_task = models.PositiveSmallIntegerField(default=1)
-    listening_check = models.BooleanField(default=False, help_text="Count tones in a clip before the task.")
-    listening_check_tries = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
+    sound_check = models.BooleanField(default=False, help_text="Count tones in a clip before the task.")
+    sound_check_tries = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
     required_coverage = models.FloatField(
         default=0.95,
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
@@ -138,7 +138,7 @@ class StudyItem(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="study_items")
     form_item = models.OneToOneField(
-        "annotation.FormItem", on_delete=models.CASCADE, null=True, blank=True, related_name="study_item"
+        "annotation.ListeningFormItem", on_delete=models.CASCADE, null=True, blank=True, related_name="study_item"
     )
     completed_count = models.PositiveIntegerField(default=0)
     reserved_count = models.PositiveIntegerField(default=0, help_text="In open tasks, not yet submitted.")

@@ -17,7 +17,7 @@ their kappa against the majority of the participants who are not rejected.
   clips, or None with the reason;
 - flags: the names of the thresholds crossed (evaluation.stats.quality.FLAG_DESCRIPTIONS);
 - status: where the participant got to (participant_status); those never given a task (screened
-  out, failed the listening check, left before the task) have nothing to decide on, and the review
+  out, failed the sound check, left before the task) have nothing to decide on, and the review
   page lists them apart.
 
 A listening-form study has no words to agree on: each answer is a "clip" of no words (so no kappa),
@@ -87,7 +87,7 @@ def participant_review_rows(*, study: Study) -> list[ReviewRow]:
     participants = list(
         Participant.objects.filter(study=study)
         .only("prolific_pid", "prolific_session_id", "decision", "decision_note", "decision_sent_at", "completed_at",
-              "created_at", "screened_at", "screened_out", "listening_check_passed")
+              "created_at", "screened_at", "screened_out", "sound_check_passed")
         .order_by("created_at", "pk")
     )  # fmt: skip
     quality = _quality_by_key(study, participants)
@@ -110,10 +110,10 @@ def participant_status(participant: Participant, task_status: str | None) -> str
         return "completed"
     if task_status is not None:
         return {Task.Status.OPEN: "annotating", Task.Status.EXPIRED: "task expired"}.get(task_status, "completed")
-    if participant.screened_out:  # by an answer to screening, or out of tries at the listening check
-        return "failed the listening check" if participant.listening_check_passed is False else "screened out"
-    if participant.listening_check_passed is False:
-        return "at the listening check"
+    if participant.screened_out:  # by an answer to screening, or out of tries at the sound check
+        return "failed the sound check" if participant.sound_check_passed is False else "screened out"
+    if participant.sound_check_passed is False:
+        return "at the sound check"
     if participant.screened_at is None:
         return "consented, not screened"
     return "no task"

@@ -22,7 +22,17 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.answer_forms import presentation_for
-from annotation.models import AttentionCheck, Clip, FormItem, Participant, Study, StudyItem, Task, TaskItem, Word
+from annotation.models import (
+    AttentionCheck,
+    Clip,
+    ListeningFormItem,
+    Participant,
+    Study,
+    StudyItem,
+    Task,
+    TaskItem,
+    Word,
+)
 from annotation.services.pole_orders import pole_orders_for
 
 # Waiting for concurrent claims to commit: from 10 ms, doubling, with jitter; about 2.5 s at most.
@@ -129,13 +139,15 @@ def _create_task(participant: Participant, study: Study, items: list[StudyItem],
     slots: list[tuple[int, StudyItem | None, AttentionCheck | None]] = [(item.clip_id, item, None) for item in items]
     for slot in _attention_slots(study, rng):
         slots.insert(rng.randint(0, len(slots)), slot)
-    form_items = FormItem.objects.in_bulk([item.form_item_id for _, item, _ in slots if item and item.form_item_id])
+    form_items = ListeningFormItem.objects.in_bulk(
+        [item.form_item_id for _, item, _ in slots if item and item.form_item_id]
+    )
     second_clips = [form_item.second_clip_id for form_item in form_items.values() if form_item.second_clip_id]
     clips = _clip_facts([clip_id for clip_id, _, _ in slots] + second_clips)
     stance = [
         item.pk
         for _, item, _ in slots
-        if item and item.form_item_id and form_items[item.form_item_id].item_type == FormItem.Type.STANCE
+        if item and item.form_item_id and form_items[item.form_item_id].item_type == ListeningFormItem.Type.STANCE
     ]
     pole_orders = pole_orders_for(participant=participant, study_item_ids=stance, rng=rng)
     TaskItem.objects.bulk_create(
@@ -168,7 +180,7 @@ def _attention_slots(study: Study, rng: random.Random) -> list[tuple]:
     """(clip, study item, check) slots for the task's attention checks: word-level
     AttentionChecks in emphasis tasks, check items (with gold) in forms."""
     wanted = study.attention_checks_per_task
-    if study.kind == Study.Kind.FORM:
+    if study.kind == Study.Kind.LISTENING_FORM:
         checks = list(_form_checks(study))
         return [(item.clip_id, item, None) for item in rng.sample(checks, min(wanted, len(checks)))]
     checks = list(study.attention_checks.all())

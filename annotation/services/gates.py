@@ -8,8 +8,8 @@ from datetime import datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from annotation import listening
-from annotation.models import FormItem, Study, TaskItem
+from annotation import playback
+from annotation.models import ListeningFormItem, Study, TaskItem
 
 LEVELS = (0, 1, 2)
 
@@ -28,7 +28,7 @@ def max_marks(*, word_count: int, min_marked: int, max_fraction: float) -> int:
     return max(min_marked, math.floor(max_fraction * word_count + 1e-9))
 
 
-def answer_problems(item: TaskItem, study: Study, form_item: FormItem | None, levels, response) -> list[str]:
+def answer_problems(item: TaskItem, study: Study, form_item: ListeningFormItem | None, levels, response) -> list[str]:
     if form_item is None:
         return _emphasis_problems(item, study, levels)
     return _form_problems(item, form_item, levels, response)
@@ -66,10 +66,10 @@ def _levels_ok(levels, count: int, allowed) -> bool:
     )
 
 
-def _form_problems(item: TaskItem, form_item: FormItem, levels, response) -> list[str]:
+def _form_problems(item: TaskItem, form_item: ListeningFormItem, levels, response) -> list[str]:
     """The view's form already checked the answer; this re-checks its meaning,
     so that no caller can store an answer the item does not allow."""
-    kind = FormItem.Type
+    kind = ListeningFormItem.Type
     ok = {
         kind.SINGLE_CHOICE: lambda: response.get("choice") in range(len(form_item.options)),
         kind.PAIRWISE: lambda: (
@@ -82,7 +82,7 @@ def _form_problems(item: TaskItem, form_item: FormItem, levels, response) -> lis
     return [] if ok() else [_("Please answer the question.")]
 
 
-def _rating_ok(form_item: FormItem, value) -> bool:
+def _rating_ok(form_item: ListeningFormItem, value) -> bool:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     if form_item.options:
@@ -94,9 +94,9 @@ def _unit(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
-def listening_verdicts(
-    item, study, now: datetime, events: list[tuple[int, listening.Event]], handed_out: datetime | None = None
-) -> list[listening.Verdict]:
+def playback_verdicts(
+    item, study, now: datetime, events: list[tuple[int, playback.Event]], handed_out: datetime | None = None
+) -> list[playback.Verdict]:
     """One verdict per clip the item plays (two for an A/B pair), from its
     (track, event) playback reports, timed from `handed_out` (when the server
     handed the item out; by default its receipt of the first report). The
@@ -105,7 +105,7 @@ def listening_verdicts(
     durations = item.presentation.get("durations") or [item.duration]
     start = handed_out.timestamp() if handed_out else min((e.received_seconds for _, e in events), default=None)
     verdicts = [
-        listening.verify(
+        playback.verify(
             [event for track, event in events if track == index],
             duration=duration,
             now_seconds=now.timestamp(),
@@ -120,7 +120,7 @@ def listening_verdicts(
     return [replace(verdict, required_wall_seconds=required) for verdict in verdicts]
 
 
-def listening_problems(verdicts: list[listening.Verdict]) -> list[str]:
+def playback_problems(verdicts: list[playback.Verdict]) -> list[str]:
     several = len(verdicts) > 1
     problems = []
     for index, verdict in enumerate(verdicts):

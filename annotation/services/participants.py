@@ -92,8 +92,8 @@ def next_step(participant: Participant) -> str:
         return "consent"
     if participant.screened_at is None and study.prerequisites.exists():
         return "screening"
-    if study.listening_check and not participant.listening_check_passed:
-        return "listening_check"
+    if study.sound_check and not participant.sound_check_passed:
+        return "sound_check"
     if participant.tasks.filter(status=Task.Status.OPEN).exists():
         return "task"
     if participant.tasks.exists() and not study.allow_repeat_tasks:
@@ -109,7 +109,7 @@ def participant_screen_out(*, participant: Participant) -> None:
     """Take the participant out of the study for good, e.g. when they refuse consent:
     from now on next_step sends them to the thank-you page with the screen-out code.
     (Failing the screening questions or the sound check screens out in
-    participant_screen and listening_check_answer, with the answers they record.)"""
+    participant_screen and sound_check_answer, with the answers they record.)"""
     Participant.objects.filter(pk=participant.pk, screened_out=False).update(screened_out=True)
     participant.screened_out = True
 
@@ -126,22 +126,22 @@ def participant_screen(*, participant: Participant, answers: dict[int, str]) -> 
     return qualified
 
 
-def listening_check_seed(participant: Participant) -> str:
-    return f"{participant.access_key}:{participant.listening_check_attempts}"
+def sound_check_seed(participant: Participant) -> str:
+    return f"{participant.access_key}:{participant.sound_check_attempts}"
 
 
-def listening_check_answer(*, participant: Participant, count: int) -> str:
+def sound_check_answer(*, participant: Participant, count: int) -> str:
     """'passed', 'retry' or 'failed' (out of tries: screened out)."""
     with transaction.atomic():
         participant = Participant.objects.select_for_update().get(pk=participant.pk)
-        if participant.listening_check_passed:
+        if participant.sound_check_passed:
             return "passed"
-        correct = count == tones.tone_count(listening_check_seed(participant))
-        participant.listening_check_attempts += 1
-        tries_left = participant.study.listening_check_tries - participant.listening_check_attempts
-        participant.listening_check_passed = correct
+        correct = count == tones.tone_count(sound_check_seed(participant))
+        participant.sound_check_attempts += 1
+        tries_left = participant.study.sound_check_tries - participant.sound_check_attempts
+        participant.sound_check_passed = correct
         participant.screened_out = not correct and tries_left <= 0
-        participant.save(update_fields=["listening_check_attempts", "listening_check_passed", "screened_out"])
+        participant.save(update_fields=["sound_check_attempts", "sound_check_passed", "screened_out"])
     if correct:
         return "passed"
     return "retry" if tries_left > 0 else "failed"

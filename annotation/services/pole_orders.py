@@ -28,7 +28,7 @@ from collections import Counter
 from django.db.models import Count
 from django.db.models.fields.json import KT
 
-from annotation.models import FormItem, Participant, TaskItem
+from annotation.models import ListeningFormItem, Participant, TaskItem
 
 ORDERS = ("PN", "NP")
 
@@ -64,7 +64,9 @@ def pole_orders_for(*, participant: Participant, study_item_ids: list[int], rng:
     counted = TaskItem.objects.filter(study_item_id__in=study_item_ids)
     for study_item_id, order, n in _orders_counted(counted, "study_item_id"):
         given[study_item_id][order] += n
-    own = TaskItem.objects.filter(task__participant=participant, study_item__form_item__item_type=FormItem.Type.STANCE)
+    own = TaskItem.objects.filter(
+        task__participant=participant, study_item__form_item__item_type=ListeningFormItem.Type.STANCE
+    )
     mine = Counter({order: n for _, order, n in _orders_counted(own, "task__participant_id")})
     return pole_orders_choose(given=given, participant=mine, rng=rng)
 

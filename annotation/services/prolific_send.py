@@ -14,7 +14,7 @@ from annotation.prolific import ProlificClient
 from annotation.services.review import participant_decisions_send
 
 
-def prolific_send_job_create(*, study: Study, user=None) -> ProlificSendJob:
+def prolific_decisions_send_create(*, study: Study, user=None) -> ProlificSendJob:
     """Queue sending the study's unsent decisions, or hand back the send already under way."""
     under_way = ProlificSendJob.objects.filter(study=study, status__in=UNFINISHED).first()
     if under_way is not None:
@@ -28,13 +28,13 @@ def prolific_send_job_create(*, study: Study, user=None) -> ProlificSendJob:
     return job
 
 
-def prolific_send_job_latest(*, study: Study) -> ProlificSendJob | None:
+def prolific_decisions_send_latest(*, study: Study) -> ProlificSendJob | None:
     """The study's newest send, re-queued first if its worker went silent; None before the first."""
     job = ProlificSendJob.objects.filter(study=study).select_related("created_by").first()
     return job_refresh(job) if job is not None else None
 
 
-def prolific_send_job_run(*, job_id: int) -> None:
+def prolific_decisions_send_run(*, job_id: int) -> None:
     job_run(model=ProlificSendJob, job_id=job_id, work=_send)
 
 

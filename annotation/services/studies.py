@@ -121,7 +121,7 @@ def study_create(*, name: str, corpus: Corpus, selection: ClipSelection, **setti
 
 # A participant hears each clip about twice and then marks it; consent, screening and the
 # instructions come first. Figures from piloting the demo study; a study's own pilot says better.
-LISTENINGS_PER_CLIP = 2
+PLAYS_PER_CLIP = 2
 MARKING_SECONDS_PER_CLIP = 10
 ENTRY_SECONDS = 120
 
@@ -131,7 +131,7 @@ def task_minutes_estimate(study: Study) -> int:
     durations = list(study.items.values_list("clip__duration", flat=True))
     mean = sum(durations) / len(durations) if durations else 0.0
     clips = study.clips_per_task + study.attention_checks_per_task
-    seconds = ENTRY_SECONDS + clips * (LISTENINGS_PER_CLIP * mean + MARKING_SECONDS_PER_CLIP)
+    seconds = ENTRY_SECONDS + clips * (PLAYS_PER_CLIP * mean + MARKING_SECONDS_PER_CLIP)
     return max(1, math.ceil(seconds / 60))
 
 
@@ -194,7 +194,7 @@ def study_status_refusal(*, study: Study, status: str) -> str:
 def _not_ready_reason(study: Study) -> str:
     """What a study lacks to be shown to participants: the attention checks it
     asks for, and consent text (in its interface language, the one it offers)."""
-    if study.kind == Study.Kind.FORM:
+    if study.kind == Study.Kind.LISTENING_FORM:
         checks = study.form_items.filter(settings__attention_check=True).count()
     else:
         checks = study.attention_checks.count()
@@ -208,7 +208,7 @@ def _not_ready_reason(study: Study) -> str:
     return ""
 
 
-def study_set_status(*, study: Study, status: str) -> Study:
+def study_status_set(*, study: Study, status: str) -> Study:
     refusal = study_status_refusal(study=study, status=status)
     if refusal:
         raise ValueError(refusal)

@@ -2,7 +2,7 @@
 
 A submission is accepted only for the participant's own open task, for the
 next item in order, with an answer the item allows (annotation.services.gates)
-and every clip of the item verified as listened to (annotation.listening).
+and every clip of the item verified as listened to (annotation.playback).
 Submissions are final: the same answer sent again returns the stored one and
 writes nothing; a different answer for a submitted item is refused.
 """
@@ -14,15 +14,15 @@ from datetime import datetime
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation import listening
-from annotation.models import Annotation, AttentionCheck, FormItem, PlaybackEvent, TaskItem
+from annotation import playback
+from annotation.models import Annotation, AttentionCheck, ListeningFormItem, PlaybackEvent, TaskItem
 from annotation.services import submission_rows as rows
 from annotation.services.gates import (  # noqa: F401  (max_marks is part of this module's API)
     SubmissionRefused,
     answer_problems,
-    listening_problems,
-    listening_verdicts,
     max_marks,
+    playback_problems,
+    playback_verdicts,
 )
 
 MAX_EVENTS_PER_REPORT = 200
@@ -74,7 +74,7 @@ def playback_record(*, item, events, received_at: datetime | None = None) -> int
     if not item.task_open or item.next_position != item.position:
         raise NotTheCurrentClip()
     checked = [_event_row(item, raw) for raw in _event_list(events)]
-    if not rows.insert_events(item.pk, checked, now, limit=MAX_EVENTS_PER_ITEM):
+    if not rows.playback_events_insert(item.pk, checked, now, limit=MAX_EVENTS_PER_ITEM):
         raise TooManyReports()
     return len(checked)
 
@@ -124,7 +124,7 @@ def annotation_submit(
         return _repeat(item, levels, response, mismatch)
     _check_open_and_next(item)
     arrived = [_event_row(item, raw) for raw in _event_list(events or [])]
-    form_item = FormItem.objects.get(pk=item.form_item_id) if item.form_item_id else None
+    form_item = ListeningFormItem.objects.get(pk=item.form_item_id) if item.form_item_id else None
     verdicts = _judged(item, form_item, levels, response, arrived, now)
     annotation = Annotation(
         item_id=item.pk, participant_id=item.participant_id, clip_id=item.clip_id, levels=levels, response=response,
@@ -133,7 +133,7 @@ def annotation_submit(
         seconds_spent=round(verdicts[0].wall_seconds, 3), submitted_at=now,
     )  # fmt: skip
     last = item.pending_count == 1
-    annotation.pk = rows.store_submission(
+    annotation.pk = rows.submission_store(
         annotation, task_id=item.task_id, events=arrived, threshold=item.study.mismatch_threshold, completes_task=last,
         study_item_id=None if form_item and form_item.is_attention_check else item.study_item_id,
     )  # fmt: skip
@@ -143,25 +143,25 @@ def annotation_submit(
 
 
 def _judged(item: rows.ItemState, form_item, levels, response, arrived: list[tuple], now: datetime):
-    """The listening verdicts of an acceptable answer; otherwise SubmissionRefused,
+    """The playback verdicts of an acceptable answer; otherwise SubmissionRefused,
     with the reports that came along stored all the same."""
     try:
         problems = answer_problems(item, item.study, form_item, levels, response)
         stored = rows.item_events(item.pk) if item.stored_events else []
-        verdicts = listening_verdicts(item, item.study, now, stored + _as_heard(arrived, now), item.handed_out)
-        problems += listening_problems(verdicts)
+        verdicts = playback_verdicts(item, item.study, now, stored + _as_heard(arrived, now), item.handed_out)
+        problems += playback_problems(verdicts)
         if problems:
             raise SubmissionRefused(problems)
     except SubmissionRefused:
-        rows.insert_events(item.pk, arrived, now, limit=MAX_EVENTS_PER_ITEM)  # beyond the cap they are dropped
+        rows.playback_events_insert(item.pk, arrived, now, limit=MAX_EVENTS_PER_ITEM)  # beyond the cap they are dropped
         raise
     return verdicts
 
 
-def _as_heard(arrived: list[tuple], now: datetime) -> list[tuple[int, listening.Event]]:
-    """Events that travelled with the submit, as the listening check reads them."""
+def _as_heard(arrived: list[tuple], now: datetime) -> list[tuple[int, playback.Event]]:
+    """Events that travelled with the submit, as the sound check reads them."""
     return [
-        (track, listening.Event(kind, t, rate, ms / 1000, now.timestamp(), page))
+        (track, playback.Event(kind, t, rate, ms / 1000, now.timestamp(), page))
         for kind, track, t, rate, ms, page in arrived
     ]
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from django.db import connection, transaction
 from django.utils.dateparse import parse_datetime
 
-from annotation import listening
+from annotation import playback
 from annotation.models import Annotation, Clip, Participant, PlaybackEvent, Study, StudyItem, Task, TaskItem, Word
 from annotation.services.study_item_review import REPORTED_FROM, REPORTED_TO
 
@@ -107,7 +107,7 @@ def item_state(*, item_id: int, participant_id: int | None, now: datetime, slug:
                      StudyRules(*row[17:]))  # fmt: skip
 
 
-def item_events(item_id: int) -> list[tuple[int, listening.Event]]:
+def item_events(item_id: int) -> list[tuple[int, playback.Event]]:
     """(track, event) for every playback report stored for the item."""
     with connection.cursor() as cursor:
         cursor.execute(
@@ -117,12 +117,14 @@ def item_events(item_id: int) -> list[tuple[int, listening.Event]]:
         )
         rows = cursor.fetchall()
     return [
-        (track, listening.Event(kind, media_time, rate, client_ms / 1000, _as_datetime(received).timestamp(), page))
+        (track, playback.Event(kind, media_time, rate, client_ms / 1000, _as_datetime(received).timestamp(), page))
         for track, kind, media_time, rate, client_ms, page, received in rows
     ]
 
 
-def insert_events(item_id: int, events: list[tuple], received_at: datetime, *, limit: int | None = None) -> bool:
+def playback_events_insert(
+    item_id: int, events: list[tuple], received_at: datetime, *, limit: int | None = None
+) -> bool:
     """One statement for all of a report's events: (kind, track, media_time, rate, client_ms, page) each.
     With a `limit`, nothing is written (and False returned) when the item would hold more events than that."""
     if not events:
@@ -136,7 +138,7 @@ def insert_events(item_id: int, events: list[tuple], received_at: datetime, *, l
         return cursor.rowcount > 0
 
 
-def store_submission(annotation: Annotation, *, task_id: int, events: list[tuple], study_item_id: int | None,
+def submission_store(annotation: Annotation, *, task_id: int, events: list[tuple], study_item_id: int | None,
                      threshold: int, completes_task: bool) -> int | None:  # fmt: skip
     """Claim the item and write everything a submission writes, atomically:
     the annotation, the reports that came with it, the clip's counts (when

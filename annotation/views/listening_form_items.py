@@ -2,11 +2,11 @@
 
 from annotation.answer_forms import answer_form
 from annotation.audio_links import signed_audio_url
-from annotation.models import FormItem, Task, TaskItem, Word
+from annotation.models import ListeningFormItem, Task, TaskItem, Word
 
 
 def form_item_context(task: Task, item: TaskItem, data=None, errors=None) -> dict:
-    form_item = FormItem.objects.select_related("clip", "second_clip").get(study_item__pk=item.study_item_id)
+    form_item = ListeningFormItem.objects.select_related("clip", "second_clip").get(study_item__pk=item.study_item_id)
     words = list(Word.objects.filter(clip_id=form_item.clip_id).order_by("index").values_list("text", flat=True))
     total = task.items.count()
     return {
@@ -17,12 +17,12 @@ def form_item_context(task: Task, item: TaskItem, data=None, errors=None) -> dic
         "form_item": form_item,
         "form": answer_form(form_item, item.presentation, words, data=data),
         "clips": _clips_in_order(form_item, item.presentation),
-        "transcript": form_item.clip.transcript if form_item.item_type == FormItem.Type.SINGLE_CHOICE else "",
+        "transcript": form_item.clip.transcript if form_item.item_type == ListeningFormItem.Type.SINGLE_CHOICE else "",
         "errors": errors or [],
     }
 
 
-def _clips_in_order(form_item: FormItem, presentation: dict) -> list[dict]:
+def _clips_in_order(form_item: ListeningFormItem, presentation: dict) -> list[dict]:
     """The clips as this participant hears them; track 0 is always the item's clip A."""
     by_key = {"a": (0, form_item.clip), "b": (1, form_item.second_clip)}
     order = presentation.get("clip_order") or ["a"]

@@ -17,14 +17,14 @@ from annotation.services.assignment import NoTaskAvailable, assignment_claim
 from annotation.services.participants import (
     EntryRefused,
     entry_check,
-    listening_check_answer,
-    listening_check_seed,
     next_step,
     participant_consent,
     participant_enter,
     participant_returning,
     participant_screen,
     participant_screen_out,
+    sound_check_answer,
+    sound_check_seed,
 )
 from annotation.views.participant_access import (
     UnknownParticipant,
@@ -204,8 +204,8 @@ def _screen_out_page(request, participant, text: str):
 
 
 @require_http_methods(["GET", "POST"])
-@participant_page("listening_check")
-def listening_check(request, participant):
+@participant_page("sound_check")
+def sound_check(request, participant):
     study = participant.study
     error = ""
     if request.method == "POST":
@@ -214,7 +214,7 @@ def listening_check(request, participant):
         except ValueError:
             error = _("Please type the number of tones as a number.")
         else:
-            outcome = listening_check_answer(participant=participant, count=count)
+            outcome = sound_check_answer(participant=participant, count=count)
             if outcome == "failed":
                 return _screen_out_page(
                     request, participant, _("The sound check did not succeed, so you cannot take part.")
@@ -223,20 +223,20 @@ def listening_check(request, participant):
             if outcome == "passed":
                 return to_step(participant, next_step(participant))
             error = _("That was not right. Listen to the new clip and try again.")
-    tries_left = study.listening_check_tries - participant.listening_check_attempts
+    tries_left = study.sound_check_tries - participant.sound_check_attempts
     context = {
         "study": study,
         "error": error,
         "tries_left": tries_left,
-        "attempt": participant.listening_check_attempts,
+        "attempt": participant.sound_check_attempts,
     }
-    return render(request, "participant/listening_check.html", context)
+    return render(request, "participant/sound_check.html", context)
 
 
 @require_safe
-@participant_page("listening_check")
-def listening_check_audio(request, participant):
-    response = HttpResponse(tones.tone_clip_wav(listening_check_seed(participant)), content_type="audio/wav")
+@participant_page("sound_check")
+def sound_check_audio(request, participant):
+    response = HttpResponse(tones.tone_clip_wav(sound_check_seed(participant)), content_type="audio/wav")
     response["Cache-Control"] = "no-store"
     return response
 

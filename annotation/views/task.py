@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from annotation.answer_forms import answer_form
 from annotation.audio_links import signed_audio_url
-from annotation.models import FormItem, Study, Task, TaskItem, Word
+from annotation.models import ListeningFormItem, Study, Task, TaskItem, Word
 from annotation.services.assignment import task_current
 from annotation.services.participants import next_step
 from annotation.services.submission import (
@@ -46,7 +46,7 @@ def task_page(request, participant):
 
 
 def _render_item(request, task: Task, *, data=None, errors=None, status: int = 200, partial: bool = False):
-    if task.study.kind == Study.Kind.FORM:
+    if task.study.kind == Study.Kind.LISTENING_FORM:
         item = task.items.filter(status=TaskItem.Status.PENDING).order_by("position").first()
         context = form_item_context(task, item, data=data, errors=errors)
         template = "participant/listening_form_task.html"
@@ -130,7 +130,7 @@ def _submit(request, slug, item, now):
         return _go(request, reverse("annotation:done", args=[slug]))
     if not request.htmx:
         return redirect("annotation:task", slug=slug)
-    if item.study.kind == Study.Kind.FORM:
+    if item.study.kind == Study.Kind.LISTENING_FORM:
         return _render_item(request, Task.objects.select_related("study").get(pk=item.task_id), partial=True)
     return _next_clip(request, item_context(item.task_id, item.study))
 
@@ -148,7 +148,7 @@ def _answer(item, post) -> tuple[list[int], dict]:
     studies, the item type's form for listening forms."""
     if item.form_item_id is None:
         return [int(level) for level in post.get("levels", "").split(",") if level != ""], {}
-    form_item = FormItem.objects.get(pk=item.form_item_id)
+    form_item = ListeningFormItem.objects.get(pk=item.form_item_id)
     words = list(Word.objects.filter(clip_id=form_item.clip_id).order_by("index").values_list("text", flat=True))
     form = answer_form(form_item, item.presentation, words, data=post)
     if not form.is_valid():

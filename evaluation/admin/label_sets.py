@@ -24,12 +24,12 @@ from evaluation.services.label_sets import (
 
 @admin.register(LabelSet)
 class LabelSetAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "state", "status", "clips", "created_at", "finalized_at"]
-    list_filter = ["state", "status", "studies"]
+    list_display = ["__str__", "lifecycle", "status", "clips", "created_at", "finalized_at"]
+    list_filter = ["lifecycle", "status", "studies"]
     search_fields = ["name"]
     change_form_template = "admin/evaluation/labelset/change_form.html"
     fields = readonly_fields = [
-        "name", "version", "studies", "state", "status", "parameters", "checksum", "code_version",
+        "name", "version", "studies", "lifecycle", "status", "parameters", "checksum", "code_version",
         "created_by", "created_at", "finalized_by", "finalized_at",
     ]  # fmt: skip
 
@@ -59,7 +59,7 @@ class LabelSetAdmin(admin.ModelAdmin):
     @admin.action(description="Launch a benchmark")
     def launch_benchmark(self, request, queryset):
         """On to the model zoo's launch form, with the (one) selected final set filled in."""
-        chosen = list(queryset.filter(state__in=(LabelSet.State.FINAL, LabelSet.State.ARCHIVED))[:2])
+        chosen = list(queryset.filter(lifecycle__in=(LabelSet.Lifecycle.FINAL, LabelSet.Lifecycle.ARCHIVED))[:2])
         if len(chosen) != 1:
             messages.error(request, "Select one final label set to benchmark (a second one is chosen in the form).")
             return None

@@ -1,8 +1,8 @@
-"""Agreement reports: POST /agreement-reports/ (evaluation.add_studyreport) asks for one, with
+"""Agreement reports: POST /agreement-reports/ (evaluation.add_agreementreport) asks for one, with
 the study's defaults for every parameter not given, and answers 202 with the report to poll;
-GET /agreement-reports/{id}/ (evaluation.view_studyreport) shows its progress and, once
+GET /agreement-reports/{id}/ (evaluation.view_agreementreport) shows its progress and, once
 succeeded, its result. A report already computed for the same parameters and annotations is
-returned as it is (evaluation.services.agreement_reports.study_report_request)."""
+returned as it is (evaluation.services.agreement_reports.agreement_report_request)."""
 
 import json
 
@@ -15,9 +15,9 @@ from annotation.models import Study
 from evaluation.api.base import ApiViewSet
 from evaluation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.api.thresholds import ThresholdsSerializer, thresholds_with
-from evaluation.models import StudyReport
+from evaluation.models import AgreementReport
 from evaluation.selectors.agreement_reports import study_languages
-from evaluation.services.agreement_reports import report_parameters, study_report_request
+from evaluation.services.agreement_reports import agreement_report_request, report_parameters
 
 
 class ReportParametersSerializer(serializers.Serializer):
@@ -55,7 +55,7 @@ class ReportSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="api:agreement-report-detail")
 
     class Meta:
-        model = StudyReport
+        model = AgreementReport
         fields = ["id", "url", "study", "language", "parameters", *JOB_FIELDS]
 
 
@@ -69,13 +69,13 @@ class ReportResultSerializer(ReportSerializer):
 
     @extend_schema_field(serializers.DictField(allow_null=True))
     def get_result(self, report) -> dict | None:
-        if report.status != StudyReport.Status.SUCCEEDED:
+        if report.status != AgreementReport.Status.SUCCEEDED:
             return None
         return json.loads(report.result_json)
 
 
 class AgreementReportViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
-    queryset = StudyReport.objects.order_by("-created_at", "-pk")
+    queryset = AgreementReport.objects.order_by("-created_at", "-pk")
     serializer_class = ReportSerializer
     filterset_fields = ["study", "status", "language"]
 
@@ -88,7 +88,7 @@ class AgreementReportViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet
         given.is_valid(raise_exception=True)
         study = given.validated_data["study"]
         parameters = _parameters(study, given.validated_data.get("parameters", {}))
-        report = study_report_request(study=study, parameters=parameters, user=request.user)
+        report = agreement_report_request(study=study, parameters=parameters, user=request.user)
         body = ReportSerializer(report, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": str(body["url"])})
 

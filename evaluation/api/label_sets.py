@@ -8,6 +8,7 @@
 A refusal (not built yet, already final, ...) is 400 with the service's reason.
 """
 
+import django_filters
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status
@@ -74,8 +75,26 @@ class LabelSetCreateSerializer(serializers.Serializer):
     parameters = LabelSetParametersSerializer(required=False)
 
 
+# The API's `state` is the model's `lifecycle` (draft, final, archived): renamed in the code so it
+# cannot be taken for `status`, its build job's, and kept here so existing clients keep working.
+STATE_HELP = "draft, final or archived (the set's lifecycle; `status` is its build job's)."
+
+
+class LabelSetFilter(django_filters.FilterSet):
+    state = django_filters.ChoiceFilter(
+        field_name="lifecycle", choices=LabelSet.Lifecycle.choices, help_text=STATE_HELP
+    )
+
+    class Meta:
+        model = LabelSet
+        fields = ["name", "status", "studies"]
+
+
 class LabelSetSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="api:label-set-detail")
+    state = serializers.ChoiceField(
+        source="lifecycle", choices=LabelSet.Lifecycle.choices, read_only=True, help_text=STATE_HELP
+    )
     rows_url = serializers.SerializerMethodField()
 
     class Meta:
@@ -92,7 +111,7 @@ class LabelSetSerializer(serializers.ModelSerializer):
 class LabelSetViewSet(mixins.ListModelMixin, JobRetrieveMixin, mixins.DestroyModelMixin, ApiViewSet):
     queryset = LabelSet.objects.prefetch_related("studies").order_by("name", "-version")
     serializer_class = LabelSetSerializer
-    filterset_fields = ["name", "state", "status", "studies"]
+    filterset_class = LabelSetFilter
 
     @extend_schema(request=LabelSetCreateSerializer, responses={202: LabelSetSerializer})
     def create(self, request):

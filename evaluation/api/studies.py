@@ -8,7 +8,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation.models import Study
-from annotation.services.studies import study_set_status
+from annotation.services.studies import study_status_set
 from evaluation.api.base import ApiViewSet
 from evaluation.api.study_progress import studies_with_progress
 
@@ -71,7 +71,7 @@ class StudyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet)
         serializer = StudyStatusSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            study = study_set_status(study=study, status=serializer.validated_data["status"])
+            study = study_status_set(study=study, status=serializer.validated_data["status"])
         except ValueError as refusal:
             raise ValidationError({"status": [str(refusal)]}) from None
         return Response(self.get_serializer(study).data)

@@ -1,7 +1,7 @@
 """How far a study has got, as the study admin lists it: clips, annotations, participants.
 
 A participant's status is where they stand: `completed` (they reached the end), `screened_out`
-(refused by a screening question or the listening check), or `in_progress` (neither, yet).
+(refused by a screening question or the sound check), or `in_progress` (neither, yet).
 The annotations endpoint filters by the same statuses.
 
 The counts are subqueries of the study rows (as annotation.admin.study does for its list), so

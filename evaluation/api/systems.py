@@ -78,7 +78,7 @@ class OutputsUploadSerializer(serializers.Serializer):
         help_text=f"One of {', '.join(System.Kind.values)}; default: the suite's (model, judge, tts).",
     )  # fmt: skip
     study = serializers.PrimaryKeyRelatedField(
-        queryset=Study.objects.filter(kind=Study.Kind.FORM), required=False, allow_null=True, default=None,
+        queryset=Study.objects.filter(kind=Study.Kind.LISTENING_FORM), required=False, allow_null=True, default=None,
         help_text="The listening-form study whose items are answered (stresstest, stance).",
     )  # fmt: skip
     cast_set = serializers.PrimaryKeyRelatedField(

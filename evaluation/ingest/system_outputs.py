@@ -31,7 +31,7 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 # A judge's raw output holds its evidence, so an answer may be longer than an item's text.
 MAX_ANSWER_CHARS = 20_000
 MAX_FIELD_CHARS = 5000  # a sentence, a context, the metadata (as JSON)
-MAX_ID = 200  # FormItem.external_id, CastItem.external_id
+MAX_ID = 200  # ListeningFormItem.external_id, CastItem.external_id
 
 SUITES = ("stresstest", "stance")
 POLE_ORDERS = ("PN", "NP")

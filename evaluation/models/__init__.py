@@ -1,10 +1,20 @@
 from evaluation.models.exports import DatasetExport
 from evaluation.models.label_sets import LabelSet, LabelSetClip
-from evaluation.models.reports import ListeningFormReport, StudyReport
+from evaluation.models.reports import AgreementReport, ListeningFormReport
 from evaluation.models.suite_reports import SuiteReport
 from evaluation.models.suites import CastItem, CastRendition, CastSet, RenditionDetection, System, SystemOutput
 
 __all__ = [
-    "CastItem", "CastRendition", "CastSet", "DatasetExport", "LabelSet", "LabelSetClip", "ListeningFormReport",
-    "RenditionDetection", "StudyReport", "SuiteReport", "System", "SystemOutput",
+    "AgreementReport",
+    "CastItem",
+    "CastRendition",
+    "CastSet",
+    "DatasetExport",
+    "LabelSet",
+    "LabelSetClip",
+    "ListeningFormReport",
+    "RenditionDetection",
+    "SuiteReport",
+    "System",
+    "SystemOutput",
 ]  # fmt: skip

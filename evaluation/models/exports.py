@@ -11,7 +11,7 @@ class DatasetExport(BackgroundJob):
     """One export, built by a worker into a zip kept in the storage backend (local or S3) and
     downloaded through a short-lived link."""
 
-    TASK_NAME = "evaluation.tasks.dataset_export_task"
+    TASK_NAME = "evaluation.dataset_export_run"
 
     class Format(models.TextChoices):
         JSONL = "jsonl", "JSONL (rows per word and per clip)"

@@ -16,9 +16,11 @@ class LabelSet(BackgroundJob):
     parameters are stored as given (evaluation.services.label_sets.LabelSetParameters).
     """
 
-    TASK_NAME = "evaluation.tasks.label_set_build_task"
+    TASK_NAME = "evaluation.label_set_build"
 
-    class State(models.TextChoices):
+    # Where the set is in its life (draft -> final -> archived), not to be confused with `status`,
+    # its build job's (queued -> running -> succeeded | failed, from BackgroundJob).
+    class Lifecycle(models.TextChoices):
         DRAFT = "draft"
         FINAL = "final"
         ARCHIVED = "archived"
@@ -27,7 +29,7 @@ class LabelSet(BackgroundJob):
     version = models.PositiveIntegerField()
     studies = models.ManyToManyField(Study, related_name="label_sets")
     parameters = models.JSONField()
-    state = models.CharField(max_length=10, choices=State.choices, default=State.DRAFT)
+    lifecycle = models.CharField(max_length=10, choices=Lifecycle.choices, default=Lifecycle.DRAFT)
     summary = models.JSONField(default=dict, blank=True, help_text="Sizes, what was left out and why, agreement.")
     checksum = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the rows as canonical JSON lines.")
     code_version = models.CharField(max_length=100, blank=True)
@@ -45,7 +47,7 @@ class LabelSet(BackgroundJob):
 
     @property
     def is_final(self) -> bool:
-        return self.state in (self.State.FINAL, self.State.ARCHIVED)
+        return self.lifecycle in (self.Lifecycle.FINAL, self.Lifecycle.ARCHIVED)
 
 
 class LabelSetClip(models.Model):

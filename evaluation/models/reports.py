@@ -6,7 +6,7 @@ from annotation.models import Study
 from annotation.models.background_job import BackgroundJob
 
 
-class StudyReport(BackgroundJob):
+class AgreementReport(BackgroundJob):
     """One computation of a study's agreement report, for one scope and set of parameters.
 
     `fingerprint` describes the annotations it was computed from (evaluation.selectors.agreement_reports); a report
@@ -15,7 +15,7 @@ class StudyReport(BackgroundJob):
     computed (a JSON column would reorder keys and reformat numbers).
     """
 
-    TASK_NAME = "evaluation.tasks.study_report_run_task"
+    TASK_NAME = "evaluation.agreement_report_run"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="agreement_reports")
     language = models.CharField(max_length=35, blank=True, help_text="Empty for the whole study.")
@@ -35,11 +35,11 @@ class StudyReport(BackgroundJob):
 class ListeningFormReport(BackgroundJob):
     """One computation of a listening-form study's scores (evaluation.selectors.listening_form_reports).
 
-    Kept until the study's answers change: `fingerprint` is form_answers_fingerprint of what it
-    was computed from. `result_json` is the canonical JSON text, as for StudyReport.
+    Kept until the study's answers change: `fingerprint` is listening_form_answers_fingerprint of what it
+    was computed from. `result_json` is the canonical JSON text, as for AgreementReport.
     """
 
-    TASK_NAME = "evaluation.tasks.listening_form_report_run_task"
+    TASK_NAME = "evaluation.listening_form_report_run"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="form_reports")
     fingerprint = models.CharField(max_length=200, help_text="The answers the report reflects.")

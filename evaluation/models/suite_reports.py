@@ -15,7 +15,7 @@ class SuiteReport(BackgroundJob):
     words). `result_json` is canonical JSON text, as for the other reports.
     """
 
-    TASK_NAME = "evaluation.tasks.suite_report_run_task"
+    TASK_NAME = "evaluation.suite_report_run"
 
     class Suite(models.TextChoices):
         STRESSTEST = "stresstest", "StressTest (SSR and SSD)"

@@ -9,7 +9,7 @@ evaluation.services.system_outputs and read by evaluation.selectors.suites.
 from django.db import models
 from django.db.models import F, Q
 
-from annotation.models import Clip, Corpus, FormItem
+from annotation.models import Clip, Corpus, ListeningFormItem
 
 
 class System(models.Model):
@@ -43,7 +43,7 @@ class SystemOutput(models.Model):
 
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
     suite = models.CharField(max_length=10, choices=Suite.choices)
-    form_item = models.ForeignKey(FormItem, on_delete=models.CASCADE, related_name="system_outputs")
+    form_item = models.ForeignKey(ListeningFormItem, on_delete=models.CASCADE, related_name="system_outputs")
     pole_order = models.CharField(
         max_length=2, blank=True, help_text='Stance: "PN" (positive pole shown first) or "NP"; empty otherwise.'
     )

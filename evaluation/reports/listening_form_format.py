@@ -1,6 +1,6 @@
 """A listening-form report in long form: one measure a row, and that as CSV. Pure.
 
-The report is the dict of evaluation.selectors.listening_form_reports.form_study_report, or the
+The report is the dict of evaluation.selectors.listening_form_reports.listening_form_report_data, or the
 same read back from its stored canonical JSON (evaluation.reports.agreement_format.report_json):
 the rows do not depend on the order of the report's keys, so both give the same rows.
 """

@@ -2,7 +2,7 @@
 
 Answers of participants whose work was rejected are left out (their count is reported); every
 other submitted answer counts, in the item's own terms (Annotation.response / levels).
-`form_answers_fingerprint` says what a report was computed from, so that a stored one is reused
+`listening_form_answers_fingerprint` says what a report was computed from, so that a stored one is reused
 until something it depends on changes.
 """
 
@@ -13,13 +13,13 @@ from collections import defaultdict
 from django.db.models import Count, Max
 
 from annotation.answer_forms import SLIDER_MAX
-from annotation.models import Annotation, FormItem, Participant, Study
+from annotation.models import Annotation, ListeningFormItem, Participant, Study
 from evaluation.stats import listening_forms as scoring
 
-Kind = FormItem.Type
+Kind = ListeningFormItem.Type
 
 
-def form_study_report(*, study: Study) -> dict:
+def listening_form_report_data(*, study: Study) -> dict:
     """Every score of the form, as plain JSON-ready values."""
     items, answers, left_out = _scored_items_and_answers(study)
     inputs = _inputs_by_kind(items, answers)
@@ -48,36 +48,38 @@ def form_study_report(*, study: Study) -> dict:
     return report
 
 
-def form_scoring_inputs(*, study: Study) -> dict[str, list]:
+def listening_form_scoring_inputs(*, study: Study) -> dict[str, list]:
     """{item type: the scoring inputs of its items}, each in the item's own terms; attention
-    checks left out, as in form_study_report. Other reports put systems beside these humans."""
+    checks left out, as in listening_form_report_data. Other reports put systems beside these humans."""
     items, answers, _ = _scored_items_and_answers(study)
     return _inputs_by_kind(items, answers)
 
 
-def _scored_items_and_answers(study: Study) -> tuple[list[FormItem], dict[int, list], int]:
+def _scored_items_and_answers(study: Study) -> tuple[list[ListeningFormItem], dict[int, list], int]:
     # Attention-check items test the listener, not the stimuli: never scored.
-    items = [item for item in FormItem.objects.filter(study=study).order_by("pk") if not item.is_attention_check]
+    items = [
+        item for item in ListeningFormItem.objects.filter(study=study).order_by("pk") if not item.is_attention_check
+    ]
     answers, left_out = _answers_by_item(study)
     return items, answers, left_out
 
 
-def _inputs_by_kind(items: list[FormItem], answers: dict[int, list]) -> dict[str, list]:
+def _inputs_by_kind(items: list[ListeningFormItem], answers: dict[int, list]) -> dict[str, list]:
     inputs = {kind: [] for kind in Kind.values}
     for item in items:
         inputs[item.item_type].append(_scoring_input(item, answers.get(item.pk, [])))
     return inputs
 
 
-def form_answers_fingerprint(*, study: Study) -> str:
-    """Changes whenever what form_study_report reads changes: an answer added or removed, a
+def listening_form_answers_fingerprint(*, study: Study) -> str:
+    """Changes whenever what listening_form_report_data reads changes: an answer added or removed, a
     participant rejected or no longer rejected, a form item (its gold, options, metadata) or the
     study's name edited."""
     answers = Annotation.objects.filter(item__study_item__form_item__study=study).aggregate(
         count=Count("pk"), last_id=Max("pk"), last_at=Max("submitted_at")
     )
     rejected = Participant.objects.filter(study=study, decision=Participant.Decision.REJECTED).order_by("pk")
-    items = FormItem.objects.filter(study=study).order_by("pk")
+    items = ListeningFormItem.objects.filter(study=study).order_by("pk")
     items = items.values_list("pk", "external_id", "item_type", "options", "settings", "gold", "metadata")
     last_at = answers["last_at"].isoformat() if answers["last_at"] else "-"
     return (
@@ -107,7 +109,7 @@ def _answers_by_item(study: Study) -> tuple[dict[int, list], int]:
     return by_item, rejected.count()
 
 
-def _rating_scale(item: FormItem) -> tuple[float, float]:
+def _rating_scale(item: ListeningFormItem) -> tuple[float, float]:
     """The lowest and highest rating the item offered: its labelled values (1..n by default), or the slider's."""
     if not item.options:
         return 0.0, float(SLIDER_MAX)
@@ -115,7 +117,7 @@ def _rating_scale(item: FormItem) -> tuple[float, float]:
     return min(values), max(values)
 
 
-def _scoring_input(item: FormItem, answers: list):
+def _scoring_input(item: ListeningFormItem, answers: list):
     if item.item_type == Kind.SINGLE_CHOICE:
         gold = item.gold if isinstance(item.gold, int) else None
         return scoring.ChoiceItem(item.external_id, gold, tuple(r["choice"] for _, _, r in answers), item.metadata)

@@ -21,17 +21,20 @@ from collections import defaultdict
 
 from django.db.models import Count, Max
 
-from annotation.models import FormItem, Study, Word
+from annotation.models import ListeningFormItem, Study, Word
 from evaluation.models import CastRendition, CastSet, RenditionDetection, System, SystemOutput
 from evaluation.selectors.agreement_reports import annotations_fingerprint, study_data, study_thresholds
-from evaluation.selectors.listening_form_reports import form_answers_fingerprint, form_scoring_inputs
+from evaluation.selectors.listening_form_reports import (
+    listening_form_answers_fingerprint,
+    listening_form_scoring_inputs,
+)
 from evaluation.stats.label_sets import labelled_clips
 from evaluation.stats.selection import select_annotations
 from evaluation.stats.suites.cast import CastPair
 from evaluation.stats.suites.stance import JudgeInstance
 from evaluation.stats.suites.stresstest import SystemChoiceItem, SystemMarkedItem
 
-Kind = FormItem.Type
+Kind = ListeningFormItem.Type
 HUMANS_PREFIX = "listeners: "  # the source name of an emphasis study's binary labels
 
 
@@ -54,8 +57,8 @@ def _systems(ids) -> list[System]:
     return list(System.objects.filter(pk__in=list(ids)).order_by("name"))
 
 
-def _scored_items(study: Study, item_type: str) -> list[FormItem]:
-    items = FormItem.objects.filter(study=study, item_type=item_type).select_related("clip").order_by("pk")
+def _scored_items(study: Study, item_type: str) -> list[ListeningFormItem]:
+    items = ListeningFormItem.objects.filter(study=study, item_type=item_type).select_related("clip").order_by("pk")
     return [item for item in items if not item.is_attention_check]
 
 
@@ -73,7 +76,7 @@ def stresstest_inputs(*, study: Study) -> dict:
     None, "ssd": [...] or None})]}: a system that answered any SSR (SSD) item is scored on every
     one, an item it left out counting as a failure; one that answered none (a detector has no SSR
     answers) is not scored on that task at all."""
-    human = form_scoring_inputs(study=study)
+    human = listening_form_scoring_inputs(study=study)
     choice_items = _scored_items(study, Kind.SINGLE_CHOICE)
     marked_items = [item for item in _scored_items(study, Kind.STRESSED_WORDS) if item.gold]
     words = _clip_words(item.clip_id for item in marked_items)
@@ -100,7 +103,7 @@ def stresstest_inputs(*, study: Study) -> dict:
 
 def stance_inputs(*, study: Study) -> dict:
     """{"humans": [StanceItem], "judges": [(System, [JudgeInstance])], "weak_labels": {item: "P"/"N"}}."""
-    human = form_scoring_inputs(study=study)[Kind.STANCE]
+    human = listening_form_scoring_inputs(study=study)[Kind.STANCE]
     items = _scored_items(study, Kind.STANCE)
     outputs = _outputs(study, "stance")
     judges = []
@@ -115,13 +118,13 @@ def stance_inputs(*, study: Study) -> dict:
     return {"humans": human, "judges": judges, "weak_labels": weak_labels}
 
 
-def _dimension(item: FormItem) -> str:
+def _dimension(item: ListeningFormItem) -> str:
     # The same name the listening-form report gives the item's dimension.
     settings = item.settings
     return settings.get("dimension") or f"{settings.get('positive', 'P')} / {settings.get('negative', 'N')}"
 
 
-def _weak_label(item: FormItem) -> str | None:
+def _weak_label(item: ListeningFormItem) -> str | None:
     label = item.metadata.get("weak_label")
     return label if label in ("P", "N") else None
 
@@ -215,7 +218,7 @@ def suite_fingerprint(*, suite: str, study: Study | None = None, cast_set: CastS
     summary = outputs.aggregate(count=Count("pk"), last_id=Max("pk"))
     systems = System.objects.filter(pk__in=outputs.values("system_id")).order_by("pk")
     return _digest([
-        form_answers_fingerprint(study=study), summary,
+        listening_form_answers_fingerprint(study=study), summary,
         list(systems.values_list("pk", "name", "version", "kind", "metadata")),
     ])  # fmt: skip
 

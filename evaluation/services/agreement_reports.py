@@ -11,7 +11,7 @@ import logging
 
 from annotation.jobs import job_enqueue, job_refresh, job_run
 from annotation.models import Study
-from evaluation.models import StudyReport
+from evaluation.models import AgreementReport
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.agreement_format import canonical, report_json
 from evaluation.selectors.agreement_reports import annotations_fingerprint, study_data, study_thresholds
@@ -48,41 +48,41 @@ def parameters_key(parameters: ReportParameters) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def study_report_compute(*, study: Study, parameters: ReportParameters, progress=None) -> str:
+def agreement_report_compute(*, study: Study, parameters: ReportParameters, progress=None) -> str:
     """The report's canonical JSON text, computed now in this process."""
     data = study_data(study=study, language=parameters.language)
     return report_json(report_compute(data, parameters, progress=progress))
 
 
-def study_report_current(*, study: Study, parameters: ReportParameters) -> StudyReport | None:
+def agreement_report_current(*, study: Study, parameters: ReportParameters) -> AgreementReport | None:
     """The report to show: up to date and succeeded, or queued/running; None when one must be computed."""
     fingerprint = annotations_fingerprint(study=study)
-    candidates = StudyReport.objects.filter(study=study, parameters_key=parameters_key(parameters))
-    for report in candidates.exclude(status=StudyReport.Status.FAILED).order_by("-created_at", "-pk")[:5]:
+    candidates = AgreementReport.objects.filter(study=study, parameters_key=parameters_key(parameters))
+    for report in candidates.exclude(status=AgreementReport.Status.FAILED).order_by("-created_at", "-pk")[:5]:
         report = job_refresh(report)
-        if report.status == StudyReport.Status.SUCCEEDED:
+        if report.status == AgreementReport.Status.SUCCEEDED:
             if report.fingerprint == fingerprint:
                 return report
-        elif report.status != StudyReport.Status.FAILED:
+        elif report.status != AgreementReport.Status.FAILED:
             return report
     return None
 
 
-def study_report_latest(*, study: Study, parameters: ReportParameters) -> StudyReport | None:
+def agreement_report_latest(*, study: Study, parameters: ReportParameters) -> AgreementReport | None:
     """The newest report with these parameters, whatever its state (for showing a failure)."""
     return (
-        StudyReport.objects.filter(study=study, parameters_key=parameters_key(parameters))
+        AgreementReport.objects.filter(study=study, parameters_key=parameters_key(parameters))
         .order_by("-created_at", "-pk")
         .first()
     )
 
 
-def study_report_request(*, study: Study, parameters: ReportParameters, user=None) -> StudyReport:
+def agreement_report_request(*, study: Study, parameters: ReportParameters, user=None) -> AgreementReport:
     """The current report, or a new one queued for a worker once this transaction commits."""
-    current = study_report_current(study=study, parameters=parameters)
+    current = agreement_report_current(study=study, parameters=parameters)
     if current is not None:
         return current
-    report = StudyReport.objects.create(
+    report = AgreementReport.objects.create(
         study=study,
         language=parameters.language or "",
         parameters=canonical(parameters.as_dict()),
@@ -94,14 +94,14 @@ def study_report_request(*, study: Study, parameters: ReportParameters, user=Non
     return report
 
 
-def study_report_run(*, report_id: int) -> None:
-    job_run(model=StudyReport, job_id=report_id, work=_compute)
+def agreement_report_run(*, report_id: int) -> None:
+    job_run(model=AgreementReport, job_id=report_id, work=_compute)
 
 
-def _compute(report: StudyReport, progress) -> dict:
+def _compute(report: AgreementReport, progress) -> dict:
     progress("reading annotations", 0, 0)
     # Taken before reading: if annotations arrive meanwhile, the report looks stale, never fresh.
     fingerprint = annotations_fingerprint(study=report.study)
     parameters = parameters_from_dict(report.parameters)
-    text = study_report_compute(study=report.study, parameters=parameters, progress=progress)
+    text = agreement_report_compute(study=report.study, parameters=parameters, progress=progress)
     return {"result_json": text, "fingerprint": fingerprint}

@@ -20,7 +20,7 @@ def label_set_card(*, label_set: LabelSet, export_format: str, written: Written)
     summary, parameters = label_set.summary, label_set.parameters
     studies = label_set.studies.order_by("slug")
     facts = {
-        "label set": f"{label_set.name}, version {label_set.version} ({label_set.state})",
+        "label set": f"{label_set.name}, version {label_set.version} ({label_set.lifecycle})",
         "format": DatasetExport.Format(export_format).label,
         "studies": "; ".join(f"{study.slug} ({study.name})" for study in studies),
         "clips": summary.get("clips"),

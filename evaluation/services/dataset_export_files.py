@@ -53,7 +53,7 @@ class Written:
     facts: dict = field(default_factory=dict)
 
 
-def write_label_set_files(*, export_format: str, label_set: LabelSet, folder: Path, progress) -> Written:
+def label_set_files_write(*, export_format: str, label_set: LabelSet, folder: Path, progress) -> Written:
     writers = {Format.JSONL: _jsonl, Format.CSV: _csv, Format.AUDIOFOLDER: _audiofolder, Format.TEXTGRID: _textgrids}
     return writers[export_format](label_set, folder, progress)
 
@@ -160,8 +160,8 @@ def _textgrids(label_set: LabelSet, folder: Path, progress) -> Written:
     )
 
 
-def write_raw_files(*, study: Study, include_prolific_ids: bool, folder: Path, progress) -> Written:
-    columns = FORM_RAW_COLUMNS if study.kind == Study.Kind.FORM else RAW_COLUMNS
+def raw_files_write(*, study: Study, include_prolific_ids: bool, folder: Path, progress) -> Written:
+    columns = FORM_RAW_COLUMNS if study.kind == Study.Kind.LISTENING_FORM else RAW_COLUMNS
     total, rows = raw_annotation_count(study=study), 0
     with _text(folder / "annotations.csv") as handle:
         writer = _csv_writer(handle, columns)
@@ -172,7 +172,7 @@ def write_raw_files(*, study: Study, include_prolific_ids: bool, folder: Path, p
             if done % PROGRESS_EVERY == 0:
                 progress("writing annotations", done, total)
         progress("writing annotations", done, total)
-    files = RAW_FORM_FILES if study.kind == Study.Kind.FORM else RAW_EMPHASIS_FILES
+    files = RAW_FORM_FILES if study.kind == Study.Kind.LISTENING_FORM else RAW_EMPHASIS_FILES
     return Written(files, facts={"annotations": done, "rows in annotations.csv": rows})
 
 

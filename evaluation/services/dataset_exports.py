@@ -26,7 +26,7 @@ from annotation.signed_links import Grant, granted_file, signed_file_url
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.reports.zip_archive import zip_folder
 from evaluation.services.dataset_export_cards import label_set_card, raw_card
-from evaluation.services.dataset_export_files import write_label_set_files, write_raw_files
+from evaluation.services.dataset_export_files import label_set_files_write, raw_files_write
 
 Format = DatasetExport.Format
 LABEL_SET_FORMATS = (Format.JSONL, Format.CSV, Format.AUDIOFOLDER, Format.TEXTGRID)
@@ -70,7 +70,7 @@ def _check_request(format: str, label_set, study, include_prolific_ids: bool) ->
     if label_set is None or study is not None:
         raise ExportRefused(f"a {format} export is of a label set: give a label set and no study")
     if not label_set.is_final:
-        raise ExportRefused(f"{label_set} is a {label_set.state}: only a final (or archived) label set is exported")
+        raise ExportRefused(f"{label_set} is a {label_set.lifecycle}: only a final (or archived) label set is exported")
     if include_prolific_ids:
         raise ExportRefused("Prolific ids are only in raw exports; label sets hold opaque annotator ids")
 
@@ -106,12 +106,12 @@ def _label_set(export: DatasetExport, folder: Path, progress) -> str:
     label_set = export.label_set
     if not label_set.is_final:  # asked for while final; nothing un-finalizes a set, but the rows must be frozen
         raise JobFailed(f"{label_set} is not final; only final label sets are exported")
-    written = write_label_set_files(export_format=export.format, label_set=label_set, folder=folder, progress=progress)
+    written = label_set_files_write(export_format=export.format, label_set=label_set, folder=folder, progress=progress)
     return label_set_card(label_set=label_set, export_format=export.format, written=written)
 
 
 def _raw(export: DatasetExport, folder: Path, progress) -> str:
-    written = write_raw_files(
+    written = raw_files_write(
         study=export.study, include_prolific_ids=export.include_prolific_ids, folder=folder, progress=progress
     )
     return raw_card(study=export.study, include_prolific_ids=export.include_prolific_ids, written=written)

@@ -129,7 +129,7 @@ def label_set_build(*, label_set_id: int) -> None:
 
 
 def _build(label_set: LabelSet, progress) -> dict:
-    if label_set.state != LabelSet.State.DRAFT or label_set.clips.exists():
+    if label_set.lifecycle != LabelSet.Lifecycle.DRAFT or label_set.clips.exists():
         raise JobFailed("only a new draft is built; its rows are never rebuilt")
     parameters = LabelSetParameters.from_dict(label_set.parameters)
     studies = list(label_set.studies.order_by("slug"))
@@ -263,12 +263,12 @@ def label_set_finalize(*, label_set: LabelSet, user=None) -> LabelSet:
     if label_set.status != LabelSet.Status.SUCCEEDED:
         raise LabelSetRefused(f"{label_set} is not built yet ({label_set.status}); it can be finalized once built")
     checksum = label_set_checksum(label_set_id=label_set.pk)
-    frozen = LabelSet.objects.filter(pk=label_set.pk, state=LabelSet.State.DRAFT).update(
-        state=LabelSet.State.FINAL, checksum=checksum, code_version=code_version(), finalized_at=timezone.now(),
+    frozen = LabelSet.objects.filter(pk=label_set.pk, lifecycle=LabelSet.Lifecycle.DRAFT).update(
+        lifecycle=LabelSet.Lifecycle.FINAL, checksum=checksum, code_version=code_version(), finalized_at=timezone.now(),
         finalized_by=user if user is not None and user.is_authenticated else None,
     )  # fmt: skip
     if not frozen:
-        raise LabelSetRefused(f"{label_set} is already {LabelSet.objects.get(pk=label_set.pk).state}")
+        raise LabelSetRefused(f"{label_set} is already {LabelSet.objects.get(pk=label_set.pk).lifecycle}")
     label_set.refresh_from_db()
     return label_set
 
@@ -281,8 +281,10 @@ def label_set_checksum(*, label_set_id: int) -> str:
 
 
 def label_set_archive(*, label_set: LabelSet) -> LabelSet:
-    if not LabelSet.objects.filter(pk=label_set.pk, state=LabelSet.State.FINAL).update(state=LabelSet.State.ARCHIVED):
-        raise LabelSetRefused(f"only a final label set can be archived; {label_set} is {label_set.state}")
+    if not LabelSet.objects.filter(pk=label_set.pk, lifecycle=LabelSet.Lifecycle.FINAL).update(
+        lifecycle=LabelSet.Lifecycle.ARCHIVED
+    ):
+        raise LabelSetRefused(f"only a final label set can be archived; {label_set} is {label_set.lifecycle}")
     label_set.refresh_from_db()
     return label_set
 

@@ -1,6 +1,6 @@
 """Listening-form reports: the current one of a study, or one queued and run in the background.
 
-A report is kept until the study's answers change (form_answers_fingerprint); it is asked for
+A report is kept until the study's answers change (listening_form_answers_fingerprint); it is asked for
 the one way every computed report is (evaluation.services.cached_reports).
 """
 
@@ -8,14 +8,14 @@ from annotation.jobs import job_run
 from annotation.models import Study
 from evaluation.models import ListeningFormReport
 from evaluation.reports.agreement_format import report_json
-from evaluation.selectors.listening_form_reports import form_answers_fingerprint, form_study_report
+from evaluation.selectors.listening_form_reports import listening_form_answers_fingerprint, listening_form_report_data
 from evaluation.services.cached_reports import cached_report_request, requesting_user
 
 
-def form_report_request(*, study: Study, user=None, retry_failed: bool = False) -> ListeningFormReport:
+def listening_form_report_request(*, study: Study, user=None, retry_failed: bool = False) -> ListeningFormReport:
     """The up-to-date, queued or running report; else the failed one for these answers (unless
     `retry_failed`); else a new one, queued for a worker once this transaction commits."""
-    fingerprint = form_answers_fingerprint(study=study)
+    fingerprint = listening_form_answers_fingerprint(study=study)
     return cached_report_request(
         reports=ListeningFormReport.objects.filter(study=study),
         fingerprint=fingerprint,
@@ -26,14 +26,14 @@ def form_report_request(*, study: Study, user=None, retry_failed: bool = False) 
     )
 
 
-def form_report_run(*, report_id: int) -> None:
+def listening_form_report_run(*, report_id: int) -> None:
     job_run(model=ListeningFormReport, job_id=report_id, work=_compute)
 
 
 def _compute(report: ListeningFormReport, progress) -> dict:
     progress("reading answers", 0, 2)
     # Taken before reading: if answers arrive meanwhile, the report looks stale, never fresh.
-    fingerprint = form_answers_fingerprint(study=report.study)
-    scores = form_study_report(study=report.study)
+    fingerprint = listening_form_answers_fingerprint(study=report.study)
+    scores = listening_form_report_data(study=report.study)
     progress("writing the report", 1, 2)
     return {"result_json": report_json(scores), "fingerprint": fingerprint}

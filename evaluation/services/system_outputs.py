@@ -31,7 +31,7 @@ from annotation.ingest.errors import ImportRefused, RowProblem
 from annotation.ingest.listening_form_rows import ItemProblem
 from annotation.ingest.pipeline import corpus_import, limits_from_settings
 from annotation.ingest.source import open_source, resolve_audio_path
-from annotation.models import Clip, Corpus, FormItem, Study
+from annotation.models import Clip, Corpus, ListeningFormItem, Study
 from evaluation.ingest.system_outputs import (
     CastItemDraft,
     OutputDraft,
@@ -47,8 +47,8 @@ RENDITIONS_NAME = "renditions.jsonl"
 SUITES = ("stresstest", "stance", "cast")
 DEFAULT_KINDS = {"stresstest": System.Kind.MODEL, "stance": System.Kind.JUDGE, "cast": System.Kind.TTS}
 ITEM_TYPES = {
-    "stresstest": (FormItem.Type.SINGLE_CHOICE, FormItem.Type.STRESSED_WORDS),
-    "stance": (FormItem.Type.STANCE,),
+    "stresstest": (ListeningFormItem.Type.SINGLE_CHOICE, ListeningFormItem.Type.STRESSED_WORDS),
+    "stance": (ListeningFormItem.Type.STANCE,),
 }
 RENDITIONS_CORPUS_SUFFIX = " renditions"
 
@@ -154,21 +154,23 @@ def _check_scope(suite: str, study: Study | None, cast_set: CastSet | None) -> N
         return
     if cast_set is not None:
         raise OutputsRefused(f"{suite} outputs answer items of a listening-form study, not of a CAST set")
-    if study is not None and study.kind != Study.Kind.FORM:
+    if study is not None and study.kind != Study.Kind.LISTENING_FORM:
         raise OutputsRefused(f"study {study.slug!r} is not a listening-form study; outputs answer form items")
 
 
-def _form_items(drafts: list[OutputDraft], study: Study | None) -> dict[str, list[FormItem]]:
+def _form_items(drafts: list[OutputDraft], study: Study | None) -> dict[str, list[ListeningFormItem]]:
     """The form items of the drafts' ids (in `study`, else in any form study), with their word counts."""
-    items = FormItem.objects.filter(external_id__in={draft.item for draft in drafts})
-    items = items.filter(study=study) if study else items.filter(study__kind=Study.Kind.FORM)
+    items = ListeningFormItem.objects.filter(external_id__in={draft.item for draft in drafts})
+    items = items.filter(study=study) if study else items.filter(study__kind=Study.Kind.LISTENING_FORM)
     found = defaultdict(list)
     for item in items.select_related("study").annotate(word_count=Count("clip__words")).order_by("study__slug"):
         found[item.external_id].append(item)
     return dict(found)
 
 
-def _item_problems(suite, drafts: list[OutputDraft], items: dict[str, list[FormItem]], study) -> list[ItemProblem]:
+def _item_problems(
+    suite, drafts: list[OutputDraft], items: dict[str, list[ListeningFormItem]], study
+) -> list[ItemProblem]:
     problems = []
     for draft in drafts:
         matches = items.get(draft.item, [])
@@ -178,7 +180,7 @@ def _item_problems(suite, drafts: list[OutputDraft], items: dict[str, list[FormI
     return problems
 
 
-def _unusable(suite: str, draft: OutputDraft, matches: list[FormItem], study) -> tuple[str, str] | None:
+def _unusable(suite: str, draft: OutputDraft, matches: list[ListeningFormItem], study) -> tuple[str, str] | None:
     """(field, reason) when the row cannot answer the item it names, else None."""
     if not matches:
         where = f"study {study.slug!r} has no item" if study else "no listening-form item has"
@@ -194,8 +196,8 @@ def _unusable(suite: str, draft: OutputDraft, matches: list[FormItem], study) ->
     return None
 
 
-def _stressed_problem(draft: OutputDraft, item: FormItem) -> tuple[str, str] | None:
-    if item.item_type != FormItem.Type.STRESSED_WORDS:
+def _stressed_problem(draft: OutputDraft, item: ListeningFormItem) -> tuple[str, str] | None:
+    if item.item_type != ListeningFormItem.Type.STRESSED_WORDS:
         return "stressed", f'item {draft.item!r} is {item.item_type}, not stressed_words (SSD); give "answer"'
     words = len(item.gold) if isinstance(item.gold, list) else item.word_count
     outside = [index for index in draft.raw if index >= words]

@@ -1,6 +1,6 @@
 """The agreement report pages, served inside the admin (evaluation.admin wires the URLs).
 
-Viewing needs evaluation.view_studyreport; starting a computation needs evaluation.add_studyreport.
+Viewing needs evaluation.view_agreementreport; starting a computation needs evaluation.add_agreementreport.
 """
 
 import json
@@ -17,12 +17,16 @@ from django.views.decorators.http import require_http_methods, require_safe
 from annotation.access import get_study_for_staff, require_perm
 from annotation.jobs import job_refresh
 from annotation.models import Study
-from evaluation.access import get_report_for_staff
+from evaluation.access import get_agreement_report_for_staff
 from evaluation.forms import FIELDS, ReportForm, parameters_query
-from evaluation.models import StudyReport
+from evaluation.models import AgreementReport
 from evaluation.reports.agreement_format import agreement_groups, report_csv
 from evaluation.reports.svg import histogram_chart, interval_chart, scatter_chart
-from evaluation.services.agreement_reports import study_report_current, study_report_latest, study_report_request
+from evaluation.services.agreement_reports import (
+    agreement_report_current,
+    agreement_report_latest,
+    agreement_report_request,
+)
 
 SERIES = ["Fleiss' kappa (95 % CI, clips as clusters)", "Gwet's AC1 (95 % CI, clips as clusters)",
           "Krippendorff's alpha, ordinal (bootstrap 95 % CI)", "mean pairwise Cohen's kappa"]  # fmt: skip
@@ -31,14 +35,14 @@ KAPPA_WEIGHTINGS = ("unweighted", "linear", "quadratic")
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-def report_page(request, study_id: int, *, admin_site):
-    study = get_study_for_staff(request, study_id, perm="evaluation.view_studyreport", kind=Study.Kind.EMPHASIS)
-    page = reverse("admin:evaluation_studyreport_study", args=[study.pk])
+def agreement_report_page(request, study_id: int, *, admin_site):
+    study = get_study_for_staff(request, study_id, perm="evaluation.view_agreementreport", kind=Study.Kind.EMPHASIS)
+    page = reverse("admin:evaluation_agreementreport_study", args=[study.pk])
     if request.method == "POST":
-        require_perm(request, "evaluation.add_studyreport")
+        require_perm(request, "evaluation.add_agreementreport")
         form = ReportForm(request.POST, study=study)
         if form.is_valid():
-            study_report_request(study=study, parameters=form.parameters(), user=request.user)
+            agreement_report_request(study=study, parameters=form.parameters(), user=request.user)
             return redirect(f"{page}?{parameters_query(form.parameters())}")
     else:
         bound = any(key in request.GET for key in FIELDS)
@@ -49,25 +53,25 @@ def report_page(request, study_id: int, *, admin_site):
         "study": study,
         "form": form,
         "page_url": page,
-        "can_compute": request.user.has_perm("evaluation.add_studyreport"),
+        "can_compute": request.user.has_perm("evaluation.add_agreementreport"),
     }
     if form.is_bound and not form.is_valid():
-        return TemplateResponse(request, "evaluation/report.html", context)
+        return TemplateResponse(request, "evaluation/agreement_report.html", context)
     parameters = form.parameters()
-    report = study_report_current(study=study, parameters=parameters)
+    report = agreement_report_current(study=study, parameters=parameters)
     query = parameters_query(parameters)
     context |= {"report": report, "parameters": parameters, "hidden_fields": parse_qsl(query, keep_blank_values=True)}
     if report is None:
-        context["last"] = study_report_latest(study=study, parameters=parameters)
-    elif report.status == StudyReport.Status.SUCCEEDED:
+        context["last"] = agreement_report_latest(study=study, parameters=parameters)
+    elif report.status == AgreementReport.Status.SUCCEEDED:
         context |= _result_context(json.loads(report.result_json), page, parameters)
-    return TemplateResponse(request, "evaluation/report.html", context)
+    return TemplateResponse(request, "evaluation/agreement_report.html", context)
 
 
 @require_safe
-def report_progress(request, pk: int):
-    report = job_refresh(get_report_for_staff(request, pk, perm="evaluation.view_studyreport"))
-    response = TemplateResponse(request, "evaluation/report.html#progress", {"report": report})
+def agreement_report_progress(request, pk: int):
+    report = job_refresh(get_agreement_report_for_staff(request, pk, perm="evaluation.view_agreementreport"))
+    response = TemplateResponse(request, "evaluation/agreement_report.html#progress", {"report": report})
     if report.finished and request.htmx:
         response.status_code = 286  # htmx stops polling; the page reloads to show the result
         response["HX-Refresh"] = "true"
@@ -75,8 +79,10 @@ def report_progress(request, pk: int):
 
 
 @require_safe
-def report_download(request, pk: int, kind: str):
-    report = get_report_for_staff(request, pk, perm="evaluation.view_studyreport", status=StudyReport.Status.SUCCEEDED)
+def agreement_report_download(request, pk: int, kind: str):
+    report = get_agreement_report_for_staff(
+        request, pk, perm="evaluation.view_agreementreport", status=AgreementReport.Status.SUCCEEDED
+    )
     name = f"agreement-{report.study.slug}-{report.language or 'all'}-{report.pk}.{kind}"
     if kind == "json":
         response = HttpResponse(report.result_json, content_type="application/json")

@@ -20,11 +20,11 @@ from django.views.decorators.http import require_http_methods, require_safe
 from annotation.access import get_study_for_staff
 from annotation.jobs import job_refresh
 from annotation.models import Study
-from evaluation.access import get_form_report_for_staff
+from evaluation.access import get_listening_form_report_for_staff
 from evaluation.models import ListeningFormReport
 from evaluation.reports.listening_form_charts import accuracy_chart
 from evaluation.reports.listening_form_format import report_csv, report_rows
-from evaluation.services.listening_form_reports import form_report_request
+from evaluation.services.listening_form_reports import listening_form_report_request
 from evaluation.stats.listening_forms import DISAGREEMENT_DEFINITION, LACKING_ONE_ORDER_DEFINITION, TIE_POLICY
 from evaluation.views.report_jobs import scores_not_ready
 
@@ -37,12 +37,12 @@ SECTIONS = {
 
 @staff_member_required
 @require_http_methods(["GET", "HEAD", "POST"])
-def form_report(request, study_id: int):
+def listening_form_report(request, study_id: int):
     """GET: the scores, or the progress of their computation. POST: compute again after a failure."""
-    study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.FORM)
-    job = form_report_request(study=study, user=request.user, retry_failed=request.method == "POST")
+    study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.LISTENING_FORM)
+    job = listening_form_report_request(study=study, user=request.user, retry_failed=request.method == "POST")
     if request.method == "POST":
-        return redirect("evaluation:form_report", study_id=study.pk)
+        return redirect("evaluation:listening_form_report", study_id=study.pk)
     context = {**admin.site.each_context(request), "title": f"Form scores: {study.name}", "study": study,
                "job": job, "opts": Study._meta}  # fmt: skip
     if job.status == ListeningFormReport.Status.SUCCEEDED:
@@ -52,8 +52,8 @@ def form_report(request, study_id: int):
 
 @staff_member_required
 @require_safe
-def form_report_progress(request, pk: int):
-    job = job_refresh(get_form_report_for_staff(request, pk, perm=PERM))
+def listening_form_report_progress(request, pk: int):
+    job = job_refresh(get_listening_form_report_for_staff(request, pk, perm=PERM))
     response = TemplateResponse(request, "evaluation/listening_form_report.html#progress", {"job": job})
     if job.finished and request.htmx:
         response.status_code = 286  # htmx stops polling; the page reloads to show the scores or the failure
@@ -63,9 +63,9 @@ def form_report_progress(request, pk: int):
 
 @staff_member_required
 @require_safe
-def form_report_download(request, study_id: int, kind: str):
-    study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.FORM)
-    job = form_report_request(study=study, user=request.user)
+def listening_form_report_download(request, study_id: int, kind: str):
+    study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.LISTENING_FORM)
+    job = listening_form_report_request(study=study, user=request.user)
     if job.status != ListeningFormReport.Status.SUCCEEDED:
         return _not_ready(request, job)
     if kind == "json":
@@ -77,7 +77,7 @@ def form_report_download(request, study_id: int, kind: str):
 
 
 def _not_ready(request, job: ListeningFormReport) -> HttpResponse:
-    page = request.build_absolute_uri(reverse("evaluation:form_report", args=[job.study_id]))
+    page = request.build_absolute_uri(reverse("evaluation:listening_form_report", args=[job.study_id]))
     return scores_not_ready(job, page=page, what="The form scores")
 
 

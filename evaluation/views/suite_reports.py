@@ -37,7 +37,7 @@ def _subject(request, suite: str, pk: int) -> dict:
         raise Http404(f"no suite {suite!r}")
     if suite == Suite.CAST:
         return {"cast_set": get_cast_set_for_staff(request, pk, perm=CAST_PERM)}
-    return {"study": get_study_for_staff(request, pk, perm=STUDY_PERM, kind=Study.Kind.FORM)}
+    return {"study": get_study_for_staff(request, pk, perm=STUDY_PERM, kind=Study.Kind.LISTENING_FORM)}
 
 
 @staff_member_required

@@ -21,7 +21,7 @@ TARGET_PERMS = {"study": "annotation.view_study", "cast_set": "evaluation.view_c
 
 
 def source_runs():
-    """Runs with a trained detector whose binary predictions mean something (see check_source_run)."""
+    """Runs with a trained detector whose binary predictions mean something (see source_run_check)."""
     succeeded = BenchmarkRun.objects.filter(status=BenchmarkRun.Status.SUCCEEDED).exclude(checkpoint="")
     return succeeded.exclude(label_mode=BenchmarkRun.LabelMode.SCALAR).select_related("label_set")
 
@@ -31,7 +31,7 @@ class DetectionRunForm(forms.Form):
         queryset=source_runs(), help_text="A succeeded benchmark run, trained in binary or both modes."
     )
     study = forms.ModelChoiceField(
-        queryset=Study.objects.filter(kind=Study.Kind.FORM), required=False,
+        queryset=Study.objects.filter(kind=Study.Kind.LISTENING_FORM), required=False,
         label="Listening form (StressTest SSD)", help_text="Its stressed_words items' clips.",
     )  # fmt: skip
     cast_set = forms.ModelChoiceField(

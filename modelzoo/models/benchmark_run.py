@@ -32,7 +32,7 @@ class BenchmarkRun(BackgroundJob):
     its multi-gigabyte checkpoint.
     """
 
-    TASK_NAME = "modelzoo.tasks.benchmark_run_task"
+    TASK_NAME = "modelzoo.benchmark_run_train"
     STALE_AFTER = timedelta(minutes=10)
     CANCELLED = "cancelled"
 

@@ -30,7 +30,7 @@ class DetectionRun(BackgroundJob):
     runs, covers loading a large backbone.
     """
 
-    TASK_NAME = "modelzoo.tasks.detection_run_task"
+    TASK_NAME = "modelzoo.detection_run_predict"
     STALE_AFTER = timedelta(minutes=10)
 
     source_run = models.ForeignKey(

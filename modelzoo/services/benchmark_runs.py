@@ -66,7 +66,9 @@ def _create_run(setting: dict, common: dict) -> BenchmarkRun:
 def _check_sets(label_set: LabelSet, test_label_set: LabelSet | None, kind: str) -> None:
     for chosen in (label_set, test_label_set):
         if chosen is not None and not chosen.is_final:
-            raise BenchmarkRefused(f"{chosen} is a {chosen.state}: benchmarks run on final (or archived) label sets")
+            raise BenchmarkRefused(
+                f"{chosen} is a {chosen.lifecycle}: benchmarks run on final (or archived) label sets"
+            )
     if (kind == "cross-dataset") != (test_label_set is not None):
         raise BenchmarkRefused("a second label set to test on goes with the cross-dataset setting, and only with it")
     if test_label_set is not None and test_label_set.pk == label_set.pk:

@@ -24,7 +24,7 @@ from django.utils import timezone
 from annotation.jobs import JobFailed, JobLost, job_run
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.reports.zip_archive import zip_folder
-from evaluation.services.dataset_export_files import write_label_set_files
+from evaluation.services.dataset_export_files import label_set_files_write
 from modelzoo.models import BenchmarkRun
 from modelzoo.results import predictions_csv
 from modelzoo.services.benchmark_runs import benchmark_run_log
@@ -65,10 +65,12 @@ def _train_and_store(run: BenchmarkRun, progress, should_stop) -> dict:
         raise JobFailed(BenchmarkRun.CANCELLED)  # cancelled while it waited to be run again
     with tempfile.TemporaryDirectory(prefix=f"benchmark-{run.pk}-") as scratch:
         scratch = Path(scratch)
-        folder = write_set_folder(run.label_set, scratch / "set", progress)
+        folder = label_set_folder_write(run.label_set, scratch / "set", progress)
         test_folder = None
         if run.test_label_set is not None:
-            test_folder = write_set_folder(run.test_label_set, scratch / "test-set", Prefixed(progress, "test set: "))
+            test_folder = label_set_folder_write(
+                run.test_label_set, scratch / "test-set", Prefixed(progress, "test set: ")
+            )
         try:
             result = run_benchmark(
                 folder=folder, detector=run.detector, setting=run.setting,
@@ -83,12 +85,12 @@ def _train_and_store(run: BenchmarkRun, progress, should_stop) -> dict:
         except (WordTimesMissing, AlignmentFailed, ValueError) as error:  # the setting or the set does not fit
             raise JobFailed(str(error)) from None
         progress("storing the results", 0, 1)  # JobLost here if this worker no longer holds the run
-        stored = store_outputs(run, result, scratch / "model", scratch, progress)
+        stored = benchmark_outputs_store(run, result, scratch / "model", scratch, progress)
     details = {key: result[key] for key in DETAIL_KEYS}
     return {"metrics": result["metrics"], "details": details, **stored}
 
 
-def write_set_folder(label_set: LabelSet, folder: Path, progress) -> Path:
+def label_set_folder_write(label_set: LabelSet, folder: Path, progress) -> Path:
     """The set as run_benchmark reads it, written by the exporters' own writers: the audiofolder
     export (16 kHz WAVs and per-split metadata.jsonl) with the JSONL export's clips.jsonl beside it
     (its rows carry every word's times). JobFailed if the rows no longer match the set's checksum."""
@@ -96,11 +98,11 @@ def write_set_folder(label_set: LabelSet, folder: Path, progress) -> Path:
         raise JobFailed(f"{label_set} is not final; benchmarks run on final label sets")
     folder.mkdir(parents=True)
     for export_format in (DatasetExport.Format.AUDIOFOLDER, DatasetExport.Format.JSONL):
-        write_label_set_files(export_format=export_format, label_set=label_set, folder=folder, progress=progress)
+        label_set_files_write(export_format=export_format, label_set=label_set, folder=folder, progress=progress)
     return folder
 
 
-def store_outputs(run: BenchmarkRun, result: dict, model_dir: Path, scratch: Path, progress) -> dict:
+def benchmark_outputs_store(run: BenchmarkRun, result: dict, model_dir: Path, scratch: Path, progress) -> dict:
     """The per-word predictions as CSV and the trained detector's folder as a zip, in the storage
     backend under a random folder (their links are signed; their paths are not guessable)."""
     folder, name = f"benchmarks/{secrets.token_hex(16)}", f"run-{run.pk}-{run.detector}"

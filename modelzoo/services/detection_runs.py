@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.jobs import JobFailed, JobLost, job_enqueue, job_run
-from annotation.models import Clip, FormItem, Study, Word
+from annotation.models import Clip, ListeningFormItem, Study, Word
 from evaluation.models import CastRendition, CastSet, RenditionDetection, System, SystemOutput
 from modelzoo.models import BenchmarkRun, DetectionRun
 
@@ -42,11 +42,11 @@ def detection_run_create(
     set), sent to the `gpu` queue once this transaction commits. Refused: a source run that has not
     succeeded or has no checkpoint, or was trained for the scalar label only; no target or two; a
     target with no clips to run over."""
-    check_source_run(source_run)
+    source_run_check(source_run)
     if (study is None) == (cast_set is None):
         raise DetectionRefused("choose one target: a listening-form study or a CAST set")
     if study is not None:
-        if study.kind != Study.Kind.FORM:
+        if study.kind != Study.Kind.LISTENING_FORM:
             raise DetectionRefused(f"{study} is not a listening form: detectors run over a form's stressed_words items")
         if not _form_items(study):
             raise DetectionRefused(f"{study} has no stressed_words items to run a detector over")
@@ -61,7 +61,7 @@ def detection_run_create(
     return run
 
 
-def check_source_run(source_run: BenchmarkRun) -> None:
+def source_run_check(source_run: BenchmarkRun) -> None:
     if source_run.status != BenchmarkRun.Status.SUCCEEDED or not source_run.checkpoint:
         state = "cancelled" if source_run.cancelled else source_run.status
         raise DetectionRefused(f"benchmark run {source_run.pk} is {state}: only a succeeded run has a trained detector")
@@ -86,9 +86,11 @@ def system_metadata(source_run: BenchmarkRun) -> dict:
     }  # fmt: skip
 
 
-def _form_items(study: Study) -> list[FormItem]:
+def _form_items(study: Study) -> list[ListeningFormItem]:
     """The study's stressed_words items, attention checks left out (answered by everyone, never scored)."""
-    items = FormItem.objects.filter(study=study, item_type=FormItem.Type.STRESSED_WORDS).order_by("pk")
+    items = ListeningFormItem.objects.filter(study=study, item_type=ListeningFormItem.Type.STRESSED_WORDS).order_by(
+        "pk"
+    )
     return [item for item in items if not item.is_attention_check]
 
 
@@ -107,7 +109,7 @@ def detection_run_predict(*, run_id: int) -> None:
 class Target:
     """One item or rendition to give a prediction: its row and the clip it is about."""
 
-    row: FormItem | CastRendition
+    row: ListeningFormItem | CastRendition
     clip_id: int
 
 
@@ -117,7 +119,7 @@ def _predict(run: DetectionRun, progress) -> dict:
 
     source = run.source_run
     try:
-        check_source_run(source)
+        source_run_check(source)
     except DetectionRefused as refusal:
         raise JobFailed(str(refusal)) from None
     targets = _targets(run)
@@ -139,7 +141,7 @@ def _predict(run: DetectionRun, progress) -> dict:
             raise JobFailed(f"the detector's predictions for clip {clip.clip_id} do not match its words")
         stressed[int(clip.clip_id)] = [index for index, value in enumerate(prediction.binary) if value]
     progress("storing the predictions", 0, 1)  # JobLost here if this worker no longer holds the run
-    system = store_predictions(run, targets, stressed)
+    system = detection_predictions_store(run, targets, stressed)
     return {
         "system": system, "outputs_count": len(targets), "clips_count": len(clips),
         "words_count": sum(len(clips[t.clip_id].words) for t in targets),
@@ -206,7 +208,7 @@ def load_checkpoint(source_run: BenchmarkRun, folder: Path, progress):
     return detector
 
 
-def store_predictions(run: DetectionRun, targets: list[Target], stressed: dict[int, list[int]]) -> System:
+def detection_predictions_store(run: DetectionRun, targets: list[Target], stressed: dict[int, list[int]]) -> System:
     """The predictions as the outputs of the source run's System, replacing what that system had
     for this target, in one transaction that first checks this attempt still holds the run (on
     PostgreSQL the check locks the run's row until the commit, so no sweep re-queues it meanwhile)."""

@@ -81,13 +81,15 @@ def marks(item: TaskItem, *marked: int, level: int = 1) -> list[int]:
 
 
 def live_form(*, specs, clips: int = 4, **settings):
-    """A live form study over fresh clips; `specs(clips)` returns FormItemSpec objects."""
-    from annotation.services.listening_forms import form_study_create
+    """A live form study over fresh clips; `specs(clips)` returns ListeningFormItemSpec objects."""
+    from annotation.services.listening_forms import listening_form_study_create
 
     corpus = Corpus.objects.create(name=f"form-corpus-{Corpus.objects.count()}")
     made = [ClipFactory(corpus=corpus, transcript="I did not say she stole it", duration=2.0) for _ in range(clips)]
     defaults = {"status": Study.Status.LIVE, "clips_per_task": len(specs(made))}
-    return form_study_create(name=f"form-{corpus.pk}", corpus=corpus, items=specs(made), **{**defaults, **settings})
+    return listening_form_study_create(
+        name=f"form-{corpus.pk}", corpus=corpus, items=specs(made), **{**defaults, **settings}
+    )
 
 
 def page_text_for_leaks(text: str) -> str:

@@ -44,7 +44,7 @@ def upload_and_follow(admin_client, corpus_folder, capture_on_commit):
 
 
 @pytest.mark.parametrize(
-    "model", ["corpus", "speaker", "clip", "word", "importjob", "study", "formitem", "participant"]
+    "model", ["corpus", "speaker", "clip", "word", "importjob", "study", "listeningformitem", "participant"]
 )
 def test_changelists_render(admin_client, model):
     ClipWarningFactory(clip=ClipFactory(speaker=SpeakerFactory()))

@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
-from annotation.models import Annotation, FormItem, Participant
-from annotation.services.listening_forms import FormItemSpec
+from annotation.models import Annotation, ListeningFormItem, Participant
+from annotation.services.listening_forms import ListeningFormItemSpec
 from tests.annotation.factories import (
     AnnotationFactory,
     AttentionCheckFactory,
@@ -170,12 +170,18 @@ def test_a_page_of_50_annotations_takes_a_bounded_number_of_queries(client, logi
 def form_specs(clips):
     stance = {"positive": "warm", "negative": "cold"}
     return [
-        FormItemSpec("meaning", FormItem.Type.SINGLE_CHOICE, clips[0], options=["a joke", "a threat"]),
-        FormItemSpec("pair", FormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}),
-        FormItemSpec("mos", FormItem.Type.RATING, clips[1], options=["bad", "fine", "great"]),
-        FormItemSpec("slider", FormItem.Type.RATING, clips[2]),
-        FormItemSpec("tone", FormItem.Type.STANCE, clips[3], settings=stance),
-        FormItemSpec("ssd", FormItem.Type.STRESSED_WORDS, clips[0], settings={"attention_check": True}, gold=[0] * 7),
+        ListeningFormItemSpec(
+            "meaning", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["a joke", "a threat"]
+        ),
+        ListeningFormItemSpec(
+            "pair", ListeningFormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}
+        ),
+        ListeningFormItemSpec("mos", ListeningFormItem.Type.RATING, clips[1], options=["bad", "fine", "great"]),
+        ListeningFormItemSpec("slider", ListeningFormItem.Type.RATING, clips[2]),
+        ListeningFormItemSpec("tone", ListeningFormItem.Type.STANCE, clips[3], settings=stance),
+        ListeningFormItemSpec(
+            "ssd", ListeningFormItem.Type.STRESSED_WORDS, clips[0], settings={"attention_check": True}, gold=[0] * 7
+        ),
     ]
 
 
@@ -190,7 +196,7 @@ def test_listening_form_answers_are_shown_in_the_items_terms(client, login):
         "tone": {"pole": "N", "confidence": 0.8, "pole_order": "PN"},
         "ssd": {},
     }
-    for item in FormItem.objects.filter(study=study).select_related("study_item"):
+    for item in ListeningFormItem.objects.filter(study=study).select_related("study_item"):
         levels = [0, 0, 1, 0, 0, 0, 0] if item.external_id == "ssd" else []
         task_item = TaskItemFactory(task=task, clip=item.clip, study_item=item.study_item)
         AnnotationFactory(item=task_item, levels=levels, response=answers[item.external_id], attention_passed=False)

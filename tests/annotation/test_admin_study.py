@@ -4,9 +4,9 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
-from annotation.models import FormItem, Participant, PrerequisiteQuestion, Study, StudyItem
+from annotation.models import ListeningFormItem, Participant, PrerequisiteQuestion, Study, StudyItem
 from annotation.services.assignment import NoTaskAvailable, assignment_claim
-from annotation.services.listening_forms import FormItemSpec
+from annotation.services.listening_forms import ListeningFormItemSpec
 from annotation.services.studies import default_prerequisites
 from tests.annotation.admin_forms import change_page_data, form_data
 from tests.annotation.factories import ClipFactory, CorpusFactory, SpeakerFactory, StudyFactory, StudyItemFactory
@@ -223,7 +223,7 @@ class TestChangePage:
         emphasis_only = {"min_marked_words", "max_marked_fraction", "mismatch_threshold", "example_clip",
                          "example_levels", "review_min_kappa"}  # fmt: skip
         emphasis = StudyFactory(interface_language="ar", text_direction="rtl")
-        form_study = live_form(specs=lambda clips: [FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0],
+        form_study = live_form(specs=lambda clips: [ListeningFormItemSpec("c", ListeningFormItem.Type.SINGLE_CHOICE, clips[0],
                                                                  options=["a", "b"], gold=0)])  # fmt: skip
 
         shown = admin_client.get(change_url(emphasis))
@@ -238,7 +238,7 @@ class TestChangePage:
         assert not emphasis_only & fields and {"interface_language", "text_direction"} <= fields
         assert [inline.formset.prefix for inline in response.context["inline_admin_formsets"]] == ["prerequisites"]
         page = response.content.decode()
-        assert "Marking and listening" not in page and "Listening form" in page
+        assert "Marking, playback and sound check" not in page and "Listening form" in page
 
         saved = admin_client.post(change_url(form_study), {**change_page_data(response), "interface_language": "de"})
         assert saved.status_code == 302 and Study.objects.get(pk=form_study.pk).interface_language == "de"

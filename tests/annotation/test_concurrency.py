@@ -95,7 +95,7 @@ def test_an_expiry_racing_a_submit_counts_the_clip_once():
                 seconds_spent=2.0,
                 submitted_at=timezone.now(),
             )
-            assert submission_rows.store_submission(
+            assert submission_rows.submission_store(
                 annotation,
                 task_id=task.pk,
                 events=[],

@@ -10,8 +10,8 @@ from django.core.management import call_command
 from annotation.models import Corpus, Study
 from annotation.services.studies import (
     ENTRY_SECONDS,
-    LISTENINGS_PER_CLIP,
     MARKING_SECONDS_PER_CLIP,
+    PLAYS_PER_CLIP,
     study_status_refusal,
 )
 
@@ -33,7 +33,7 @@ def test_the_demo_study_is_live_complete_and_states_a_duration_from_its_clips(da
     assert study.status == Study.Status.LIVE and study.interface_language == "en"
     durations = list(study.items.values_list("clip__duration", flat=True))
     assert len(durations) == study.corpus.clips.filter(language="en").count() > 0
-    per_clip = LISTENINGS_PER_CLIP * sum(durations) / len(durations) + MARKING_SECONDS_PER_CLIP
+    per_clip = PLAYS_PER_CLIP * sum(durations) / len(durations) + MARKING_SECONDS_PER_CLIP
     expected = math.ceil((ENTRY_SECONDS + study.clips_per_task * per_clip) / 60)
     assert study.estimated_minutes == expected != 15  # computed, not the model's default
 

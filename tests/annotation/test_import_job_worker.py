@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 BROKER_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 JOB_TIMEOUT_SECONDS = 60
-TASK_NAME = "annotation.tasks.corpus_import_job_run"
+TASK_NAME = "annotation.corpus_import_run"
 
 
 @dataclass

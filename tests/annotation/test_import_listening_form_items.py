@@ -7,7 +7,7 @@ import zipfile
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Clip, Corpus, FormItem, Study, StudyItem
+from annotation.models import Clip, Corpus, ListeningFormItem, Study, StudyItem
 from tests.audio_files import speechlike, write_audio
 
 pytestmark = pytest.mark.django_db
@@ -62,7 +62,9 @@ def refused(path, *args) -> str:
 
 
 def assert_nothing_written(media):
-    assert not (Study.objects.exists() or FormItem.objects.exists() or Clip.objects.exists() or Corpus.objects.exists())
+    assert not (
+        Study.objects.exists() or ListeningFormItem.objects.exists() or Clip.objects.exists() or Corpus.objects.exists()
+    )
     assert [name for _, _, files in os.walk(media) for name in files] == []  # os.walk of no folder yields nothing
 
 
@@ -76,7 +78,7 @@ def test_stresstest_rows_become_single_choice_items_with_the_label_as_gold(folde
 
     study = Study.objects.get(name="pilot study")
     assert (study.kind, study.status, study.clips_per_task, study.target_annotations) == ("form", "draft", 15, 3)
-    items = list(FormItem.objects.filter(study=study).order_by("external_id"))
+    items = list(ListeningFormItem.objects.filter(study=study).order_by("external_id"))
     assert [(i.external_id, i.item_type, i.gold) for i in items] == [
         ("sample_00", "single_choice", 0),
         ("sample_01", "single_choice", 1),
@@ -93,7 +95,7 @@ def test_with_ssd_each_row_also_asks_for_the_stressed_words_of_the_same_clip(fol
     folder.stresstest(2, id="st-2", label="I only implied it", interpretation_id=4)
     run(folder.write(), "--with-ssd", "--items-per-form", "2", "--answers-per-item", "5")
 
-    choice, ssd = FormItem.objects.order_by("external_id")
+    choice, ssd = ListeningFormItem.objects.order_by("external_id")
     assert (choice.external_id, choice.gold) == ("st-2", 1)
     assert (ssd.external_id, ssd.item_type) == ("st-2-ssd", "stressed_words")
     assert ssd.gold == [0, 0, 1, 0, 0, 0, 0] and ssd.clip_id == choice.clip_id
@@ -148,7 +150,7 @@ def test_generic_rows_of_every_type(folder):
     folder.add(id="slider", type="rating", audio=b)
     run(folder.write(), "--corpus", "tts")
 
-    items = {item.external_id: item for item in FormItem.objects.select_related("clip", "second_clip")}
+    items = {item.external_id: item for item in ListeningFormItem.objects.select_related("clip", "second_clip")}
     assert items["choice"].prompt == "Who?" and items["choice"].gold == 1
     assert items["pair"].second_clip.source_path == "tts/b_version.wav" and items["pair"].gold == "none"
     assert items["mos"].settings == {"values": [1, 5]} and items["slider"].options == []
@@ -180,7 +182,7 @@ def test_a_language_without_spaces_takes_its_word_list_from_the_row(folder, medi
     row["words"] = ["我", "没", "说", "她", "偷了", "钱"]
     run(folder.write())
 
-    item = FormItem.objects.get()
+    item = ListeningFormItem.objects.get()
     assert item.gold == [0, 0, 0, 1, 0, 0] and list(item.clip.words.values_list("text", flat=True)) == row["words"]
 
 
@@ -202,7 +204,7 @@ def test_importing_again_into_the_same_corpus_reuses_the_clips(folder):
     run(folder.write())
     run(folder.root, study="second study")
 
-    assert Clip.objects.count() == 1 and FormItem.objects.count() == 2
+    assert Clip.objects.count() == 1 and ListeningFormItem.objects.count() == 2
 
 
 # -- refusals: line-numbered, nothing written -----------------------------------------------------
@@ -258,7 +260,7 @@ def test_stress_vector_of_the_wrong_length_is_refused_with_ssd_only(folder, medi
     )
     assert_nothing_written(media_storage)
     run(folder.root)  # without --with-ssd the vector is not used
-    assert FormItem.objects.count() == 1
+    assert ListeningFormItem.objects.count() == 1
 
 
 def test_undecodable_audio_is_reported_on_every_line_that_uses_it(folder, media_storage):
@@ -299,7 +301,7 @@ def test_a_failure_after_the_clips_were_stored_removes_them(folder, media_storag
     def broken(**kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr("annotation.ingest.listening_form_items.form_study_create", broken)
+    monkeypatch.setattr("annotation.ingest.listening_form_items.listening_form_study_create", broken)
     with pytest.raises(RuntimeError):
         run(folder.write())
     assert_nothing_written(media_storage)
@@ -312,7 +314,7 @@ def test_skip_invalid_imports_the_good_rows_and_lists_the_bad(folder, capsys):
     folder.add(id="broken", type="rating", audio="audio/broken.wav")
     run(folder.write(), "--skip-invalid")
 
-    assert list(FormItem.objects.values_list("external_id", flat=True)) == ["sample_01"]
+    assert list(ListeningFormItem.objects.values_list("external_id", flat=True)) == ["sample_01"]
     assert Clip.objects.count() == 1
     out = capsys.readouterr().out
     assert "line 2 (item 'sample_02'), label: 9 is out of range" in out and "line 3 (item 'broken'), audio" in out

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from annotation import jobs
-from annotation.jobs import JobFailed, JobLost, ProgressWriter, job_kinds, job_requeue_stale, job_run
+from annotation.jobs import JobFailed, JobLost, ProgressWriter, job_kinds, job_run, stale_jobs_requeue
 from annotation.models import ImportJob
 from config.celery import app as celery_app
 
@@ -114,7 +114,7 @@ def test_a_job_left_running_by_a_killed_worker_is_queued_again_and_run(django_ca
     monkeypatch.setattr(jobs, "_send", lambda model, job_id: job_run(model=model, job_id=job_id, work=lambda j, p: {}))
 
     with django_capture_on_commit_callbacks(execute=True):
-        counts = job_requeue_stale(model=ImportJob)
+        counts = stale_jobs_requeue(model=ImportJob)
 
     assert counts == {"requeued": 1, "failed": 0, "resent": 0}
     assert (stored(job).status, stored(job).attempts) == (Status.SUCCEEDED, 2)
@@ -124,7 +124,7 @@ def test_a_job_left_running_by_a_killed_worker_is_queued_again_and_run(django_ca
 def test_a_job_whose_workers_keep_dying_fails_after_its_attempts():
     job = queued_job(status=Status.RUNNING, attempts=ImportJob.MAX_ATTEMPTS, heartbeat_at=silent_since())
 
-    assert job_requeue_stale(model=ImportJob) == {"requeued": 0, "failed": 1, "resent": 0}
+    assert stale_jobs_requeue(model=ImportJob) == {"requeued": 0, "failed": 1, "resent": 0}
 
     job = stored(job)
     assert job.status == Status.FAILED and "stopped 3 times" in job.error and job.finished_at
@@ -137,8 +137,8 @@ def test_a_job_no_worker_took_is_sent_again(django_capture_on_commit_callbacks, 
     monkeypatch.setattr(jobs, "_send", lambda model, job_id: sent.append((model, job_id)))
 
     with django_capture_on_commit_callbacks(execute=True):
-        first = job_requeue_stale(model=ImportJob)
-        second = job_requeue_stale(model=ImportJob)  # sent a moment ago: not again
+        first = stale_jobs_requeue(model=ImportJob)
+        second = stale_jobs_requeue(model=ImportJob)  # sent a moment ago: not again
 
     assert (first["resent"], second["resent"], sent) == (1, 0, [(ImportJob, job.pk)])
     assert stored(job).status == Status.QUEUED
@@ -162,7 +162,7 @@ def test_every_job_kind_runs_through_the_runner():
     celery_app.loader.import_default_modules()
     kinds = {model._meta.label: model for model in job_kinds()}
 
-    assert {"annotation.ImportJob", "evaluation.StudyReport", "modelzoo.DetectionRun"} <= set(kinds)
+    assert {"annotation.ImportJob", "evaluation.AgreementReport", "modelzoo.DetectionRun"} <= set(kinds)
     for label, model in kinds.items():
         task = celery_app.tasks.get(model.TASK_NAME)
         assert task is not None, f"{label}.TASK_NAME names no registered task: {model.TASK_NAME!r}"

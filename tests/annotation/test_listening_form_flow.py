@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from annotation.models import Annotation, FormItem, PrerequisiteQuestion
-from annotation.services.listening_forms import FormItemSpec
+from annotation.models import Annotation, ListeningFormItem, PrerequisiteQuestion
+from annotation.services.listening_forms import ListeningFormItemSpec
 from tests.annotation.study_helpers import listened, listened_to_all, live_form, page_text_for_leaks
 
 pytestmark = pytest.mark.django_db
@@ -15,25 +15,27 @@ PID = "5f0c1e2d3b4a596877665544"
 
 def every_type(clips):
     return [
-        FormItemSpec(
+        ListeningFormItemSpec(
             "choice",
-            FormItem.Type.SINGLE_CHOICE,
+            ListeningFormItem.Type.SINGLE_CHOICE,
             clips[0],
             options=["She took it", "Someone else did", "Maybe"],
             gold=1,
         ),
-        FormItemSpec("pair", FormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}),
-        FormItemSpec(
+        ListeningFormItemSpec(
+            "pair", ListeningFormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}
+        ),
+        ListeningFormItemSpec(
             "mos",
-            FormItem.Type.RATING,
+            ListeningFormItem.Type.RATING,
             clips[1],
             options=["Bad", "Poor", "Fair", "Good", "Excellent"],
             metadata={"system": "tts-a"},
         ),
-        FormItemSpec("slider", FormItem.Type.RATING, clips[2]),
-        FormItemSpec(
+        ListeningFormItemSpec("slider", ListeningFormItem.Type.RATING, clips[2]),
+        ListeningFormItemSpec(
             "warm",
-            FormItem.Type.STANCE,
+            ListeningFormItem.Type.STANCE,
             clips[3],
             settings={
                 "dimension": "warmth",
@@ -43,7 +45,7 @@ def every_type(clips):
                 "negative_definition": "distant",
             },
         ),
-        FormItemSpec("ssd", FormItem.Type.STRESSED_WORDS, clips[0], gold=[0, 0, 0, 1, 0, 0, 0]),
+        ListeningFormItemSpec("ssd", ListeningFormItem.Type.STRESSED_WORDS, clips[0], gold=[0, 0, 0, 1, 0, 0, 0]),
     ]
 
 
@@ -55,8 +57,8 @@ def enter(client, study):
     client.post(f"/s/{study.slug}/instructions/")
 
 
-def answer_for(page: str, item: FormItem) -> dict:
-    kind = FormItem.Type
+def answer_for(page: str, item: ListeningFormItem) -> dict:
+    kind = ListeningFormItem.Type
     if item.item_type == kind.SINGLE_CHOICE:
         return {"choice": "1"}
     if item.item_type == kind.PAIRWISE:
@@ -103,7 +105,9 @@ def test_a_form_with_every_item_type_from_link_to_completion(client):
 
 def test_invalid_form_answers_are_refused_with_the_reason(client):
     study = live_form(
-        specs=lambda clips: [FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0)]
+        specs=lambda clips: [
+            ListeningFormItemSpec("c", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0)
+        ]
     )
     enter(client, study)
     page = client.get(f"/s/{study.slug}/task/").content.decode()
@@ -120,7 +124,9 @@ def test_option_order_is_randomized_per_participant_and_recorded(client):
 
     study = live_form(
         specs=lambda clips: [
-            FormItemSpec("c", FormItem.Type.SINGLE_CHOICE, clips[0], options=[f"option {n}" for n in range(6)], gold=0)
+            ListeningFormItemSpec(
+                "c", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=[f"option {n}" for n in range(6)], gold=0
+            )
         ],
         target_annotations=12,
     )
@@ -145,15 +151,15 @@ def test_option_order_is_randomized_per_participant_and_recorded(client):
 
 def test_form_attention_checks_are_slipped_in_recorded_and_never_scored(client):
     from annotation.models import StudyItem
-    from evaluation.selectors.listening_form_reports import form_study_report
+    from evaluation.selectors.listening_form_reports import listening_form_report_data
 
     def specs(clips):
         return [
-            FormItemSpec("q1", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0),
-            FormItemSpec("q2", FormItem.Type.SINGLE_CHOICE, clips[1], options=["x", "y"], gold=1),
-            FormItemSpec(
+            ListeningFormItemSpec("q1", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0),
+            ListeningFormItemSpec("q2", ListeningFormItem.Type.SINGLE_CHOICE, clips[1], options=["x", "y"], gold=1),
+            ListeningFormItemSpec(
                 "check",
-                FormItem.Type.SINGLE_CHOICE,
+                ListeningFormItem.Type.SINGLE_CHOICE,
                 clips[2],
                 options=["pick me", "not me"],
                 gold=0,
@@ -178,7 +184,7 @@ def test_form_attention_checks_are_slipped_in_recorded_and_never_scored(client):
     assert set(Annotation.objects.exclude(pk=check.pk).values_list("attention_passed", flat=True)) == {None}
     check_item = StudyItem.objects.get(form_item__external_id="check")
     assert (check_item.completed_count, check_item.reserved_count) == (0, 0)
-    scored = [row["item"] for row in form_study_report(study=study)["single_choice"]["per_item"]]
+    scored = [row["item"] for row in listening_form_report_data(study=study)["single_choice"]["per_item"]]
     assert "check" not in scored and len(scored) == 2
 
 

@@ -157,11 +157,11 @@ def test_declining_consent_ends_the_study_politely(client):
     assert "You did not give your consent" in page and Participant.objects.get().screened_out
 
 
-def test_listening_check_with_a_fixed_number_of_tries(client):
+def test_sound_check_with_a_fixed_number_of_tries(client):
     from annotation import tones
-    from annotation.services.participants import listening_check_seed
+    from annotation.services.participants import sound_check_seed
 
-    study = live_study(listening_check=True, listening_check_tries=2)
+    study = live_study(sound_check=True, sound_check_tries=2)
     client.get(prolific_link(study))
     client.post(f"/s/{study.slug}/consent/", {"agree": "yes"})
     answers = {f"q{q.pk}": q.accepted[0] for q in PrerequisiteQuestion.objects.filter(study=study)}
@@ -170,26 +170,26 @@ def test_listening_check_with_a_fixed_number_of_tries(client):
     assert audio["Content-Type"] == "audio/wav" and audio.content[:4] == b"RIFF"
 
     participant = Participant.objects.get()
-    right = tones.tone_count(listening_check_seed(participant))
+    right = tones.tone_count(sound_check_seed(participant))
     wrong = client.post(f"/s/{study.slug}/sound-check/", {"count": right + 1}).content.decode()
     assert "That was not right" in wrong and "You have 1 try left." in wrong
     participant.refresh_from_db()
-    right = tones.tone_count(listening_check_seed(participant))
+    right = tones.tone_count(sound_check_seed(participant))
     assert (
         client.post(f"/s/{study.slug}/sound-check/", {"count": right})["Location"] == f"/s/{study.slug}/instructions/"
     )
 
 
-def test_failing_every_listening_check_try_screens_out(client):
+def test_failing_every_sound_check_try_screens_out(client):
     from annotation import tones
-    from annotation.services.participants import listening_check_seed
+    from annotation.services.participants import sound_check_seed
 
-    study = live_study(listening_check=True, listening_check_tries=1)
+    study = live_study(sound_check=True, sound_check_tries=1)
     client.get(prolific_link(study))
     client.post(f"/s/{study.slug}/consent/", {"agree": "yes"})
     answers = {f"q{q.pk}": q.accepted[0] for q in PrerequisiteQuestion.objects.filter(study=study)}
     client.post(f"/s/{study.slug}/screening/", answers)
-    wrong = tones.tone_count(listening_check_seed(Participant.objects.get())) + 1
+    wrong = tones.tone_count(sound_check_seed(Participant.objects.get())) + 1
 
     page = client.post(f"/s/{study.slug}/sound-check/", {"count": wrong}).content.decode()
 

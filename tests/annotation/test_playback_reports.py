@@ -165,8 +165,8 @@ def test_the_two_clips_of_a_pair_cannot_be_played_at_the_same_time():
     from datetime import UTC, datetime
     from types import SimpleNamespace
 
-    from annotation.listening import Event
-    from annotation.services.gates import listening_problems, listening_verdicts
+    from annotation.playback import Event
+    from annotation.services.gates import playback_problems, playback_verdicts
 
     item = SimpleNamespace(presentation={"durations": [2.0, 3.0]}, duration=3.0)
     study = SimpleNamespace(required_coverage=0.95)
@@ -178,9 +178,9 @@ def test_the_two_clips_of_a_pair_cannot_be_played_at_the_same_time():
     together = through(0, 2.0, 1000.0) + through(1, 3.0, 1000.0)
     one_after_the_other = through(0, 2.0, 1000.0) + through(1, 3.0, 1002.1)
 
-    assert listening_problems(listening_verdicts(item, study, datetime.fromtimestamp(1003.1, UTC), together))
-    assert not listening_problems(
-        listening_verdicts(item, study, datetime.fromtimestamp(1005.2, UTC), one_after_the_other)
+    assert playback_problems(playback_verdicts(item, study, datetime.fromtimestamp(1003.1, UTC), together))
+    assert not playback_problems(
+        playback_verdicts(item, study, datetime.fromtimestamp(1005.2, UTC), one_after_the_other)
     )
 
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotation.models import ProlificSendJob
 from annotation.services import prolific_send
-from annotation.services.prolific_send import prolific_send_job_create
+from annotation.services.prolific_send import prolific_decisions_send_create
 from annotation.services.review import participants_decide
 from tests.annotation.factories import ParticipantFactory, StudyFactory
 from tests.annotation.test_prolific_client import prolific  # noqa: F401 (the imitation of Prolific, a fixture)
@@ -47,7 +47,7 @@ def progress_url(job) -> str:
 def test_a_send_is_queued_after_commit_and_the_worker_records_the_outcome(decided, django_capture_on_commit_callbacks):
     user = User.objects.create_user("researcher")
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        job = prolific_send_job_create(study=decided, user=user)
+        job = prolific_decisions_send_create(study=decided, user=user)
     assert job.status == Status.QUEUED and len(callbacks) == 1
     assert not decided.participants.filter(decision_sent_at__isnull=False).exists()
 
@@ -61,7 +61,7 @@ def test_a_send_is_queued_after_commit_and_the_worker_records_the_outcome(decide
 
 
 def test_the_page_polls_a_send_under_way_and_stops_with_286_when_it_finished(client, reviewer, decided):
-    job = prolific_send_job_create(study=decided, user=reviewer)  # queued: no commit, no worker yet
+    job = prolific_decisions_send_create(study=decided, user=reviewer)  # queued: no commit, no worker yet
 
     page = client.get(review_url(decided)).content.decode()
     assert f'hx-get="{progress_url(job)}"' in page and "waiting for a worker" in page
@@ -69,7 +69,7 @@ def test_the_page_polls_a_send_under_way_and_stops_with_286_when_it_finished(cli
     waiting = client.get(progress_url(job), HTTP_HX_REQUEST="true")
     assert waiting.status_code == 200 and "hx-get" in waiting.content.decode()
 
-    prolific_send.prolific_send_job_run(job_id=job.pk)  # the worker
+    prolific_send.prolific_decisions_send_run(job_id=job.pk)  # the worker
 
     finished = client.get(progress_url(job), HTTP_HX_REQUEST="true")
     assert finished.status_code == 286 and finished["HX-Refresh"] == "true"
@@ -79,9 +79,9 @@ def test_the_page_polls_a_send_under_way_and_stops_with_286_when_it_finished(cli
 
 
 def test_a_second_send_while_one_is_under_way_gets_that_one(decided):
-    first = prolific_send_job_create(study=decided)
+    first = prolific_decisions_send_create(study=decided)
 
-    assert prolific_send_job_create(study=decided).pk == first.pk
+    assert prolific_decisions_send_create(study=decided).pk == first.pk
     with pytest.raises(IntegrityError):  # and two requests at once cannot both queue one
         ProlificSendJob.objects.create(study=decided)
 
@@ -123,7 +123,7 @@ def test_a_crash_fails_the_send_and_the_page_says_why(
 
 
 def test_following_a_send_needs_change_participant(client, decided):
-    job = prolific_send_job_create(study=decided)
+    job = prolific_decisions_send_create(study=decided)
     viewer = User.objects.create_user("viewer", is_staff=True)
     viewer.user_permissions.add(Permission.objects.get(codename="view_participant"))
     client.force_login(viewer)
@@ -133,7 +133,7 @@ def test_following_a_send_needs_change_participant(client, decided):
 
 def test_the_admin_lists_sends_read_only(admin_client, decided, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        job = prolific_send_job_create(study=decided)
+        job = prolific_decisions_send_create(study=decided)
 
     listing = admin_client.get(reverse("admin:annotation_prolificsendjob_changelist"))
     detail = admin_client.get(reverse("admin:annotation_prolificsendjob_change", args=[job.pk]))

@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from annotation.models import ProlificSendJob
-from annotation.services.prolific_send import prolific_send_job_run
+from annotation.services.prolific_send import prolific_decisions_send_run
 from annotation.services.review import participants_decide
 from tests.annotation.factories import ParticipantFactory, StudyFactory
 from tests.annotation.test_prolific_client import prolific  # noqa: F401 (the imitation of Prolific, a fixture)
@@ -29,7 +29,7 @@ def test_a_send_is_polled_until_it_finished(page, live_server, settings, prolifi
     page.goto(f"{live_server.url}{reverse('admin:annotation_participant_review', args=[study.pk])}")
     page.wait_for_selector("#prolific-send >> text=waiting for a worker")
 
-    prolific_send_job_run(job_id=job.pk)  # the worker runs now: the next poll answers 286 and the page reloads
+    prolific_decisions_send_run(job_id=job.pk)  # the worker runs now: the next poll answers 286 and the page reloads
 
     page.wait_for_selector(f"#prolific-send >> text=Sent to Prolific: {participant}.")
     assert page.locator("#prolific-send[hx-get]").count() == 0

@@ -17,7 +17,7 @@ from annotation.services.review import (
     participants_decide,
     rejection_parts,
 )
-from evaluation.services.agreement_reports import report_parameters, study_report_compute
+from evaluation.services.agreement_reports import agreement_report_compute, report_parameters
 from evaluation.stats.annotator_quality import leave_one_out_kappa
 from tests.annotation.factories import (
     AnnotationFactory,
@@ -151,7 +151,7 @@ def test_the_review_page_shows_the_reports_kappa_for_every_participant(small):
     Annotation.objects.filter(participant=small.ben, clip=small.clips[1]).update(levels=[0, 1, 5, 0, 0, 0])
     participant_decide(participant=small.cleo, decision="rejected", note=MESSAGE, category="LOW_EFFORT")
     study = small.study
-    report = json.loads(study_report_compute(study=study, parameters=report_parameters(study=study, resamples=0)))
+    report = json.loads(agreement_report_compute(study=study, parameters=report_parameters(study=study, resamples=0)))
 
     reported = {row["annotator"]: row for row in report["annotators"]["rows"]}
     rows = rows_by_pid(study)
@@ -326,8 +326,8 @@ def test_review_page_lists_participants_and_highlights_flags(client, reviewer, s
 def test_each_participant_shows_an_id_and_a_status_and_entrants_without_a_task_are_apart(client, reviewer, small):
     study = small.study
     screened = ParticipantFactory(study=study, screened_at=timezone.now(), screened_out=True)
-    deaf = ParticipantFactory(study=study, screened_at=timezone.now(), screened_out=True, listening_check_passed=False)
-    retrying = ParticipantFactory(study=study, screened_at=timezone.now(), listening_check_passed=False)
+    deaf = ParticipantFactory(study=study, screened_at=timezone.now(), screened_out=True, sound_check_passed=False)
+    retrying = ParticipantFactory(study=study, screened_at=timezone.now(), sound_check_passed=False)
     local = ParticipantFactory(study=study, prolific_pid="", screened_at=timezone.now())  # passed, no clip left
     annotating = TaskFactory(participant=ParticipantFactory(study=study)).participant
     expired = TaskFactory(participant=ParticipantFactory(study=study), status="expired").participant
@@ -338,8 +338,8 @@ def test_each_participant_shows_an_id_and_a_status_and_entrants_without_a_task_a
     assert {person.pk: (rows[person.pk].status, rows[person.pk].had_task) for person in (
         small.ana, small.fay, screened, deaf, retrying, local, annotating, expired)} == {
         small.ana.pk: ("completed", True), small.fay.pk: ("consented, not screened", False),
-        screened.pk: ("screened out", False), deaf.pk: ("failed the listening check", False),
-        retrying.pk: ("at the listening check", False), local.pk: ("no task", False),
+        screened.pk: ("screened out", False), deaf.pk: ("failed the sound check", False),
+        retrying.pk: ("at the sound check", False), local.pk: ("no task", False),
         annotating.pk: ("annotating", True), expired.pk: ("task expired", True),
     }  # fmt: skip
     assert rows[local.pk].shown_id == f"local #{local.pk}"
@@ -354,7 +354,7 @@ def test_each_participant_shows_an_id_and_a_status_and_entrants_without_a_task_a
     assert f"local #{local.pk}" in apart
     for status in ("<td>completed</td>", "<td>annotating</td>", "<td>task expired</td>"):
         assert status in decisions
-    for status in ("screened out", "failed the listening check", "at the listening check", "no task"):
+    for status in ("screened out", "failed the sound check", "at the sound check", "no task"):
         assert f"<td>{status}</td>" in apart
 
 

@@ -10,12 +10,12 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import FormItem, Study, Task, TaskItem
+from annotation.models import ListeningFormItem, Study, Task, TaskItem
 from annotation.services.assignment import NoTaskAvailable, assignment_claim
-from annotation.services.listening_forms import FormItemSpec
+from annotation.services.listening_forms import ListeningFormItemSpec
 from annotation.services.pole_orders import pole_orders_choose
 from annotation.services.submission import annotation_submit
-from evaluation.selectors.listening_form_reports import form_study_report
+from evaluation.selectors.listening_form_reports import listening_form_report_data
 from tests.annotation.study_helpers import listened_to_all, live_form, ready_participant
 from tests.annotation.test_concurrency import run_in_threads
 
@@ -54,7 +54,7 @@ def test_the_participants_earlier_orders_count_and_a_full_tie_is_random():
 def stance_items(count: int):
     def specs(clips):
         return [
-            FormItemSpec(f"s{n}", FormItem.Type.STANCE, clips[n],
+            ListeningFormItemSpec(f"s{n}", ListeningFormItem.Type.STANCE, clips[n],
                          settings={"dimension": "warmth", "positive": "warm", "negative": "cold"})
             for n in range(count)
         ]  # fmt: skip
@@ -68,7 +68,7 @@ def stance_form(items: int, **settings) -> Study:
 
 def orders_by_item(study: Study) -> dict[str, Counter]:
     """Pole orders that count (not released), per form item."""
-    counts = {item.external_id: Counter() for item in FormItem.objects.filter(study=study)}
+    counts = {item.external_id: Counter() for item in ListeningFormItem.objects.filter(study=study)}
     rows = (
         TaskItem.objects.filter(task__study=study)
         .exclude(status=TaskItem.Status.RELEASED)
@@ -149,7 +149,7 @@ def test_the_report_counts_the_items_lacking_one_order():
     answer(assignment_claim(participant=ready_participant(study)))
     answer(assignment_claim(participant=ready_participant(study)), only=1)  # the other two wait for the second order
 
-    warmth = form_study_report(study=study)["stance"]["per_dimension"]["warmth"]
+    warmth = listening_form_report_data(study=study)["stance"]["per_dimension"]["warmth"]
 
     assert warmth["items"] == 3
     assert warmth["disagreement"]["items_with_both_orders"] == 1

@@ -254,16 +254,20 @@ class TestAdminView:
 
 @pytest.mark.django_db
 def test_form_studies_count_items_as_the_page_says():
-    from annotation.models import FormItem
-    from annotation.services.listening_forms import FormItemSpec
+    from annotation.models import ListeningFormItem
+    from annotation.services.listening_forms import ListeningFormItemSpec
     from tests.annotation.study_helpers import live_form
 
     def two_questions_per_clip(clips):
         specs = []
         for index, clip in enumerate(clips[:3]):
-            specs.append(FormItemSpec(f"c{index}", FormItem.Type.SINGLE_CHOICE, clip, options=["x", "y"], gold=0))
-            specs.append(FormItemSpec(f"s{index}", FormItem.Type.STRESSED_WORDS, clip))
-        specs.append(FormItemSpec("check", FormItem.Type.SINGLE_CHOICE, clips[3], options=["x", "y"], gold=1,
+            specs.append(
+                ListeningFormItemSpec(
+                    f"c{index}", ListeningFormItem.Type.SINGLE_CHOICE, clip, options=["x", "y"], gold=0
+                )
+            )
+            specs.append(ListeningFormItemSpec(f"s{index}", ListeningFormItem.Type.STRESSED_WORDS, clip))
+        specs.append(ListeningFormItemSpec("check", ListeningFormItem.Type.SINGLE_CHOICE, clips[3], options=["x", "y"], gold=1,
                                   settings={"attention_check": True}))  # fmt: skip
         return specs
 

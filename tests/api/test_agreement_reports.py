@@ -4,7 +4,7 @@ comes once the report has succeeded."""
 import pytest
 
 from annotation.models import Study
-from evaluation.models import StudyReport
+from evaluation.models import AgreementReport
 from tests.annotation.factories import StudyFactory
 from tests.api.callers import staff_with, token_client
 from tests.evaluation.builders import golden_study
@@ -19,7 +19,7 @@ def study():
 
 @pytest.fixture
 def api():
-    return token_client(staff_with("evaluation.add_studyreport", "evaluation.view_studyreport"))
+    return token_client(staff_with("evaluation.add_agreementreport", "evaluation.view_agreementreport"))
 
 
 def ask(api, study, **parameters):
@@ -44,7 +44,7 @@ def test_the_same_request_gives_the_same_report(api, study):
     second = ask(api, study, resamples=10).json()
 
     assert first["id"] == second["id"] and first["status"] == "queued"
-    assert StudyReport.objects.count() == 1
+    assert AgreementReport.objects.count() == 1
 
 
 def test_null_subsample_uses_every_annotation_and_language_scopes(api, study):
@@ -71,7 +71,7 @@ def test_bad_parameters_name_their_field(api, study, parameters, errors):
 
 
 def test_only_emphasis_studies_have_agreement_reports(api):
-    form = StudyFactory(kind=Study.Kind.FORM, slug="voices")
+    form = StudyFactory(kind=Study.Kind.LISTENING_FORM, slug="voices")
 
     response = api.post("/api/v1/agreement-reports/", {"study": form.pk}, format="json")
 

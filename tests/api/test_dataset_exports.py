@@ -78,8 +78,8 @@ def test_refusals_say_why(api, study):
 
 def test_a_draft_label_set_is_not_exported(api, study, django_capture_on_commit_callbacks):
     label_set = final_label_set(study, django_capture_on_commit_callbacks)
-    label_set.state = "draft"
-    label_set.save(update_fields=["state"])
+    label_set.lifecycle = "draft"
+    label_set.save(update_fields=["lifecycle"])
 
     response = api.post("/api/v1/dataset-exports/", {"format": "jsonl", "label_set": label_set.pk}, format="json")
 

@@ -17,7 +17,7 @@ from tests.evaluation.builders import golden_study
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PERMS = (
-    "annotation.view_study", "evaluation.add_studyreport", "evaluation.view_studyreport",
+    "annotation.view_study", "evaluation.add_agreementreport", "evaluation.view_agreementreport",
     "evaluation.add_labelset", "evaluation.view_labelset", "evaluation.change_labelset",
     "evaluation.add_datasetexport", "evaluation.view_datasetexport",
 )  # fmt: skip

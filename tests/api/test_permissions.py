@@ -37,14 +37,14 @@ ENDPOINTS = [
         "/api/v1/studies/{study}/annotations/?prolific_ids=true",
         ("annotation.view_annotation", "annotation.change_participant"),
     ),
-    Endpoint("get", "/api/v1/agreement-reports/", ("evaluation.view_studyreport",)),
+    Endpoint("get", "/api/v1/agreement-reports/", ("evaluation.view_agreementreport",)),
     Endpoint(
         "post",
         "/api/v1/agreement-reports/",
-        ("evaluation.add_studyreport",),
+        ("evaluation.add_agreementreport",),
         {"study": "{study}", "parameters": {"resamples": 0}},
     ),
-    Endpoint("get", "/api/v1/agreement-reports/{report}/", ("evaluation.view_studyreport",)),
+    Endpoint("get", "/api/v1/agreement-reports/{report}/", ("evaluation.view_agreementreport",)),
     Endpoint("get", "/api/v1/label-sets/", ("evaluation.view_labelset",)),
     Endpoint(
         "post",

@@ -5,7 +5,7 @@ and a succeeded JSONL export of the final one."""
 from functools import cached_property
 
 from evaluation.models import LabelSet
-from evaluation.services.agreement_reports import report_parameters, study_report_request
+from evaluation.services.agreement_reports import agreement_report_request, report_parameters
 from evaluation.services.label_sets import label_set_create, label_set_default_parameters
 from tests.evaluation.builders import golden_study
 from tests.evaluation.export_builders import exported, final_label_set
@@ -30,7 +30,9 @@ class World:
     @cached_property
     def report(self):
         with self.capture(execute=True):
-            return study_report_request(study=self.study, parameters=report_parameters(study=self.study, resamples=0))
+            return agreement_report_request(
+                study=self.study, parameters=report_parameters(study=self.study, resamples=0)
+            )
 
     @cached_property
     def draft(self) -> LabelSet:

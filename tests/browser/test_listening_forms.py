@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from annotation.models import Annotation, Clip, Corpus, FormItem, PrerequisiteQuestion, Study
-from annotation.services.listening_forms import FormItemSpec, form_study_create
+from annotation.models import Annotation, Clip, Corpus, ListeningFormItem, PrerequisiteQuestion, Study
+from annotation.services.listening_forms import ListeningFormItemSpec, listening_form_study_create
 from tests.browser.participant_helpers import prolific_link
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -23,7 +23,7 @@ def clips(corpus_folder, count: int) -> list[Clip]:
 
 
 def open_form(specs, **settings) -> Study:
-    return form_study_create(
+    return listening_form_study_create(
         name="Form", corpus=Corpus.objects.get(name="forms"), items=specs, status=Study.Status.LIVE,
         clips_per_task=len(specs), consent_text="Answers are stored.", **settings,
     )  # fmt: skip
@@ -52,8 +52,8 @@ def listen_to_every_clip(page):
     expect(submit).to_be_enabled()
 
 
-def answer(page, item: FormItem):
-    kind = FormItem.Type
+def answer(page, item: ListeningFormItem):
+    kind = ListeningFormItem.Type
     if item.item_type == kind.SINGLE_CHOICE:
         page.get_by_label(item.options[item.gold]).check()
     elif item.item_type == kind.PAIRWISE:
@@ -75,7 +75,7 @@ def run_through(page, base, study):
     for number in range(1, total + 1):
         expect(page.locator(".progress span")).to_have_text(f"Item {number} of {total}")
         item_id = int(page.get_attribute("#task-item", "data-item"))
-        item = FormItem.objects.get(study_item__taskitem__pk=item_id)
+        item = ListeningFormItem.objects.get(study_item__taskitem__pk=item_id)
         listen_to_every_clip(page)
         answer(page, item)
         page.click("#submit")
@@ -91,7 +91,7 @@ def run_through(page, base, study):
 def test_a_fifteen_item_single_choice_form(production_page, production_server, corpus_folder):
     made = clips(corpus_folder, 15)
     study = open_form([
-        FormItemSpec(f"q{n}", FormItem.Type.SINGLE_CHOICE, clip, prompt="Which meaning did the speaker intend?",
+        ListeningFormItemSpec(f"q{n}", ListeningFormItem.Type.SINGLE_CHOICE, clip, prompt="Which meaning did the speaker intend?",
                      options=["Someone else said it", "She did something else"], gold=n % 2,
                      metadata={"stress_category": "contrastive"})
         for n, clip in enumerate(made)
@@ -107,14 +107,14 @@ def test_a_fifteen_item_single_choice_form(production_page, production_server, c
 def test_a_form_with_one_item_of_every_type(production_page, production_server, corpus_folder):
     made = clips(corpus_folder, 6)
     study = open_form([
-        FormItemSpec("choice", FormItem.Type.SINGLE_CHOICE, made[0], options=["A meaning", "Another"], gold=0),
-        FormItemSpec("pair", FormItem.Type.PAIRWISE, made[1], second_clip=made[2], settings={"allow_tie": True}),
-        FormItemSpec("mos", FormItem.Type.RATING, made[3], options=["Bad", "Poor", "Fair", "Good", "Excellent"]),
-        FormItemSpec("slider", FormItem.Type.RATING, made[4]),
-        FormItemSpec("warmth", FormItem.Type.STANCE, made[5], settings={
+        ListeningFormItemSpec("choice", ListeningFormItem.Type.SINGLE_CHOICE, made[0], options=["A meaning", "Another"], gold=0),
+        ListeningFormItemSpec("pair", ListeningFormItem.Type.PAIRWISE, made[1], second_clip=made[2], settings={"allow_tie": True}),
+        ListeningFormItemSpec("mos", ListeningFormItem.Type.RATING, made[3], options=["Bad", "Poor", "Fair", "Good", "Excellent"]),
+        ListeningFormItemSpec("slider", ListeningFormItem.Type.RATING, made[4]),
+        ListeningFormItemSpec("warmth", ListeningFormItem.Type.STANCE, made[5], settings={
             "dimension": "warmth", "positive": "warm", "negative": "cold",
             "positive_definition": "friendly, caring", "negative_definition": "distant, detached"}),
-        FormItemSpec("ssd", FormItem.Type.STRESSED_WORDS, made[0], gold=[0, 0, 0, 1, 0, 0, 0, 0]),
+        ListeningFormItemSpec("ssd", ListeningFormItem.Type.STRESSED_WORDS, made[0], gold=[0, 0, 0, 1, 0, 0, 0, 0]),
     ])  # fmt: skip
 
     run_through(production_page, production_server.url, study)

@@ -5,8 +5,8 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.models import StudyReport
-from evaluation.services.agreement_reports import report_parameters, study_report_compute, study_report_request
+from evaluation.models import AgreementReport
+from evaluation.services.agreement_reports import agreement_report_compute, agreement_report_request, report_parameters
 from tests.annotation.factories import StudyFactory
 from tests.evaluation.builders import golden_study
 
@@ -39,13 +39,13 @@ def test_the_json_is_byte_for_byte_the_report_pages(tmp_path, django_capture_on_
     study = golden_study()
     parameters = report_parameters(study=study, seed=4, resamples=150, exclude_flagged=True)
     with django_capture_on_commit_callbacks(execute=True):
-        stored = study_report_request(study=study, parameters=parameters)
+        stored = agreement_report_request(study=study, parameters=parameters)
 
     run("golden", "--seed", "4", "--resamples", "150", "--exclude-flagged", "--json", str(tmp_path / "r.json"))
 
     written = (tmp_path / "r.json").read_text()
-    assert written == StudyReport.objects.get(pk=stored.pk).result_json
-    assert written == study_report_compute(study=study, parameters=parameters)
+    assert written == AgreementReport.objects.get(pk=stored.pk).result_json
+    assert written == agreement_report_compute(study=study, parameters=parameters)
     assert '"excluded": [\n      "000000000000000000000006"\n    ]' in written
 
 

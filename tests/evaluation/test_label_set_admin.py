@@ -47,10 +47,10 @@ def test_a_set_is_made_built_shown_and_finalized(client, django_capture_on_commi
 
     client.post(reverse("admin:evaluation_labelset_finalize", args=[label_set.pk]))
     label_set.refresh_from_db()
-    assert label_set.state == "final" and label_set.finalized_by.username == "researcher"
+    assert label_set.lifecycle == "final" and label_set.finalized_by.username == "researcher"
     client.post(reverse("admin:evaluation_labelset_archive", args=[label_set.pk]))
     label_set.refresh_from_db()
-    assert label_set.state == "archived"
+    assert label_set.lifecycle == "archived"
 
 
 def test_shares_must_add_up_and_studies_are_required(client, django_capture_on_commit_callbacks):
@@ -74,7 +74,7 @@ def test_permissions(client, django_capture_on_commit_callbacks):
     assert client.post(reverse("admin:evaluation_labelset_finalize", args=[label_set.pk])).status_code == 403
     assert client.post(reverse("admin:evaluation_labelset_export", args=[label_set.pk])).status_code == 403
     label_set.refresh_from_db()
-    assert label_set.state == "draft"
+    assert label_set.lifecycle == "draft"
 
 
 def test_a_final_set_cannot_be_deleted(client, django_capture_on_commit_callbacks):

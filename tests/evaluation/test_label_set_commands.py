@@ -26,17 +26,17 @@ def test_create_builds_in_process_and_finalize_freezes(tmp_path):
     out = run("labelset_create", "mmee", "--study", "golden", "--resamples", "10", "--arousal", str(arousal))
 
     label_set = LabelSet.objects.get(name="mmee")
-    assert (label_set.version, label_set.status, label_set.state) == (1, "succeeded", "draft")
+    assert (label_set.version, label_set.status, label_set.lifecycle) == (1, "succeeded", "draft")
     assert out.splitlines()[-1].startswith("label set mmee v1 (draft): 10 clips,")
     assert set(label_set.clips.values_list("arousal", flat=True)) == {"high", "low"}
 
     out = run("labelset_finalize", "mmee")
     label_set.refresh_from_db()
-    assert label_set.state == "final" and f"checksum {label_set.checksum}" in out
+    assert label_set.lifecycle == "final" and f"checksum {label_set.checksum}" in out
 
     run("labelset_create", "mmee", "--study", "golden", "--resamples", "0", "--subsample", "0", "--finalize")
     newer = LabelSet.objects.get(name="mmee", version=2)
-    assert newer.state == "final" and newer.summary["clips"] == 12  # no subsample: short clips stay
+    assert newer.lifecycle == "final" and newer.summary["clips"] == 12  # no subsample: short clips stay
 
 
 @pytest.mark.parametrize(

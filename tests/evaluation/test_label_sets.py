@@ -97,7 +97,7 @@ def test_splits_hold_every_clip_once_and_sizes_are_in_the_summary(study, django_
 def test_a_final_set_never_changes_and_new_annotations_make_a_new_version(study, django_capture_on_commit_callbacks):
     label_set = label_set_finalize(label_set=built(study, django_capture_on_commit_callbacks))
     before = list(label_set_rows(label_set_id=label_set.pk))
-    assert label_set.state == LabelSet.State.FINAL and len(label_set.checksum) == 64 and label_set.code_version
+    assert label_set.lifecycle == LabelSet.Lifecycle.FINAL and len(label_set.checksum) == 64 and label_set.code_version
 
     short_clip = study.items.get(clip__external_id="clip-03").clip
     for other in study.participants.exclude(annotations__clip=short_clip):  # clip-03 reaches 6 annotations
@@ -137,7 +137,7 @@ def test_states_finalize_archive_delete(study, django_capture_on_commit_callback
     final = label_set_finalize(label_set=built(study, django_capture_on_commit_callbacks, name="z"))
     with pytest.raises(LabelSetRefused, match="archive it instead"):
         label_set_delete(label_set=final)
-    assert label_set_archive(label_set=final).state == LabelSet.State.ARCHIVED
+    assert label_set_archive(label_set=final).lifecycle == LabelSet.Lifecycle.ARCHIVED
 
     done_draft = built(study, django_capture_on_commit_callbacks, name="w")
     label_set_delete(label_set=done_draft)
@@ -147,6 +147,6 @@ def test_states_finalize_archive_delete(study, django_capture_on_commit_callback
 def test_only_emphasis_studies_and_a_name(study):
     with pytest.raises(LabelSetRefused, match="needs a name"):
         label_set_create(name=" ", studies=[study], parameters=label_set_default_parameters(studies=[study]))
-    study.kind = study.Kind.FORM
+    study.kind = study.Kind.LISTENING_FORM
     with pytest.raises(LabelSetRefused, match="emphasis studies; not: golden"):
         label_set_create(name="n", studies=[study], parameters=label_set_default_parameters(studies=[study]))

@@ -11,14 +11,14 @@ from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import Annotation, FormItem, Participant, Study
+from annotation.models import Annotation, ListeningFormItem, Participant, Study
 from annotation.services.assignment import assignment_claim
-from annotation.services.listening_forms import FormItemSpec
+from annotation.services.listening_forms import ListeningFormItemSpec
 from annotation.services.submission import annotation_submit
 from evaluation.models import ListeningFormReport
-from evaluation.selectors.listening_form_reports import form_study_report
+from evaluation.selectors.listening_form_reports import listening_form_report_data
 from evaluation.services import listening_form_reports as services
-from evaluation.services.listening_form_reports import form_report_request
+from evaluation.services.listening_form_reports import listening_form_report_request
 from tests.annotation.study_helpers import listened_to_all, live_form, live_study, ready_participant
 from tests.audio_files import speechlike, write_audio
 
@@ -67,7 +67,7 @@ def test_stresstest_form_of_20_items_with_3_participants_matches_a_hand_count(tm
 
         take_form(study, answer)
 
-    scores = form_study_report(study=study)["single_choice"]
+    scores = listening_form_report_data(study=study)["single_choice"]
 
     # Hand count: 20 + 10 + 5 of 60 answers right. Majority of 3 (2 options: never a tie): even items
     # have participants 0 and 1 right (10 items right), odd items only participant 0 (wrong).
@@ -82,19 +82,19 @@ def test_stresstest_form_of_20_items_with_3_participants_matches_a_hand_count(tm
 
 def every_type(clips):
     return [
-        FormItemSpec("choice", FormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y", "z"], gold=1,
+        ListeningFormItemSpec("choice", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y", "z"], gold=1,
                      metadata={"secret": "gold-is-y"}),
-        FormItemSpec("pair", FormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}),
-        FormItemSpec("mos", FormItem.Type.RATING, clips[1], options=["Bad", "Poor", "Fair", "Good", "Excellent"],
+        ListeningFormItemSpec("pair", ListeningFormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}),
+        ListeningFormItemSpec("mos", ListeningFormItem.Type.RATING, clips[1], options=["Bad", "Poor", "Fair", "Good", "Excellent"],
                      metadata={"system": "tts-a"}),
-        FormItemSpec("warm", FormItem.Type.STANCE, clips[3], settings={"dimension": "warmth", "positive": "warm",
+        ListeningFormItemSpec("warm", ListeningFormItem.Type.STANCE, clips[3], settings={"dimension": "warmth", "positive": "warm",
                      "negative": "cold"}),
-        FormItemSpec("ssd", FormItem.Type.STRESSED_WORDS, clips[0], gold=[0, 0, 0, 1, 0, 0, 0]),
+        ListeningFormItemSpec("ssd", ListeningFormItem.Type.STRESSED_WORDS, clips[0], gold=[0, 0, 0, 1, 0, 0, 0]),
     ]  # fmt: skip
 
 
 def answer_every_type(form_item, task_item):
-    kind = FormItem.Type
+    kind = ListeningFormItem.Type
     return {
         kind.SINGLE_CHOICE: ([], {"choice": 1}),
         kind.PAIRWISE: ([], {"prefer": "a"}),
@@ -116,7 +116,7 @@ def answered_form():
 def scored_form(answered_form, django_capture_on_commit_callbacks):
     """The form with its scores computed, as a worker would have after a first visit."""
     with django_capture_on_commit_callbacks(execute=True):
-        form_report_request(study=answered_form)
+        listening_form_report_request(study=answered_form)
     return answered_form
 
 
@@ -130,7 +130,7 @@ def staff(*, can_view: bool, is_staff: bool = True) -> User:
 def test_the_page_shows_every_section_and_is_linked_from_the_study_admin(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    page = client.get(f"/evaluation/forms/{scored_form.pk}/")
+    page = client.get(f"/evaluation/listening-forms/{scored_form.pk}/")
 
     assert page.status_code == 200
     text = page.content.decode()
@@ -142,20 +142,22 @@ def test_the_page_shows_every_section_and_is_linked_from_the_study_admin(client,
     superuser = User.objects.create_superuser("admin", password=None)
     client.force_login(superuser)
     change_page = client.get(f"/admin/annotation/study/{scored_form.pk}/change/").content.decode()
-    assert f'href="/evaluation/forms/{scored_form.pk}/"' in change_page
+    assert f'href="/evaluation/listening-forms/{scored_form.pk}/"' in change_page
 
 
 def test_no_link_and_no_page_for_an_emphasis_study(client):
     study = live_study()
     client.force_login(User.objects.create_superuser("admin", password=None))
 
-    assert "/evaluation/forms/" not in client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
-    assert client.get(f"/evaluation/forms/{study.pk}/").status_code == 404
+    assert (
+        "/evaluation/listening-forms/" not in client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
+    )
+    assert client.get(f"/evaluation/listening-forms/{study.pk}/").status_code == 404
 
 
 @pytest.mark.parametrize("suffix", ["", "scores.csv", "scores.json"])
 def test_staff_only_and_with_the_view_permission(client, scored_form, suffix):
-    url = f"/evaluation/forms/{scored_form.pk}/{suffix}"
+    url = f"/evaluation/listening-forms/{scored_form.pk}/{suffix}"
 
     anonymous = client.get(url)
     assert anonymous.status_code == 302 and "/admin/login/" in anonymous["Location"]
@@ -170,7 +172,7 @@ def test_staff_only_and_with_the_view_permission(client, scored_form, suffix):
 def test_json_download_holds_every_score(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    response = client.get(f"/evaluation/forms/{scored_form.pk}/scores.json")
+    response = client.get(f"/evaluation/listening-forms/{scored_form.pk}/scores.json")
 
     assert response["Content-Disposition"] == f'attachment; filename="form-{scored_form.slug}-scores.json"'
     report = json.loads(response.content)
@@ -196,7 +198,7 @@ def test_json_download_holds_every_score(client, scored_form):
 def test_csv_download_is_long_form_one_measure_a_row(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    response = client.get(f"/evaluation/forms/{scored_form.pk}/scores.csv")
+    response = client.get(f"/evaluation/listening-forms/{scored_form.pk}/scores.csv")
 
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     by_measure = {(row["section"], row["group"], row["item"], row["measure"]): row for row in rows}
@@ -214,7 +216,7 @@ def test_csv_download_is_long_form_one_measure_a_row(client, scored_form):
 def test_rejected_participants_are_left_out(answered_form):
     Participant.objects.filter(pk=answered_form.participants.first().pk).update(decision=Participant.Decision.REJECTED)
 
-    report = form_study_report(study=answered_form)
+    report = listening_form_report_data(study=answered_form)
 
     assert (report["answers"], report["answers_left_out_rejected"], report["participants"]) == (5, 5, 1)
 
@@ -223,7 +225,7 @@ def test_rejected_participants_are_left_out(answered_form):
 
 
 def page_url(study) -> str:
-    return reverse("evaluation:form_report", args=[study.pk])
+    return reverse("evaluation:listening_form_report", args=[study.pk])
 
 
 def test_a_first_visit_queues_the_scores_and_shows_progress_until_the_worker_ran(
@@ -234,7 +236,7 @@ def test_a_first_visit_queues_the_scores_and_shows_progress_until_the_worker_ran
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         first = client.get(page_url(answered_form)).content.decode()
     job = ListeningFormReport.objects.get()
-    progress_url = reverse("evaluation:form_report_progress", args=[job.pk])
+    progress_url = reverse("evaluation:listening_form_report_progress", args=[job.pk])
     assert job.status == ListeningFormReport.Status.QUEUED and len(callbacks) == 1
     assert f'hx-get="{progress_url}"' in first and "every 1s" in first and "waiting for a worker" in first
     assert ">Single choice</h2>" not in first
@@ -248,8 +250,8 @@ def test_a_first_visit_queues_the_scores_and_shows_progress_until_the_worker_ran
 
 def test_progress_polls_until_the_job_finishes_then_stops_with_286(client, answered_form):
     client.force_login(staff(can_view=True))
-    job = form_report_request(study=answered_form)  # queued: nothing committed, no worker ran
-    url = reverse("evaluation:form_report_progress", args=[job.pk])
+    job = listening_form_report_request(study=answered_form)  # queued: nothing committed, no worker ran
+    url = reverse("evaluation:listening_form_report_progress", args=[job.pk])
 
     waiting = client.get(url, HTTP_HX_REQUEST="true")
     assert waiting.status_code == 200 and f'hx-get="{url}"' in waiting.content.decode()
@@ -261,20 +263,20 @@ def test_progress_polls_until_the_job_finishes_then_stops_with_286(client, answe
 
 
 def test_progress_needs_the_view_permission(client, answered_form):
-    job = form_report_request(study=answered_form)
-    url = reverse("evaluation:form_report_progress", args=[job.pk])
+    job = listening_form_report_request(study=answered_form)
+    url = reverse("evaluation:listening_form_report_progress", args=[job.pk])
 
     client.force_login(staff(can_view=False))
     assert client.get(url).status_code == 403
     client.force_login(staff(can_view=True))
-    assert client.get(reverse("evaluation:form_report_progress", args=[job.pk + 1])).status_code == 404
+    assert client.get(reverse("evaluation:listening_form_report_progress", args=[job.pk + 1])).status_code == 404
 
 
 def test_a_failure_is_shown_with_its_message_and_tried_again_on_request(
     client, answered_form, django_capture_on_commit_callbacks, monkeypatch
 ):
     client.force_login(staff(can_view=True))
-    monkeypatch.setattr(services, "form_study_report", lambda *, study: 1 / 0)
+    monkeypatch.setattr(services, "listening_form_report_data", lambda *, study: 1 / 0)
     with django_capture_on_commit_callbacks(execute=True):
         client.get(page_url(answered_form))
     failed = ListeningFormReport.objects.get()
@@ -297,7 +299,7 @@ def test_a_failure_is_shown_with_its_message_and_tried_again_on_request(
 def test_a_download_before_the_scores_are_ready_answers_409(client, answered_form, suffix):
     client.force_login(staff(can_view=True))
 
-    response = client.get(f"/evaluation/forms/{answered_form.pk}/{suffix}")  # queues the scores
+    response = client.get(f"/evaluation/listening-forms/{answered_form.pk}/{suffix}")  # queues the scores
 
     assert response.status_code == 409 and response["Retry-After"] == "5"
     assert "Content-Disposition" not in response
@@ -308,10 +310,10 @@ def test_a_download_before_the_scores_are_ready_answers_409(client, answered_for
 
 def test_a_download_of_scores_that_failed_answers_409_with_the_error(client, answered_form):
     client.force_login(staff(can_view=True))
-    job = form_report_request(study=answered_form)
+    job = listening_form_report_request(study=answered_form)
     ListeningFormReport.objects.filter(pk=job.pk).update(status=ListeningFormReport.Status.FAILED, error="disk full")
 
-    response = client.get(f"/evaluation/forms/{answered_form.pk}/scores.csv")
+    response = client.get(f"/evaluation/listening-forms/{answered_form.pk}/scores.csv")
 
     assert response.status_code == 409 and "Retry-After" not in response
     assert "could not be computed: disk full" in response.content.decode()
@@ -320,6 +322,6 @@ def test_a_download_of_scores_that_failed_answers_409_with_the_error(client, ans
 def test_the_json_download_is_the_stored_text(client, scored_form):
     client.force_login(staff(can_view=True))
 
-    response = client.get(f"/evaluation/forms/{scored_form.pk}/scores.json")
+    response = client.get(f"/evaluation/listening-forms/{scored_form.pk}/scores.json")
 
     assert response.content.decode() == ListeningFormReport.objects.get().result_json

@@ -9,9 +9,9 @@ from django.utils import translation
 from django.utils.html import escape
 
 from annotation import tones
-from annotation.models import FormItem, Participant, PrerequisiteQuestion, Study
-from annotation.services.listening_forms import FormItemSpec
-from annotation.services.participants import listening_check_seed
+from annotation.models import ListeningFormItem, Participant, PrerequisiteQuestion, Study
+from annotation.services.listening_forms import ListeningFormItemSpec
+from annotation.services.participants import sound_check_seed
 from tests.annotation.study_helpers import listened, live_form, live_study, marks
 
 pytestmark = pytest.mark.django_db
@@ -62,8 +62,8 @@ def answers(study: Study) -> dict:
 @pytest.mark.parametrize("language", SHIPPED)
 def test_the_way_through_an_emphasis_study(client, language):
     t = Expect(language)
-    study = live_study(clips=2, clips_per_task=1, interface_language=language, listening_check=True,
-                       listening_check_tries=2)  # fmt: skip
+    study = live_study(clips=2, clips_per_task=1, interface_language=language, sound_check=True,
+                       sound_check_tries=2)  # fmt: skip
     base = f"/s/{study.slug}"
 
     assert client.get(f"{base}/?PROLIFIC_PID={PID}")["Location"] == f"{base}/consent/"
@@ -84,7 +84,7 @@ def test_the_way_through_an_emphasis_study(client, language):
         t("Check"), t.plural("You have %(tries)s try left.", "You have %(tries)s tries left.", 2, tries=2),
     ])  # fmt: skip
     participant = Participant.objects.get(study=study)
-    wrong = tones.tone_count(listening_check_seed(participant)) + 1
+    wrong = tones.tone_count(sound_check_seed(participant)) + 1
     assert_in_language(client.post(f"{base}/sound-check/", {"count": wrong}), [
         t("That was not right. Listen to the new clip and try again."),
         t.plural("You have %(tries)s try left.", "You have %(tries)s tries left.", 1, tries=1),
@@ -93,7 +93,7 @@ def test_the_way_through_an_emphasis_study(client, language):
         client.post(f"{base}/sound-check/", {"count": "many"}), [t("Please type the number of tones as a number.")]
     )
     participant.refresh_from_db()
-    right = tones.tone_count(listening_check_seed(participant))
+    right = tones.tone_count(sound_check_seed(participant))
     assert client.post(f"{base}/sound-check/", {"count": right})["Location"] == f"{base}/instructions/"
 
     assert_in_language(client.get(f"{base}/instructions/"), [
@@ -163,7 +163,7 @@ def test_a_listening_form_page(client, language):
     t = Expect(language)
 
     def pairwise(clips):
-        return [FormItemSpec("pair", FormItem.Type.PAIRWISE, clips[0], second_clip=clips[1],
+        return [ListeningFormItemSpec("pair", ListeningFormItem.Type.PAIRWISE, clips[0], second_clip=clips[1],
                              settings={"allow_tie": True})]  # fmt: skip
 
     study = live_form(specs=pairwise, clips=2, interface_language=language, instructions="Listen well.")

@@ -11,7 +11,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from annotation.jobs import job_requeue_stale
+from annotation.jobs import stale_jobs_requeue
 from evaluation.services.label_sets import label_set_create, label_set_default_parameters
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan
@@ -168,7 +168,7 @@ def test_a_run_taken_away_from_a_slow_worker_gets_no_result_from_it(
         # The worker was silent too long: a sweep queued the run again while it finished training.
         BenchmarkRun.objects.update(heartbeat_at=timezone.now() - BenchmarkRun.STALE_AFTER * 2)
         with django_capture_on_commit_callbacks(execute=False):
-            assert job_requeue_stale(model=BenchmarkRun)["requeued"] == 1
+            assert stale_jobs_requeue(model=BenchmarkRun)["requeued"] == 1
         return result
 
     monkeypatch.setattr(benchmark_training, "run_benchmark", requeued_meanwhile)
@@ -195,7 +195,7 @@ def test_a_run_whose_worker_died_runs_again_once_and_keeps_both_attempts_in_its_
     )  # fmt: skip
 
     with django_capture_on_commit_callbacks(execute=True):
-        assert job_requeue_stale(model=BenchmarkRun) == {"requeued": 1, "failed": 0, "resent": 0}
+        assert stale_jobs_requeue(model=BenchmarkRun) == {"requeued": 1, "failed": 0, "resent": 0}
 
     run.refresh_from_db()
     assert run.status == Status.SUCCEEDED and run.attempts == 2

@@ -33,7 +33,7 @@ from tests.modelzoo.helpers import TINY_WAV2VEC2, TINY_WHISPER
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 pytest.importorskip("torch")
 pytest.importorskip("parselmouth")
-TASK_NAME = "modelzoo.tasks.benchmark_run_task"
+TASK_NAME = "modelzoo.benchmark_run_train"
 RUN_TIMEOUT_SECONDS = 300
 # One quick epoch at a learning rate that moves tiny random models; CPU, as on this machine.
 TINY_TRAINING = '{"epochs": 1, "learning_rate": 0.001, "warmup_ratio": 0.0, "gradient_accumulation": 1, "batch_size": 8, "device": "cpu"}'

@@ -131,8 +131,8 @@ def test_a_run_whose_worker_was_killed_is_run_again_once_with_one_result(workers
     # Redis delivers it again once its visibility timeout passes (an hour by default), which may or
     # may not fall within this test; either way the claim lets one delivery run (attempts is 2).
     log = workers.log("second")
-    handled = {line.split("benchmark_run_task[")[1].split("]")[0] for line in log.splitlines()
-               if "benchmark_run_task[" in line and " succeeded in " in line}  # fmt: skip
+    handled = {line.split("modelzoo.benchmark_run_train[")[1].split("]")[0] for line in log.splitlines()
+               if "modelzoo.benchmark_run_train[" in line and " succeeded in " in line}  # fmt: skip
     assert len(handled) >= 1, log[-3000:]
 
 

@@ -28,5 +28,5 @@ def test_benchmark_tasks_go_to_the_gpu_queue():
     from config.celery import app
 
     app.loader.import_default_modules()
-    assert app.amqp.router.route({}, "modelzoo.tasks.benchmark_run_task")["queue"].name == "gpu"
-    assert app.amqp.router.route({}, "evaluation.tasks.dataset_export_task")["queue"].name == "celery"
+    assert app.amqp.router.route({}, "modelzoo.benchmark_run_train")["queue"].name == "gpu"
+    assert app.amqp.router.route({}, "evaluation.dataset_export_run")["queue"].name == "celery"

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.ingest.pipeline import corpus_import
-from annotation.models import Corpus, FormItem, Study
+from annotation.models import Corpus, ListeningFormItem, Study
 from evaluation.models import CastItem, CastRendition, CastSet, RenditionDetection, System, SystemOutput
 from modelzoo.models import BenchmarkRun, DetectionRun
 from modelzoo.plans import Plan
@@ -62,14 +62,14 @@ def target_corpus(tmp_path) -> Corpus:
 @pytest.fixture
 def form_study(target_corpus) -> Study:
     """A listening form: an SSD item per clip, a StressTest question (not marked) and an attention check."""
-    study = StudyFactory(corpus=target_corpus, kind=Study.Kind.FORM, slug="stresstest", name="StressTest")
+    study = StudyFactory(corpus=target_corpus, kind=Study.Kind.LISTENING_FORM, slug="stresstest", name="StressTest")
     clips = list(target_corpus.clips.order_by("external_id"))
     for index, clip in enumerate(clips):
-        FormItem.objects.create(study=study, external_id=f"st-{index}-ssd", item_type=FormItem.Type.STRESSED_WORDS,
+        ListeningFormItem.objects.create(study=study, external_id=f"st-{index}-ssd", item_type=ListeningFormItem.Type.STRESSED_WORDS,
                                 clip=clip, gold=[int(k == 1) for k in range(clip.words.count())])  # fmt: skip
-    FormItem.objects.create(study=study, external_id="st-0", item_type=FormItem.Type.SINGLE_CHOICE, clip=clips[0],
+    ListeningFormItem.objects.create(study=study, external_id="st-0", item_type=ListeningFormItem.Type.SINGLE_CHOICE, clip=clips[0],
                             options=["Someone else said it", "I only implied it"], gold=0)  # fmt: skip
-    FormItem.objects.create(study=study, external_id="check", item_type=FormItem.Type.STRESSED_WORDS, clip=clips[1],
+    ListeningFormItem.objects.create(study=study, external_id="check", item_type=ListeningFormItem.Type.STRESSED_WORDS, clip=clips[1],
                             gold=[1, 0, 0, 0], settings={"attention_check": True})  # fmt: skip
     return study
 
@@ -145,7 +145,7 @@ def test_a_run_again_replaces_that_systems_outputs_and_leaves_others_alone(
 ):
     first = run_now(django_capture_on_commit_callbacks, source_run=source_run, study=form_study)
     other = System.objects.create(name="a model", kind=System.Kind.MODEL)
-    item = FormItem.objects.get(external_id="st-0-ssd")
+    item = ListeningFormItem.objects.get(external_id="st-0-ssd")
     SystemOutput.objects.create(system=other, suite="stresstest", form_item=item, raw=[0], line=1)
     run_now(django_capture_on_commit_callbacks, source_run=source_run, cast_set=cast_set)
     kept = set(SystemOutput.objects.filter(system=first.system).values_list("pk", flat=True))
@@ -195,7 +195,7 @@ def test_what_cannot_run_is_refused_at_launch(source_run, form_study, cast_set):
     scalar.pk, scalar.label_mode = None, BenchmarkRun.LabelMode.SCALAR
     scalar.save()
     emphasis = StudyFactory(corpus=form_study.corpus, slug="emphasis")
-    empty_form = StudyFactory(corpus=form_study.corpus, slug="empty", kind=Study.Kind.FORM)
+    empty_form = StudyFactory(corpus=form_study.corpus, slug="empty", kind=Study.Kind.LISTENING_FORM)
     cases = [
         ({"source_run": failed, "study": form_study}, f"benchmark run {failed.pk} is cancelled: only a succeeded"),
         ({"source_run": scalar, "study": form_study}, "trained for the scalar label only"),

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand
 
 from annotation.ingest.pipeline import corpus_import
 from annotation.models import Corpus, Study
-from annotation.services.studies import ClipSelection, study_create, study_set_status, task_minutes_estimate
+from annotation.services.studies import ClipSelection, study_create, study_status_set, task_minutes_estimate
 
 DEMO_CORPUS = "Demo (synthetic, espeak-ng)"
 DEMO_STUDY_SLUG = "demo"
@@ -51,7 +51,7 @@ class Command(BaseCommand):
             # The consent page states this duration: computed from the clips, not a default.
             study.estimated_minutes = task_minutes_estimate(study)
             study.save(update_fields=["estimated_minutes"])
-            study = study_set_status(study=study, status=Study.Status.LIVE)
+            study = study_status_set(study=study, status=Study.Status.LIVE)
         return f"Demo study {study.name!r} ({study.get_status_display()}): participant link /s/{study.slug}/"
 
     def _admin_login(self) -> str:

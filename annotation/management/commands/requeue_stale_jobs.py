@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from annotation.jobs import jobs_requeue_stale
+from annotation.jobs import stale_jobs_requeue_every_kind
 
 
 class Command(BaseCommand):
@@ -10,7 +10,7 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
-        results = jobs_requeue_stale()
+        results = stale_jobs_requeue_every_kind()
         for label, counts in results.items():
             if any(counts.values()):
                 self.stdout.write(f"{label}: " + ", ".join(f"{n} {what}" for what, n in counts.items()))

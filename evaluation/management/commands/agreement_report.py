@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
 from evaluation.reports.agreement_format import agreement_groups, report_csv
-from evaluation.services.agreement_reports import report_parameters, study_report_compute
+from evaluation.services.agreement_reports import agreement_report_compute, report_parameters
 from evaluation.stats.quality import Thresholds
 
 
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         progress = (lambda phase, done, total: self.stderr.write(f"[{done + 1}/{total}] {phase}")) if (
             options["verbosity"] > 1
         ) else None  # fmt: skip
-        text = study_report_compute(study=study, parameters=parameters, progress=progress)
+        text = agreement_report_compute(study=study, parameters=parameters, progress=progress)
         report = json.loads(text)
         if options["json"]:
             options["json"].write_text(text)

@@ -51,7 +51,7 @@ class Command(BaseCommand):
         for language, splits in sorted(summary["counts"].items()):
             self.stdout.write(f"  {language or '(none)'}: " + ", ".join(f"{n} {s}" for s, n in sorted(splits.items())))
         self.stdout.write(
-            f"label set {label_set} ({label_set.state}): {summary['clips']} clips, {summary['words']} words, "
+            f"label set {label_set} ({label_set.lifecycle}): {summary['clips']} clips, {summary['words']} words, "
             f"{summary['annotations']} annotations" + (f", checksum {label_set.checksum}" if label_set.checksum else "")
         )
 

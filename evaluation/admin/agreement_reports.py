@@ -4,13 +4,13 @@ from django.utils.html import format_html
 
 from annotation.models import Study
 from evaluation.forms import parameters_query
-from evaluation.models import StudyReport
+from evaluation.models import AgreementReport
 from evaluation.services.agreement_reports import parameters_from_dict
 from evaluation.views import agreement_reports as views
 
 
-@admin.register(StudyReport)
-class StudyReportAdmin(admin.ModelAdmin):
+@admin.register(AgreementReport)
+class AgreementReportAdmin(admin.ModelAdmin):
     """Reports are computed from the report page of a study (linked from this list), never edited."""
 
     list_display = ["study", "scope", "status", "progress_text", "created_at", "finished_at", "open_link"]
@@ -19,38 +19,43 @@ class StudyReportAdmin(admin.ModelAdmin):
         "study", "language", "parameters", "fingerprint", "status", "phase", "done", "total", "error",
         "created_by", "created_at", "started_at", "finished_at",
     ]  # fmt: skip
-    change_list_template = "evaluation/studyreport_change_list.html"
+    change_list_template = "evaluation/agreementreport_change_list.html"
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
         return [
             path(
                 "study/<int:study_id>/",
-                wrap(views.report_page),
+                wrap(views.agreement_report_page),
                 {"admin_site": self.admin_site},
-                name="evaluation_studyreport_study",
+                name="evaluation_agreementreport_study",
             ),
-            path("<int:pk>/progress/", wrap(views.report_progress), name="evaluation_studyreport_progress"),
+            path(
+                "<int:pk>/progress/", wrap(views.agreement_report_progress), name="evaluation_agreementreport_progress"
+            ),
             path(
                 "<int:pk>/report.json",
-                wrap(views.report_download),
+                wrap(views.agreement_report_download),
                 {"kind": "json"},
-                name="evaluation_studyreport_json",
+                name="evaluation_agreementreport_json",
             ),
             path(
-                "<int:pk>/report.csv", wrap(views.report_download), {"kind": "csv"}, name="evaluation_studyreport_csv"
+                "<int:pk>/report.csv",
+                wrap(views.agreement_report_download),
+                {"kind": "csv"},
+                name="evaluation_agreementreport_csv",
             ),
             *super().get_urls(),
         ]
 
     def has_add_permission(self, request):
-        return False  # reports are started from a study's report page (needs evaluation.add_studyreport)
+        return False  # reports are started from a study's report page (needs evaluation.add_agreementreport)
 
     def has_change_permission(self, request, obj=None):
         return False
 
     def changelist_view(self, request, extra_context=None):
-        studies = [(study, reverse("admin:evaluation_studyreport_study", args=[study.pk]))
+        studies = [(study, reverse("admin:evaluation_agreementreport_study", args=[study.pk]))
                    for study in Study.objects.filter(kind=Study.Kind.EMPHASIS).order_by("name")]  # fmt: skip
         return super().changelist_view(request, {**(extra_context or {}), "studies": studies})
 
@@ -64,5 +69,5 @@ class StudyReportAdmin(admin.ModelAdmin):
 
     @admin.display(description="report")
     def open_link(self, report):
-        url = reverse("admin:evaluation_studyreport_study", args=[report.study_id])
+        url = reverse("admin:evaluation_agreementreport_study", args=[report.study_id])
         return format_html('<a href="{}?{}">open</a>', url, parameters_query(parameters_from_dict(report.parameters)))

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
-from evaluation.models import StudyReport
-from evaluation.services.agreement_reports import report_parameters, study_report_request
+from evaluation.models import AgreementReport
+from evaluation.services.agreement_reports import agreement_report_request, report_parameters
 from tests.annotation.factories import StudyFactory
 from tests.evaluation.builders import golden_study
 
@@ -24,7 +24,7 @@ def study():
 
 
 def page_url(study):
-    return reverse("admin:evaluation_studyreport_study", args=[study.pk])
+    return reverse("admin:evaluation_agreementreport_study", args=[study.pk])
 
 
 def staff(client, *codenames):
@@ -54,12 +54,12 @@ def test_staff_without_the_view_permission_are_refused(client, study):
 
 
 def test_viewers_may_not_start_a_report(client, study):
-    staff(client, "view_studyreport")
+    staff(client, "view_agreementreport")
 
     page = client.get(page_url(study))
     assert page.status_code == 200 and "You may view reports but not start one" in page.content.decode()
     assert client.post(page_url(study), QUERY).status_code == 403
-    assert not StudyReport.objects.exists()
+    assert not AgreementReport.objects.exists()
 
 
 def test_computing_a_report_shows_tables_plots_and_downloads(admin_client, study, django_capture_on_commit_callbacks):
@@ -69,8 +69,8 @@ def test_computing_a_report_shows_tables_plots_and_downloads(admin_client, study
     page = compute(admin_client, study, django_capture_on_commit_callbacks)
 
     html = page.content.decode()
-    report = StudyReport.objects.get()
-    assert report.status == StudyReport.Status.SUCCEEDED and report.created_by.username == "admin"
+    report = AgreementReport.objects.get()
+    assert report.status == AgreementReport.Status.SUCCEEDED and report.created_by.username == "admin"
     for text in (
         "Agreement by language",
         "Fleiss&#x27; kappa",
@@ -82,7 +82,7 @@ def test_computing_a_report_shows_tables_plots_and_downloads(admin_client, study
     ):
         assert text in html, text
     assert html.count('<svg xmlns="http://www.w3.org/2000/svg" viewBox') == 3  # the admin has icons too
-    assert reverse("admin:evaluation_studyreport_json", args=[report.pk]) in html
+    assert reverse("admin:evaluation_agreementreport_json", args=[report.pk]) in html
     assert "?language=de&amp;" in html  # links to the per-language pages
 
 
@@ -97,7 +97,7 @@ def test_the_page_shows_the_new_measures_with_their_methods(admin_client, study,
 
 def test_a_report_stored_before_the_new_measures_still_shows(admin_client, study, django_capture_on_commit_callbacks):
     compute(admin_client, study, django_capture_on_commit_callbacks)
-    report = StudyReport.objects.get()
+    report = AgreementReport.objects.get()
     old = json.loads(report.result_json)
     groups = [old["agreement"]["pooled"]]
     groups += [
@@ -107,10 +107,10 @@ def test_a_report_stored_before_the_new_measures_still_shows(admin_client, study
         del group["gwet"], group["cohen"]["levels"], group["krippendorff"]["ratio"]
     for row in old["annotators"]["rows"]:
         del row["median_time_ratio"]
-    StudyReport.objects.filter(pk=report.pk).update(result_json=json.dumps(old))
+    AgreementReport.objects.filter(pk=report.pk).update(result_json=json.dumps(old))
 
     page = admin_client.get(page_url(study), QUERY)
-    csv_download = admin_client.get(reverse("admin:evaluation_studyreport_csv", args=[report.pk]))
+    csv_download = admin_client.get(reverse("admin:evaluation_agreementreport_csv", args=[report.pk]))
 
     assert page.status_code == 200 and "not in this report" in page.content.decode()
     assert csv_download.status_code == 200 and ",gwet_ac1," not in csv_download.content.decode()
@@ -121,8 +121,8 @@ def test_a_second_visit_uses_the_cached_report(admin_client, study, django_captu
 
     page = admin_client.get(page_url(study), QUERY)
 
-    assert StudyReport.objects.count() == 1
-    assert page.context["report"].status == StudyReport.Status.SUCCEEDED
+    assert AgreementReport.objects.count() == 1
+    assert page.context["report"].status == AgreementReport.Status.SUCCEEDED
 
 
 def test_a_per_language_report(admin_client, study, django_capture_on_commit_callbacks):
@@ -133,21 +133,21 @@ def test_a_per_language_report(admin_client, study, django_capture_on_commit_cal
 
 
 def test_progress_polls_until_the_report_finishes(admin_client, study):
-    report = study_report_request(study=study, parameters=report_parameters(study=study))  # queued: no commit
-    url = reverse("admin:evaluation_studyreport_progress", args=[report.pk])
+    report = agreement_report_request(study=study, parameters=report_parameters(study=study))  # queued: no commit
+    url = reverse("admin:evaluation_agreementreport_progress", args=[report.pk])
 
     running = admin_client.get(url, HTTP_HX_REQUEST="true")
     assert running.status_code == 200 and f'hx-get="{url}"' in running.content.decode()
     assert "waiting for a worker" in running.content.decode()
 
-    StudyReport.objects.filter(pk=report.pk).update(status=StudyReport.Status.SUCCEEDED, done=5, total=5)
+    AgreementReport.objects.filter(pk=report.pk).update(status=AgreementReport.Status.SUCCEEDED, done=5, total=5)
     finished = admin_client.get(url, HTTP_HX_REQUEST="true")
     assert finished.status_code == 286 and finished["HX-Refresh"] == "true"
     assert "hx-get" not in finished.content.decode()
 
 
 def test_the_page_shows_progress_while_queued(admin_client, study):
-    study_report_request(study=study, parameters=report_parameters(study=study))
+    agreement_report_request(study=study, parameters=report_parameters(study=study))
 
     html = admin_client.get(page_url(study)).content.decode()
 
@@ -156,10 +156,10 @@ def test_the_page_shows_progress_while_queued(admin_client, study):
 
 def test_downloads_are_the_stored_json_and_a_csv(admin_client, study, django_capture_on_commit_callbacks):
     compute(admin_client, study, django_capture_on_commit_callbacks)
-    report = StudyReport.objects.get()
+    report = AgreementReport.objects.get()
 
-    as_json = admin_client.get(reverse("admin:evaluation_studyreport_json", args=[report.pk]))
-    as_csv = admin_client.get(reverse("admin:evaluation_studyreport_csv", args=[report.pk]))
+    as_json = admin_client.get(reverse("admin:evaluation_agreementreport_json", args=[report.pk]))
+    as_csv = admin_client.get(reverse("admin:evaluation_agreementreport_csv", args=[report.pk]))
 
     assert as_json.content.decode() == report.result_json
     assert as_json["Content-Disposition"] == f'attachment; filename="agreement-golden-all-{report.pk}.json"'
@@ -177,11 +177,11 @@ def test_bad_parameters_are_shown_and_nothing_is_computed(admin_client, study):
 
     assert "at least 2 annotations per clip" in page.content.decode()
     assert admin_client.post(page_url(study), {**QUERY, "subsample": 1}).status_code == 200
-    assert not StudyReport.objects.exists()
+    assert not AgreementReport.objects.exists()
 
 
 def test_the_report_list_links_every_study(admin_client, study):
-    html = admin_client.get(reverse("admin:evaluation_studyreport_changelist")).content.decode()
+    html = admin_client.get(reverse("admin:evaluation_agreementreport_changelist")).content.decode()
 
     assert page_url(study) in html
 
@@ -190,7 +190,7 @@ def test_listening_form_studies_have_no_agreement_report(admin_client):
     form_study = StudyFactory(kind="form")
 
     assert admin_client.get(page_url(form_study)).status_code == 404
-    listed = admin_client.get(reverse("admin:evaluation_studyreport_changelist")).content.decode()
+    listed = admin_client.get(reverse("admin:evaluation_agreementreport_changelist")).content.decode()
     assert page_url(form_study) not in listed
 
 

@@ -1,8 +1,8 @@
-"""Listening verification: pure, no database."""
+"""Playback verification: pure, no database."""
 
 import pytest
 
-from annotation.listening import Event, verify
+from annotation.playback import Event, verify
 
 DURATION = 4.0
 

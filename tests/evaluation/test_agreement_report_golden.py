@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from evaluation.services.agreement_reports import report_parameters, study_report_compute
+from evaluation.services.agreement_reports import agreement_report_compute, report_parameters
 from tests.evaluation.builders import golden_study
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +22,7 @@ GOLDEN = Path(__file__).parent / "golden" / "report.json"
 
 
 def compute(study) -> str:
-    return study_report_compute(study=study, parameters=report_parameters(study=study, seed=11, resamples=300))
+    return agreement_report_compute(study=study, parameters=report_parameters(study=study, seed=11, resamples=300))
 
 
 @pytest.mark.parametrize("shuffle_seed", [None, 3])
