@@ -1,4 +1,4 @@
-"""A participant's way through a study: entry, consent, screening, listening
+"""A participant's way through a study: entry, consent, screening, sound
 check, task, completion. `next_step` is the one place that decides where a
 participant belongs; every page sends them there if they are elsewhere."""
 
