@@ -50,4 +50,4 @@ class ListeningFormReport(BackgroundJob):
         indexes = [models.Index(fields=["study", "status"])]
 
     def __str__(self) -> str:
-        return f"Form scores of {self.study}"
+        return f"Listening-form scores of {self.study}"

@@ -43,7 +43,7 @@ def listening_form_report(request, study_id: int):
     job = listening_form_report_request(study=study, user=request.user, retry_failed=request.method == "POST")
     if request.method == "POST":
         return redirect("evaluation:listening_form_report", study_id=study.pk)
-    context = {**admin.site.each_context(request), "title": f"Form scores: {study.name}", "study": study,
+    context = {**admin.site.each_context(request), "title": f"Listening-form scores: {study.name}", "study": study,
                "job": job, "opts": Study._meta}  # fmt: skip
     if job.status == ListeningFormReport.Status.SUCCEEDED:
         context |= _result_context(json.loads(job.result_json))

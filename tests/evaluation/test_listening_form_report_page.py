@@ -1,4 +1,4 @@
-"""Form scores from the database: a StressTest form taken by 3 simulated participants, the staff-only
+"""Listening-form scores from the database: a StressTest form taken by 3 simulated participants, the staff-only
 report page, its progress while the scores are computed in the background, and its CSV and JSON
 downloads (409 until the scores are ready)."""
 
