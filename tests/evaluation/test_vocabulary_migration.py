@@ -10,12 +10,26 @@ from django.apps import apps as global_apps
 from django.contrib.contenttypes.management import inject_rename_contenttypes_operations
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.loader import MigrationLoader
+from django.db.migrations.operations import RenameModel
 
-BEFORE = [("annotation", "0009_seconds_spent_from_hand_out"), ("evaluation", "0006_suite_reports")]
-AFTER = [
-    ("annotation", "0010_vocabulary_sound_check_listening_form_item"),
-    ("evaluation", "0007_vocabulary_agreement_report_label_set_lifecycle"),
-]
+RENAMES = {("FormItem", "ListeningFormItem"), ("StudyReport", "AgreementReport")}
+
+
+def _renaming_migrations() -> tuple[list, list]:
+    """The migrations that rename the models (found by what they do, so renumbering them at a merge
+    changes nothing here), and the migration of the same app before each."""
+    loader = MigrationLoader(connection)
+    after = sorted(
+        key
+        for key, migration in loader.disk_migrations.items()
+        if any(isinstance(op, RenameModel) and (op.old_name, op.new_name) in RENAMES for op in migration.operations)
+    )
+    before = [
+        next(parent for parent in loader.graph.node_map[key].parents if parent.key[0] == key[0]).key for key in after
+    ]
+    assert [app for app, _ in after] == ["annotation", "evaluation"], after
+    return before, after
 
 
 def _migrate(targets=None):
@@ -64,9 +78,10 @@ def _old_rows(apps) -> dict:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_database_from_before_the_renames_keeps_its_rows_under_the_new_names():
+    before, after = _renaming_migrations()
     try:
-        keys = _old_rows(_migrate(BEFORE))
-        apps = _migrate(AFTER)
+        keys = _old_rows(_migrate(before))
+        apps = _migrate(after)
         study = apps.get_model("annotation", "Study").objects.get(pk=keys["study"])
         assert (study.kind, study.sound_check, study.sound_check_tries) == ("form", True, 3)
         participant = apps.get_model("annotation", "Participant").objects.get(pk=keys["participant"])
