@@ -32,8 +32,9 @@ class SingleChoiceForm(AnswerForm):
         self.fields["choice"] = forms.TypedChoiceField(
             label=self.item.prompt or _("Which meaning did the speaker intend?"),
             choices=[(str(index), self.item.options[index]) for index in order],
-            coerce=int, widget=forms.RadioSelect,
-        )  # fmt: skip
+            coerce=int,
+            widget=forms.RadioSelect,
+        )
 
     def response(self):
         return {"choice": self.cleaned_data["choice"]}
@@ -59,14 +60,18 @@ class RatingForm(AnswerForm):
         if self.item.options:
             values = self.item.settings.get("values") or list(range(1, len(self.item.options) + 1))
             self.fields["value"] = forms.TypedChoiceField(
-                label=label, choices=[(str(v), f"{v} – {text}") for v, text in zip(values, self.item.options)],
-                coerce=float, widget=forms.RadioSelect,
-            )  # fmt: skip
+                label=label,
+                choices=[(str(v), f"{v} – {text}") for v, text in zip(values, self.item.options)],
+                coerce=float,
+                widget=forms.RadioSelect,
+            )
         else:
             self.fields["value"] = forms.IntegerField(
-                label=label, min_value=0, max_value=SLIDER_MAX,
+                label=label,
+                min_value=0,
+                max_value=SLIDER_MAX,
                 widget=forms.NumberInput(attrs={"type": "range", "min": 0, "max": SLIDER_MAX, "step": 1}),
-            )  # fmt: skip
+            )
 
     def response(self):
         return {"value": float(self.cleaned_data["value"])}
@@ -81,12 +86,15 @@ class StanceForm(AnswerForm):
         }
         self.fields["pole"] = forms.ChoiceField(
             label=self.item.prompt or _("Which better describes how the speaker sounds?"),
-            choices=[(pole, poles[pole]) for pole in self.presentation["pole_order"]], widget=forms.RadioSelect,
-        )  # fmt: skip
+            choices=[(pole, poles[pole]) for pole in self.presentation["pole_order"]],
+            widget=forms.RadioSelect,
+        )
         self.fields["confidence"] = forms.IntegerField(
-            label=_("How sure are you? (0 = not at all, 100 = completely)"), min_value=0, max_value=100,
+            label=_("How sure are you? (0 = not at all, 100 = completely)"),
+            min_value=0,
+            max_value=100,
             widget=forms.NumberInput(attrs={"type": "range", "min": 0, "max": 100, "step": 5}),
-        )  # fmt: skip
+        )
 
     def response(self):
         return {
@@ -101,8 +109,10 @@ class StressedWordsForm(AnswerForm):
         self.fields["stressed"] = forms.TypedMultipleChoiceField(
             label=self.item.prompt or _("Which words did the speaker stress?"),
             choices=[(str(index), word) for index, word in enumerate(self.words)],
-            coerce=int, widget=forms.CheckboxSelectMultiple, required=False,
-        )  # fmt: skip
+            coerce=int,
+            widget=forms.CheckboxSelectMultiple,
+            required=False,
+        )
 
     def response(self):
         return {}

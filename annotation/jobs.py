@@ -123,9 +123,11 @@ def _claim(model: type[BackgroundJob], job_id: int) -> BackgroundJob | None:
 
 def _finish(model: type[BackgroundJob], job: BackgroundJob, *, status: str, **fields) -> None:
     finished = model.objects.filter(pk=job.pk, status=Status.RUNNING, attempts=job.attempts).update(
-        status=status, phase="finished" if status == Status.SUCCEEDED else "failed", finished_at=timezone.now(),
+        status=status,
+        phase="finished" if status == Status.SUCCEEDED else "failed",
+        finished_at=timezone.now(),
         **fields,
-    )  # fmt: skip
+    )
     if not finished:
         logger.warning("%s %s was re-queued while this worker ran it; its result is dropped", model.__name__, job.pk)
         return
@@ -237,9 +239,11 @@ def stale_jobs_requeue(*, model: type[BackgroundJob], job_ids=None, resend_waiti
     stale = jobs.filter(silent, status=Status.RUNNING)
     out_of_attempts = list(stale.filter(attempts__gte=model.MAX_ATTEMPTS).values_list("pk", flat=True))
     failed = stale.filter(pk__in=out_of_attempts).update(
-        status=Status.FAILED, phase="failed", finished_at=now,
+        status=Status.FAILED,
+        phase="failed",
+        finished_at=now,
         error=f"its worker stopped {model.MAX_ATTEMPTS} times before it finished; not tried again",
-    )  # fmt: skip
+    )
     _announce(model, out_of_attempts, Status.FAILED)
     counts = {"requeued": 0, "failed": failed, "resent": 0}
     for job_id in stale.values_list("pk", flat=True):

@@ -29,8 +29,9 @@ class Grant:
     download_name: str | None
 
 
-def signed_file_url(stored_name: str, *, purpose: str, view: str, ttl_seconds: int,
-                    download_name: str | None = None) -> str:  # fmt: skip
+def signed_file_url(
+    stored_name: str, *, purpose: str, view: str, ttl_seconds: int, download_name: str | None = None
+) -> str:
     """A link to `stored_name` valid for `ttl_seconds`: presigned on S3, else the URL of `view`
     (which takes the token as its `token` argument)."""
     if storage_presigns():
@@ -64,8 +65,10 @@ def granted_download(grant: Grant, *, content_type: str | None = None) -> FileRe
     if not default_storage.exists(grant.name):
         raise Http404("This file no longer exists.")
     response = FileResponse(
-        default_storage.open(grant.name, "rb"), as_attachment=True,
-        filename=grant.download_name or PurePosixPath(grant.name).name, content_type=content_type,
-    )  # fmt: skip
+        default_storage.open(grant.name, "rb"),
+        as_attachment=True,
+        filename=grant.download_name or PurePosixPath(grant.name).name,
+        content_type=content_type,
+    )
     response["Cache-Control"] = "private, no-store"
     return response

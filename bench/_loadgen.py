@@ -86,12 +86,23 @@ class WsgiTransport:
     def __call__(self, method: str, target: str, body: bytes | None, headers: dict[str, str]) -> Response:
         parts = urlsplit(target)
         environ = {
-            "REQUEST_METHOD": method, "PATH_INFO": parts.path, "QUERY_STRING": parts.query, "SCRIPT_NAME": "",
-            "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
-            "REMOTE_ADDR": "127.0.0.1", "wsgi.input": io.BytesIO(body or b""), "wsgi.errors": io.StringIO(),
-            "wsgi.url_scheme": "http", "wsgi.version": (1, 0), "wsgi.multithread": False,
-            "wsgi.multiprocess": True, "wsgi.run_once": False, "CONTENT_LENGTH": str(len(body or b"")),
-        }  # fmt: skip
+            "REQUEST_METHOD": method,
+            "PATH_INFO": parts.path,
+            "QUERY_STRING": parts.query,
+            "SCRIPT_NAME": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "wsgi.input": io.BytesIO(body or b""),
+            "wsgi.errors": io.StringIO(),
+            "wsgi.url_scheme": "http",
+            "wsgi.version": (1, 0),
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            "CONTENT_LENGTH": str(len(body or b"")),
+        }
         for name, value in headers.items():
             key = name.upper().replace("-", "_")
             environ[key if key == "CONTENT_TYPE" else f"HTTP_{key}"] = value
@@ -256,8 +267,15 @@ class _Cookies:
 class Browser(_Cookies):
     """A browser over a blocking transport (`HttpTransport`, `WsgiTransport`)."""
 
-    def request(self, method: str, path: str, *, fields: dict | None = None, json_body=None,
-                headers: dict[str, str] | None = None) -> Response:  # fmt: skip
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        fields: dict | None = None,
+        json_body=None,
+        headers: dict[str, str] | None = None,
+    ) -> Response:
         body, sent = self._prepare(request := Request(method, path, fields, json_body, headers))
         return self._receive(self.transport(request.method, request.path, body, sent))
 
@@ -265,8 +283,15 @@ class Browser(_Cookies):
 class AsyncBrowser(_Cookies):
     """A browser over `AsyncHttpTransport`, on an event loop."""
 
-    async def request(self, method: str, path: str, *, fields: dict | None = None, json_body=None,
-                      headers: dict[str, str] | None = None) -> Response:  # fmt: skip
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        fields: dict | None = None,
+        json_body=None,
+        headers: dict[str, str] | None = None,
+    ) -> Response:
         body, sent = self._prepare(request := Request(method, path, fields, json_body, headers))
         return self._receive(await self.transport(request.method, request.path, body, sent))
 
@@ -282,8 +307,9 @@ def run_steps(steps: Steps, browser: Browser):
                 step = steps.send(None)
                 continue
             try:
-                reply = browser.request(step.method, step.path, fields=step.fields, json_body=step.json_body,
-                                        headers=step.headers)  # fmt: skip
+                reply = browser.request(
+                    step.method, step.path, fields=step.fields, json_body=step.json_body, headers=step.headers
+                )
             except Exception as error:
                 step = steps.throw(error)
             else:
@@ -302,8 +328,9 @@ async def run_steps_async(steps: Steps, browser: AsyncBrowser):
                 step = steps.send(None)
                 continue
             try:
-                reply = await browser.request(step.method, step.path, fields=step.fields, json_body=step.json_body,
-                                              headers=step.headers)  # fmt: skip
+                reply = await browser.request(
+                    step.method, step.path, fields=step.fields, json_body=step.json_body, headers=step.headers
+                )
             except Exception as error:
                 step = steps.throw(error)
             else:
@@ -371,12 +398,15 @@ def playback_events(duration: float, started_ms: float) -> list[dict]:
     events = []
     position = TIMEUPDATE_SECONDS
     while position < duration:
-        events.append({"kind": "timeupdate", "track": 0, "t": round(position, 3), "rate": 1,
-                       "at": started_ms + 1000 * position})  # fmt: skip
+        events.append(
+            {"kind": "timeupdate", "track": 0, "t": round(position, 3), "rate": 1, "at": started_ms + 1000 * position}
+        )
         position += TIMEUPDATE_SECONDS
     end_ms = started_ms + 1000 * duration
-    events += [{"kind": kind, "track": 0, "t": duration, "rate": 1, "at": end_ms + offset}
-               for offset, kind in ((0.0, "timeupdate"), (0.2, "pause"), (0.4, "ended"))]  # fmt: skip
+    events += [
+        {"kind": kind, "track": 0, "t": duration, "rate": 1, "at": end_ms + offset}
+        for offset, kind in ((0.0, "timeupdate"), (0.2, "pause"), (0.4, "ended"))
+    ]
     return events
 
 
@@ -391,14 +421,33 @@ class Pace:
     until: float = float("inf")
 
 
-def annotate(browser: Browser, slug: str, first: ItemPage, durations: dict[int, float], log: ParticipantLog,
-             rng: random.Random, *, reports: str = "submit", pace: Pace = Pace(), wrap=None) -> None:  # fmt: skip
+def annotate(
+    browser: Browser,
+    slug: str,
+    first: ItemPage,
+    durations: dict[int, float],
+    log: ParticipantLog,
+    rng: random.Random,
+    *,
+    reports: str = "submit",
+    pace: Pace = Pace(),
+    wrap=None,
+) -> None:
     """`annotate_steps` in this thread."""
     run_steps(annotate_steps(slug, first, durations, log, rng, reports=reports, pace=pace, wrap=wrap), browser)
 
 
-def annotate_steps(slug: str, first: ItemPage, durations: dict[int, float], log: ParticipantLog,
-                   rng: random.Random, *, reports: str = "submit", pace: Pace = Pace(), wrap=None) -> Steps:  # fmt: skip
+def annotate_steps(
+    slug: str,
+    first: ItemPage,
+    durations: dict[int, float],
+    log: ParticipantLog,
+    rng: random.Random,
+    *,
+    reports: str = "submit",
+    pace: Pace = Pace(),
+    wrap=None,
+) -> Steps:
     """Play each clip to the end, mark one word, submit; until the done page
     (or `pace.until`, after at least the first clip).
 
@@ -502,7 +551,7 @@ class CpuMeter:
         used = {
             group: sum(spent - before[group].get(pid, 0.0) for pid, spent in after[group].items())
             for group in cls.GROUPS
-        }  # fmt: skip
+        }
         used["other processes"] = after["machine"] - before["machine"] - sum(used.values())
         return {group: spent / seconds for group, spent in used.items()}
 

@@ -159,13 +159,35 @@ AREAS = [
     ("PostgreSQL round trips", ()),  # the innermost frame is psycopg sending or waiting on its socket
     ("ORM", ("django/db/models/", "django/db/transaction", "django/db/utils")),
     ("psycopg and Django's DB backend", ("/psycopg/", "django/db/backends/")),
-    ("templates", ("django/template/", "template_partials/", "django/templatetags/", "django/utils/html",
-                   "django/utils/safestring", "django/utils/formats", "django/utils/translation")),
-    ("request, response, middleware", ("django/core/handlers/", "django/middleware/", "django/http/", "django_htmx/",
-                                       "whitenoise/", "django/contrib/", "django/urls/", "django/utils/cache",
-                                       "django/views/", "django/core/signing")),
+    (
+        "templates",
+        (
+            "django/template/",
+            "template_partials/",
+            "django/templatetags/",
+            "django/utils/html",
+            "django/utils/safestring",
+            "django/utils/formats",
+            "django/utils/translation",
+        ),
+    ),
+    (
+        "request, response, middleware",
+        (
+            "django/core/handlers/",
+            "django/middleware/",
+            "django/http/",
+            "django_htmx/",
+            "whitenoise/",
+            "django/contrib/",
+            "django/urls/",
+            "django/utils/cache",
+            "django/views/",
+            "django/core/signing",
+        ),
+    ),
     ("our code", (str(ROOT / "annotation"),)),
-]  # fmt: skip
+]
 
 
 # Where psycopg hands the query to the socket, then waits for the answer. On a

@@ -75,13 +75,17 @@ def main() -> int:
     started = time.perf_counter()
     data = simulated_study(clips=args.clips, per_clip=args.per_clip, words=args.words, seed=args.seed)
     generated = time.perf_counter() - started
-    print(f"study: {len(data.clip_keys)} clips, {data.n_annotations} annotations "
-          f"({len(data.annotator_keys)} annotators), {args.words} words a clip, "
-          f"{int((data.levels >= 0).sum())} word judgements; generated in {generated:.2f} s")  # fmt: skip
+    print(
+        f"study: {len(data.clip_keys)} clips, {data.n_annotations} annotations "
+        f"({len(data.annotator_keys)} annotators), {args.words} words a clip, "
+        f"{int((data.levels >= 0).sum())} word judgements; generated in {generated:.2f} s"
+    )
 
     core_seconds, pooled = core(data, args)
-    print(f"\n1. required core (subsample, pooled + per-language Cohen, Fleiss with CI, ordinal alpha with "
-          f"{args.resamples}-resample clip bootstrap, emphasis rates): {core_seconds:.2f} s")  # fmt: skip
+    print(
+        f"\n1. required core (subsample, pooled + per-language Cohen, Fleiss with CI, ordinal alpha with "
+        f"{args.resamples}-resample clip bootstrap, emphasis rates): {core_seconds:.2f} s"
+    )
     for line in pooled:
         print("   " + line)
 
@@ -93,33 +97,42 @@ def main() -> int:
         resamples=args.resamples,
         thresholds=Thresholds(min_kappa=0.1, min_attention=1.0, min_time_ratio=1.0),
     )
-    report = report_compute(data, parameters, progress=lambda phase, done, total: phases.append(
-        (phase, time.perf_counter())))  # fmt: skip
+    report = report_compute(
+        data, parameters, progress=lambda phase, done, total: phases.append((phase, time.perf_counter()))
+    )
     computed = time.perf_counter()
     text = report_json(report)
     full_seconds = time.perf_counter() - started
-    print(f"\n2. full report ({len(report['agreement']['variety'])} varieties, {len(report['agreement']['emotion'])} "
-          f"emotions, 4 alpha metrics, Gwet AC1/AC2, pairwise kappas on 3 levels, annotator quality) and its "
-          f"JSON ({len(text) / 1e6:.1f} MB): full report time {full_seconds:.2f} s")  # fmt: skip
+    print(
+        f"\n2. full report ({len(report['agreement']['variety'])} varieties, {len(report['agreement']['emotion'])} "
+        f"emotions, 4 alpha metrics, Gwet AC1/AC2, pairwise kappas on 3 levels, annotator quality) and its "
+        f"JSON ({len(text) / 1e6:.1f} MB): full report time {full_seconds:.2f} s"
+    )
     print("   " + _phase_summary(phases, computed, full_seconds - (computed - started)))
 
     ours, package, agree = package_comparison(data, args)
     scaled = package * args.resamples / args.package_resamples
-    print(f"\n3. pooled ordinal-alpha bootstrap, {args.resamples} resamples: per-clip sums {ours:.2f} s; "
-          f"krippendorff package per resample {package:.2f} s for {args.package_resamples} -> "
-          f"{scaled:.1f} s scaled; ratio {scaled / ours:.0f}x; largest difference over the shared resamples "
-          f"{agree:.1e}")  # fmt: skip
+    print(
+        f"\n3. pooled ordinal-alpha bootstrap, {args.resamples} resamples: per-clip sums {ours:.2f} s; "
+        f"krippendorff package per resample {package:.2f} s for {args.package_resamples} -> "
+        f"{scaled:.1f} s scaled; ratio {scaled / ours:.0f}x; largest difference over the shared resamples "
+        f"{agree:.1e}"
+    )
 
     light_seconds, light_line = light_interval(data, args)
     print(f"\n4. Light's kappa clip bootstrap, pooled, {args.resamples} resamples: {light_seconds:.2f} s; {light_line}")
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
     print(f"\npeak memory (max RSS, whole process): {peak / 1024**2:.0f} MiB")
-    misses = [name for name, missed in [
-        (f"core {core_seconds:.2f} s > {CORE_SECONDS} s", core_seconds > CORE_SECONDS),
-        (f"full report {full_seconds:.2f} s > {FULL_SECONDS} s", full_seconds > FULL_SECONDS),
-        (f"peak {peak / 1024**3:.2f} GiB > 2 GiB", peak > TARGET_BYTES),
-    ] if missed]  # fmt: skip
+    misses = [
+        name
+        for name, missed in [
+            (f"core {core_seconds:.2f} s > {CORE_SECONDS} s", core_seconds > CORE_SECONDS),
+            (f"full report {full_seconds:.2f} s > {FULL_SECONDS} s", full_seconds > FULL_SECONDS),
+            (f"peak {peak / 1024**3:.2f} GiB > 2 GiB", peak > TARGET_BYTES),
+        ]
+        if missed
+    ]
     large = ""
     if args.large_clips:
         large_seconds, large_peak, large_annotations = large_study(args)
@@ -164,9 +177,21 @@ def light_interval(data, args):
 
 def large_study(args) -> tuple[float, int, int]:
     """Step 5 in a process of its own: (full report seconds, its peak RSS in bytes, annotations)."""
-    command = [sys.executable, __file__, "--full-report-only", "--clips", str(args.large_clips),
-               "--per-clip", str(args.per_clip), "--words", str(args.words), "--resamples", str(args.resamples),
-               "--seed", str(args.seed)]  # fmt: skip
+    command = [
+        sys.executable,
+        __file__,
+        "--full-report-only",
+        "--clips",
+        str(args.large_clips),
+        "--per-clip",
+        str(args.per_clip),
+        "--words",
+        str(args.words),
+        "--resamples",
+        str(args.resamples),
+        "--seed",
+        str(args.seed),
+    ]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     found = re.search(r"full report (\S+) s, peak (\d+) bytes, (\d+) annotations", output)
     return float(found.group(1)), int(found.group(2)), int(found.group(3))
@@ -176,9 +201,11 @@ def full_report_only(args) -> int:
     data = simulated_study(clips=args.clips, per_clip=args.per_clip, words=args.words, seed=args.seed)
     started = time.perf_counter()
     parameters = ReportParameters(
-        subsample=args.per_clip, seed=args.seed, resamples=args.resamples,
+        subsample=args.per_clip,
+        seed=args.seed,
+        resamples=args.resamples,
         thresholds=Thresholds(min_kappa=0.1, min_attention=1.0, min_time_ratio=1.0),
-    )  # fmt: skip
+    )
     report_json(report_compute(data, parameters))
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -207,9 +234,11 @@ def core(data, args):
         sums = bootstrap_sums(per_clip, resamples=args.resamples, seed=args.seed)
         interval = percentile_interval(alpha_from_sums(sums, layout, "ordinal"))
         rate = emphasis_rates(counts[units])["label_rate"]
-        lines.append(f"{name:<7} Cohen {cohen.value:.3f}  Fleiss {fleiss.value:.3f} [{fleiss.ci[0]:.3f}, "
-                     f"{fleiss.ci[1]:.3f}]  alpha ordinal {value:.3f} [{interval.low:.3f}, {interval.high:.3f}]  "
-                     f"emphasis rate {rate:.3f}")  # fmt: skip
+        lines.append(
+            f"{name:<7} Cohen {cohen.value:.3f}  Fleiss {fleiss.value:.3f} [{fleiss.ci[0]:.3f}, "
+            f"{fleiss.ci[1]:.3f}]  alpha ordinal {value:.3f} [{interval.low:.3f}, {interval.high:.3f}]  "
+            f"emphasis rate {rate:.3f}"
+        )
     return time.perf_counter() - started, lines
 
 
@@ -239,8 +268,9 @@ def package_comparison(data, args):
         lengths = sizes[clips]
         shift = np.repeat(starts[clips] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
         units = order[shift + np.arange(int(lengths.sum()))]
-        slow.append(krippendorff.alpha(value_counts=counts[units], level_of_measurement="ordinal",
-                                       value_domain=[0, 1, 2]))  # fmt: skip
+        slow.append(
+            krippendorff.alpha(value_counts=counts[units], level_of_measurement="ordinal", value_domain=[0, 1, 2])
+        )
     package = time.perf_counter() - started
     agree = float(np.max(np.abs(np.array(slow) - fast[: len(slow)]))) if slow else 0.0
     return ours, package, agree

@@ -127,8 +127,10 @@ def main() -> None:
         setup_django(db.url, Path(scratch))
         started = time.perf_counter()
         study = make_study(args)
-        print(f"setup: {args.clips} clips of {args.clip_seconds[0]}-{args.clip_seconds[1]} s, target "
-              f"{args.target} each, {args.clips_per_task} per task, in {time.perf_counter() - started:.1f} s")  # fmt: skip
+        print(
+            f"setup: {args.clips} clips of {args.clip_seconds[0]}-{args.clip_seconds[1]} s, target "
+            f"{args.target} each, {args.clips_per_task} per task, in {time.perf_counter() - started:.1f} s"
+        )
         answers = {f"q{q.pk}": q.accepted[0] for q in study.prerequisites.all()}
         results = []
         with web_server(args, Path(scratch)) as server:
@@ -156,23 +158,31 @@ def parse_args():
     parser.add_argument("--clips", type=int, help="default: 1500 (hammer), 3000 (realistic)")
     parser.add_argument("--target", type=int, help="annotations wanted per clip; default: 10 (hammer), 40 (realistic)")
     parser.add_argument("--clips-per-task", type=int, help="default: 20 (hammer), 10 (realistic)")
-    parser.add_argument("--clip-seconds", type=_floats, help="shortest,longest clip; default: 0.08,0.12 (hammer), "
-                        "2.5,3.5 (realistic)")  # fmt: skip
+    parser.add_argument(
+        "--clip-seconds", type=_floats, help="shortest,longest clip; default: 0.08,0.12 (hammer), 2.5,3.5 (realistic)"
+    )
     parser.add_argument("--marking-seconds", type=_floats, default=(2.0, 4.0), help="realistic: after each clip")
     parser.add_argument("--start", type=int, default=250, help="realistic: participants of the first level")
     parser.add_argument("--most", type=int, default=3000, help="realistic: participants tried at most")
     parser.add_argument("--level-seconds", type=float, default=30.0, help="realistic: how long each level runs")
     parser.add_argument("--budget-seconds", type=float, default=600.0, help="realistic: the whole search")
-    parser.add_argument("--p99-ms", type=float, default=REALISTIC_P99_MS,
-                        help=f"realistic: a level passes with submit p99 at most this (the target's: {REALISTIC_P99_MS})")  # fmt: skip
+    parser.add_argument(
+        "--p99-ms",
+        type=float,
+        default=REALISTIC_P99_MS,
+        help=f"realistic: a level passes with submit p99 at most this (the target's: {REALISTIC_P99_MS})",
+    )
     parser.add_argument(
         "--wsgi",
         choices=["granian", "gunicorn"],
         default="granian",
         help="the web server: granian, as the container runs it (docker/web.sh), or gunicorn",
     )
-    parser.add_argument("--workers", type=int, help="web server worker processes; default: one a core (granian, "
-                                                    "as docker/web.sh), 4 (gunicorn)")  # fmt: skip
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="web server worker processes; default: one a core (granian, as docker/web.sh), 4 (gunicorn)",
+    )
     parser.add_argument(
         "--threads", type=int, default=4, help="threads per worker (gthread; granian's blocking threads)"
     )
@@ -195,8 +205,12 @@ def parse_args():
     parser.add_argument("--profile", action="store_true", help="also print the submit's busiest lines")
     args = parser.parse_args()
     realistic = args.mode == "realistic"
-    for name, hammer, paced in (("clips", 1500, 3000), ("target", 10, 40), ("clips_per_task", 20, 10),
-                                ("clip_seconds", (0.08, 0.12), (2.5, 3.5))):  # fmt: skip
+    for name, hammer, paced in (
+        ("clips", 1500, 3000),
+        ("target", 10, 40),
+        ("clips_per_task", 20, 10),
+        ("clip_seconds", (0.08, 0.12), (2.5, 3.5)),
+    ):
         if getattr(args, name) is None:
             setattr(args, name, paced if realistic else hammer)
     if args.workers is None:
@@ -250,11 +264,17 @@ def scratch_database(server: str):
 def setup_django(database_url: str, scratch: Path) -> None:
     """Production-like settings, shared with the web server started later."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")  # another module can wrap it
-    os.environ.update({
-        "DATABASE_URL": database_url,
-        "SECRET_KEY": secrets.token_urlsafe(50), "DEBUG": "false", "ALLOWED_HOSTS": "127.0.0.1",
-        "DATA_DIR": str(scratch / "data"), "STORAGE_BACKEND": "local", "LOG_LEVEL": "WARNING",
-    })  # fmt: skip
+    os.environ.update(
+        {
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "DEBUG": "false",
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "DATA_DIR": str(scratch / "data"),
+            "STORAGE_BACKEND": "local",
+            "LOG_LEVEL": "WARNING",
+        }
+    )
     import django
     from django.core.management import call_command
 
@@ -275,23 +295,34 @@ def make_study(args):
     corpus = Corpus.objects.create(name="annotate-load bench")
     clips = Clip.objects.bulk_create(
         Clip(
-            corpus=corpus, external_id=f"clip-{index:05d}",
-            transcript=" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 16))), language="en",
-            source_path=f"audio/{index:05d}.wav", original_audio=f"audio/bench/{index:05d}/original.wav",
-            model_audio=f"audio/bench/{index:05d}/model.wav", browser_audio=f"audio/bench/{index:05d}/browser.mp3",
-            duration=round(rng.uniform(*args.clip_seconds), 3), sample_rate=16000, checksum=f"{index:064x}",
+            corpus=corpus,
+            external_id=f"clip-{index:05d}",
+            transcript=" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 16))),
+            language="en",
+            source_path=f"audio/{index:05d}.wav",
+            original_audio=f"audio/bench/{index:05d}/original.wav",
+            model_audio=f"audio/bench/{index:05d}/model.wav",
+            browser_audio=f"audio/bench/{index:05d}/browser.mp3",
+            duration=round(rng.uniform(*args.clip_seconds), 3),
+            sample_rate=16000,
+            checksum=f"{index:064x}",
         )
         for index in range(args.clips)
-    )  # fmt: skip
+    )
     Word.objects.bulk_create(
         (Word(clip=clip, index=i, text=text) for clip in clips for i, text in enumerate(clip.transcript.split())),
         batch_size=5000,
     )
     study = study_create(
-        name="Annotate load bench", corpus=corpus, selection=ClipSelection(), clips_per_task=args.clips_per_task,
-        target_annotations=args.target, attention_checks_per_task=0, sound_check=False,
+        name="Annotate load bench",
+        corpus=corpus,
+        selection=ClipSelection(),
+        clips_per_task=args.clips_per_task,
+        target_annotations=args.target,
+        attention_checks_per_task=0,
+        sound_check=False,
         consent_text="A load test: nobody takes part.",
-    )  # fmt: skip
+    )
     return study_status_set(study=study, status=Study.Status.LIVE)
 
 
@@ -312,23 +343,59 @@ def web_server(args, scratch: Path, settings: str | None = None):
     most = max(args.levels) if args.mode == "hammer" else args.most
     if args.wsgi == "granian":
         command = [
-            sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
-            "--workers", str(args.workers), "--blocking-threads", str(args.threads), "--runtime-threads", "1",
-            "--http", "1", "--no-ws", "--log-level", "warning", "--backlog", "2048", "config.wsgi:application",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "granian",
+            "--interface",
+            "wsgi",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(args.workers),
+            "--blocking-threads",
+            str(args.threads),
+            "--runtime-threads",
+            "1",
+            "--http",
+            "1",
+            "--no-ws",
+            "--log-level",
+            "warning",
+            "--backlog",
+            "2048",
+            "config.wsgi:application",
+        ]
         description = f"granian: {args.workers} worker(s), {args.threads} blocking thread(s) each"
     else:
         command = [
-            str(Path(sys.executable).with_name("gunicorn")), "config.wsgi:application", "--bind",
-            f"127.0.0.1:{port}", "--workers", str(args.workers), "--worker-class", args.worker_class, "--threads",
-            str(args.threads), "--keep-alive", "10", "--worker-tmp-dir", "/dev/shm", "--log-level", "warning",
-            "--backlog", "2048",
-            "--worker-connections", str(args.worker_connections or math.ceil(1.25 * most / args.workers)),
-        ]  # fmt: skip
+            str(Path(sys.executable).with_name("gunicorn")),
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.workers),
+            "--worker-class",
+            args.worker_class,
+            "--threads",
+            str(args.threads),
+            "--keep-alive",
+            "10",
+            "--worker-tmp-dir",
+            "/dev/shm",
+            "--log-level",
+            "warning",
+            "--backlog",
+            "2048",
+            "--worker-connections",
+            str(args.worker_connections or math.ceil(1.25 * most / args.workers)),
+        ]
         description = f"gunicorn: {args.workers} x {args.worker_class} worker(s), {args.threads} thread(s) each"
     with log.open("wb") as output:  # the server's and Django's own logging
-        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT,
-                                   preexec_fn=_die_with_parent)  # fmt: skip
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+        )
     try:
         _wait_until_serving(port, process, log)
         yield Server(port, process.pid, log, description)
@@ -399,8 +466,9 @@ class LevelResult:
         return percentiles([s for log in self.logs for s in getattr(log, f"{kind}_seconds")])
 
 
-def run_level(port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str,
-              reports: str) -> LevelResult:  # fmt: skip
+def run_level(
+    port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str, reports: str
+) -> LevelResult:
     """Every participant enters and claims a task; then all annotate at once.
     `tag` seeds the participants' Prolific ids: new people in every round."""
     logs = [ParticipantLog() for _ in range(participants)]
@@ -444,10 +512,15 @@ def run_level(port: int, study, answers: dict[str, str], participants: int, mete
 def report_level(result: LevelResult, server_log: Path) -> None:
     p50, p95, p99 = result.latencies()
     refused = sum(1 for error in result.errors if error.startswith("submit 4"))
-    print(f"{result.participants} participants: {result.accepted} submissions in {result.seconds:.2f} s = "
-          f"{result.rate:.1f} submissions/s, {len(result.errors)} errors ({refused} refusals)"
-          + (f", entry {result.entry_seconds:.1f} s" if result.entry_seconds else
-             f" (pacing bound with an instant server: {result.participants / result.mean_clip_seconds:.0f}/s)"))  # fmt: skip
+    print(
+        f"{result.participants} participants: {result.accepted} submissions in {result.seconds:.2f} s = "
+        f"{result.rate:.1f} submissions/s, {len(result.errors)} errors ({refused} refusals)"
+        + (
+            f", entry {result.entry_seconds:.1f} s"
+            if result.entry_seconds
+            else f" (pacing bound with an instant server: {result.participants / result.mean_clip_seconds:.0f}/s)"
+        )
+    )
     latencies = [f"submit latency: p50 {p50:.1f} ms, p95 {p95:.1f} ms, p99 {p99:.1f} ms"]
     for kind, name in (("event", "events POST"), ("page", "task page")):
         if any(getattr(log, f"{kind}_seconds") for log in result.logs):
@@ -458,8 +531,10 @@ def report_level(result: LevelResult, server_log: Path) -> None:
     print(f"  CPU, in cores of {os.cpu_count()}: {cores}")
     if result.accepted:
         per = {name: 1000 * used / result.rate for name, used in result.cores.items() if name != "other processes"}
-        print("  CPU per accepted submission (with its playback reports): " + ", ".join(
-            f"{name} {ms:.1f} ms" for name, ms in per.items()))  # fmt: skip
+        print(
+            "  CPU per accepted submission (with its playback reports): "
+            + ", ".join(f"{name} {ms:.1f} ms" for name, ms in per.items())
+        )
     if result.cores["other processes"] > 0.25:
         print("  warning: other processes used CPU meanwhile; rates and latencies are understated")
     for error in result.errors[:5]:
@@ -479,15 +554,18 @@ def realistic(args) -> None:
         setup_django(db.url, Path(scratch))
         started = time.perf_counter()
         study = make_study(args)
-        print(f"setup: {args.clips} clips of {args.clip_seconds[0]}-{args.clip_seconds[1]} s, target "
-              f"{args.target} each, {args.clips_per_task} per task, in {time.perf_counter() - started:.1f} s; "
-              f"marking {args.marking_seconds[0]}-{args.marking_seconds[1]} s a clip, reports: {args.reports}")  # fmt: skip
+        print(
+            f"setup: {args.clips} clips of {args.clip_seconds[0]}-{args.clip_seconds[1]} s, target "
+            f"{args.target} each, {args.clips_per_task} per task, in {time.perf_counter() - started:.1f} s; "
+            f"marking {args.marking_seconds[0]}-{args.marking_seconds[1]} s a clip, reports: {args.reports}"
+        )
         answers = {f"q{q.pk}": q.accepted[0] for q in study.prerequisites.all()}
         with web_server(args, Path(scratch)) as server:
             print(f"{server.description}, on port {server.port}")
             meter = CpuMeter(server.pid, db.name)
-            best, worst, results = search(args, lambda n, tag: run_paced_level(server.port, study, answers, n, meter,
-                                                                               tag, args), server.log)  # fmt: skip
+            best, worst, results = search(
+                args, lambda n, tag: run_paced_level(server.port, study, answers, n, meter, tag, args), server.log
+            )
         with web_server(args, Path(scratch), settings="bench._floor") as server:
             floor = framework_floor(server.port, 64, CpuMeter(server.pid, db.name), args.floor_seconds)
         invariants = check_invariants(study, results)
@@ -495,22 +573,28 @@ def realistic(args) -> None:
     for name, ok, detail in invariants:
         print(f"invariant: {name}: {'PASS' if ok else 'FAIL (' + detail + ')'}")
     served = next((r for r in reversed(results) if r.participants == best), None)
-    print(f"framework floor: an empty view through the same middleware and {args.wsgi}, 64 keep-alive clients: "
-          f"{floor.requests_per_second:.0f} requests/s, web server CPU {floor.cpu_ms['web server']:.2f} ms a request")  # fmt: skip
+    print(
+        f"framework floor: an empty view through the same middleware and {args.wsgi}, 64 keep-alive clients: "
+        f"{floor.requests_per_second:.0f} requests/s, web server CPU {floor.cpu_ms['web server']:.2f} ms a request"
+    )
     if served is not None:
         p50, _, p99 = served.latencies()
         server_ms = 1000 * served.cores["web server"] / served.rate if served.rate else float("nan")
-        print(f"at {best} participants: {served.rate:.1f} submissions/s (the pace sets it), p50 {p50:.0f} ms "
-              f"p99 {p99:.0f} ms; web server {server_ms:.1f} ms CPU per submit with its share of page loads, "
-              f"{_ratio(server_ms, floor.cpu_ms['web server'])} x an empty request's")  # fmt: skip
+        print(
+            f"at {best} participants: {served.rate:.1f} submissions/s (the pace sets it), p50 {p50:.0f} ms "
+            f"p99 {p99:.0f} ms; web server {server_ms:.1f} ms CPU per submit with its share of page loads, "
+            f"{_ratio(server_ms, floor.cpu_ms['web server'])} x an empty request's"
+        )
     if args.p99_ms == REALISTIC_P99_MS:
         met = "met" if best >= REALISTIC_TARGET else "NOT met"
         print(f"target: at least {REALISTIC_TARGET} participants served: {met}")
     else:
         print(f"target: not judged (it is set at p99 <= {REALISTIC_P99_MS} ms, this run at {args.p99_ms:g} ms)")
     limit = f"{worst} failed" if worst else f"none failed up to {args.most}" if best >= args.most else "budget spent"
-    print(f"annotate_load realistic ({args.wsgi}): {best} participants served with p99 <= {args.p99_ms:g} ms and "
-          f"no refusals ({limit}); invariants {'PASS' if passed else 'FAIL'}")  # fmt: skip
+    print(
+        f"annotate_load realistic ({args.wsgi}): {best} participants served with p99 <= {args.p99_ms:g} ms and "
+        f"no refusals ({limit}); invariants {'PASS' if passed else 'FAIL'}"
+    )
     if not passed:
         sys.exit(1)
 
@@ -546,8 +630,9 @@ def level_passes(result: LevelResult, p99_ms: float) -> bool:
     return result.accepted > 0 and not result.errors and result.latencies()[2] <= p99_ms
 
 
-def run_paced_level(port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str,
-                    args) -> LevelResult:  # fmt: skip
+def run_paced_level(
+    port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str, args
+) -> LevelResult:
     """N participants enter and claim a task (16 at a time, not timed); then
     each opens the task page at a moment spread over the first clip's time and
     annotates at a participant's pace until the level's time is up.
@@ -593,8 +678,9 @@ def run_paced_level(port: int, study, answers: dict[str, str], participants: int
     return LevelResult(participants, seconds, logs, cores, sum(played) / len(played), entry_seconds=entry_seconds)
 
 
-def _paced_steps(slug: str, durations: dict[int, float], log: ParticipantLog, rng: random.Random, reports: str,
-                 pace: Pace) -> Steps:  # fmt: skip
+def _paced_steps(
+    slug: str, durations: dict[int, float], log: ParticipantLog, rng: random.Random, reports: str, pace: Pace
+) -> Steps:
     """Open the task page (timed), then annotate at the participant's pace."""
     sent = time.perf_counter()
     page = yield Request("GET", f"/s/{slug}/task/")
@@ -605,8 +691,9 @@ def _paced_steps(slug: str, durations: dict[int, float], log: ParticipantLog, rn
     yield from annotate_steps(slug, first, durations, log, rng, reports=reports, pace=pace)
 
 
-async def _enter_all(port: int, slug: str, answers: dict[str, str], tag: str,
-                     logs: list[ParticipantLog]) -> list[AsyncBrowser | None]:  # fmt: skip
+async def _enter_all(
+    port: int, slug: str, answers: dict[str, str], tag: str, logs: list[ParticipantLog]
+) -> list[AsyncBrowser | None]:
     """Every participant enters and claims a task, 16 at a time; a failure is
     reported as an error of the level, not raised. Each participant's
     connection is closed afterwards: it opens its own when it starts."""
@@ -693,11 +780,17 @@ def check_invariants(study, results: list[LevelResult]) -> list[tuple[str, bool,
         ("no clip over its target", over == 0, f"{over} over"),
         ("completed_count = stored annotations", not counted.exists(), f"{counted.count()} clips differ"),
         ("reserved_count = pending task items", not reserved.exists(), f"{reserved.count()} clips differ"),
-        ("no participant given a clip twice", not twice_given.exists() and not twice_done.exists(),
-         f"{twice_given.count()} given, {twice_done.count()} annotated twice"),
-        ("every acknowledged submission stored as sent", not missing,
-         f"{len(missing)} of {len(acknowledged)} missing or different"),
-    ]  # fmt: skip
+        (
+            "no participant given a clip twice",
+            not twice_given.exists() and not twice_done.exists(),
+            f"{twice_given.count()} given, {twice_done.count()} annotated twice",
+        ),
+        (
+            "every acknowledged submission stored as sent",
+            not missing,
+            f"{len(missing)} of {len(acknowledged)} missing or different",
+        ),
+    ]
 
 
 def bare_psycopg_rate(url: str, result: LevelResult, meter: CpuMeter) -> tuple[float, float]:
@@ -717,8 +810,9 @@ def bare_psycopg_rate(url: str, result: LevelResult, meter: CpuMeter) -> tuple[f
             admin.adapters.register_loader(json_type, TextLoader)
         cursor = admin.execute(
             "SELECT a.*, i.study_item_id FROM annotation_annotation a JOIN annotation_taskitem i ON i.id = a.item_id"
-            " WHERE a.item_id = ANY(%s)", [acknowledged],
-        )  # fmt: skip
+            " WHERE a.item_id = ANY(%s)",
+            [acknowledged],
+        )
         names = [column.name for column in cursor.description]
         keep = [index for index, name in enumerate(names[:-1]) if name != "id"]
         rows = [([row[index] for index in keep], row[-1]) for row in cursor.fetchall()]
@@ -730,7 +824,7 @@ def bare_psycopg_rate(url: str, result: LevelResult, meter: CpuMeter) -> tuple[f
         foreign_keys = admin.execute(
             "SELECT pg_get_constraintdef(oid) FROM pg_constraint"
             " WHERE conrelid = 'annotation_annotation'::regclass AND contype = 'f'"
-        ).fetchall()  # fmt: skip
+        ).fetchall()
         for (definition,) in foreign_keys:
             admin.execute(f"ALTER TABLE bench_ceiling_annotation ADD {definition}")
     columns = ", ".join(names[index] for index in keep)
@@ -786,15 +880,20 @@ def requests_per_clip(args) -> int:
     return 1 if args.reports == "submit" else 3
 
 
-def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str, bool, str]], floor: Floor,
-           args) -> None:  # fmt: skip
+def report(
+    results: list[LevelResult], probe: Probe, invariants: list[tuple[str, bool, str]], floor: Floor, args
+) -> None:
     submits = probe.round_trips["submit"]
     typical = sorted(submits, key=len)[len(submits) // 2]
     trips = {kind: _median([len(s) for s in lists]) for kind, lists in probe.round_trips.items()}
     orm = {kind: _median(counts) for kind, counts in probe.orm_queries.items()}
     kinds = [("submit", "submit")] + ([("events", "events POST")] if "events" in probe.cpu else [])
-    print("per request (median, in this process): " + "; ".join(
-        f"{name} {orm[kind]} queries in Django's log = {trips[kind]} PostgreSQL round trips" for kind, name in kinds))  # fmt: skip
+    print(
+        "per request (median, in this process): "
+        + "; ".join(
+            f"{name} {orm[kind]} queries in Django's log = {trips[kind]} PostgreSQL round trips" for kind, name in kinds
+        )
+    )
     print("  a submit's round trips: " + "; ".join(_short(statement) for statement in typical))
     wall, cpu, postgres = (
         {kind: _median(values) for kind, values in measured.items()}
@@ -803,25 +902,33 @@ def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str,
     posts = len(probe.cpu.get("events", [])) / len(probe.cpu["submit"])  # events POSTs per clip
     per_clip = cpu["submit"] + postgres["submit"] + (posts * (cpu["events"] + postgres["events"]) if posts else 0)
     for kind, name in kinds:
-        print(f"  {name} alone (medians): {1000 * wall[kind]:.1f} ms; CPU: Django {1000 * cpu[kind]:.1f} ms, "
-              f"PostgreSQL {1000 * postgres[kind]:.1f} ms")  # fmt: skip
+        print(
+            f"  {name} alone (medians): {1000 * wall[kind]:.1f} ms; CPU: Django {1000 * cpu[kind]:.1f} ms, "
+            f"PostgreSQL {1000 * postgres[kind]:.1f} ms"
+        )
     print(
         f"  so at most {os.cpu_count() / per_clip:.0f} clips/s on {os.cpu_count()} cores for Django and PostgreSQL alone"
     )
     areas = collections.Counter(area for area, _ in probe.samples)
-    print(f"  where a submit's time goes ({len(probe.samples)} stack samples): " + ", ".join(
-        f"{area} {100 * count / len(probe.samples):.0f} %" for area, count in areas.most_common()))  # fmt: skip
+    print(
+        f"  where a submit's time goes ({len(probe.samples)} stack samples): "
+        + ", ".join(f"{area} {100 * count / len(probe.samples):.0f} %" for area, count in areas.most_common())
+    )
     per = requests_per_clip(args)
     floor_clips = floor.requests_per_second / per
-    print(f"framework floor: an empty view through the same middleware and {args.wsgi}, "
-          f"{max(r.participants for r in results)} keep-alive clients: {floor.requests_per_second:.0f} requests/s, "
-          f"CPU per request: web server {floor.cpu_ms['web server']:.2f} ms, load generator "
-          f"{floor.cpu_ms['load generator']:.2f} ms; at {per} request(s) a clip, {floor_clips:.0f} clips/s with views "
-          f"that do nothing; ours {_ratio(results[-1].rate, floor_clips)} x that")  # fmt: skip
+    print(
+        f"framework floor: an empty view through the same middleware and {args.wsgi}, "
+        f"{max(r.participants for r in results)} keep-alive clients: {floor.requests_per_second:.0f} requests/s, "
+        f"CPU per request: web server {floor.cpu_ms['web server']:.2f} ms, load generator "
+        f"{floor.cpu_ms['load generator']:.2f} ms; at {per} request(s) a clip, {floor_clips:.0f} clips/s with views "
+        f"that do nothing; ours {_ratio(results[-1].rate, floor_clips)} x that"
+    )
     for result in results:
-        print(f"bare psycopg at {result.participants}: {result.ceiling:.0f} submissions/s, PostgreSQL "
-              f"{1000 * result.ceiling_postgres_cpu:.1f} ms CPU each; "
-              f"ours {_ratio(result.rate, result.ceiling)} x that")  # fmt: skip
+        print(
+            f"bare psycopg at {result.participants}: {result.ceiling:.0f} submissions/s, PostgreSQL "
+            f"{1000 * result.ceiling_postgres_cpu:.1f} ms CPU each; "
+            f"ours {_ratio(result.rate, result.ceiling)} x that"
+        )
     passed = all(ok for _, ok, _ in invariants)
     for name, ok, detail in invariants:
         print(f"invariant: {name}: {'PASS' if ok else 'FAIL (' + detail + ')'}")
@@ -829,14 +936,22 @@ def report(results: list[LevelResult], probe: Probe, invariants: list[tuple[str,
     p50, p95, p99 = last.latencies()
     errors = len(last.errors)
     server_ms = 1000 * last.cores["web server"] / last.rate if last.rate else float("nan")
-    checks = {f">= {TARGET_RATE}/s": last.rate >= TARGET_RATE, f"p99 <= {TARGET_P99_MS} ms": p99 <= TARGET_P99_MS,
-              "no errors": errors == 0, f">= {TARGET_FLOOR_RATIO} x the floor": last.rate >= TARGET_FLOOR_RATIO * floor_clips}  # fmt: skip
-    print(f"target at {last.participants} participants: " + ", ".join(
-        f"{name} {'met' if ok else 'NOT met'}" for name, ok in checks.items()))  # fmt: skip
-    print(f"annotate_load: {last.participants} participants ({args.wsgi}): {last.rate:.1f} submissions/s "
-          f"({_ratio(last.rate, last.ceiling)} x bare psycopg, {_ratio(last.rate, floor_clips)} x "
-          f"the empty-view floor per clip), p50 {p50:.0f} ms p95 {p95:.0f} ms p99 {p99:.0f} ms, web server "
-          f"{server_ms:.1f} ms CPU per submit, {errors} errors; invariants {'PASS' if passed else 'FAIL'}")  # fmt: skip
+    checks = {
+        f">= {TARGET_RATE}/s": last.rate >= TARGET_RATE,
+        f"p99 <= {TARGET_P99_MS} ms": p99 <= TARGET_P99_MS,
+        "no errors": errors == 0,
+        f">= {TARGET_FLOOR_RATIO} x the floor": last.rate >= TARGET_FLOOR_RATIO * floor_clips,
+    }
+    print(
+        f"target at {last.participants} participants: "
+        + ", ".join(f"{name} {'met' if ok else 'NOT met'}" for name, ok in checks.items())
+    )
+    print(
+        f"annotate_load: {last.participants} participants ({args.wsgi}): {last.rate:.1f} submissions/s "
+        f"({_ratio(last.rate, last.ceiling)} x bare psycopg, {_ratio(last.rate, floor_clips)} x "
+        f"the empty-view floor per clip), p50 {p50:.0f} ms p95 {p95:.0f} ms p99 {p99:.0f} ms, web server "
+        f"{server_ms:.1f} ms CPU per submit, {errors} errors; invariants {'PASS' if passed else 'FAIL'}"
+    )
 
 
 def _ratio(ours: float, ceiling: float) -> str:

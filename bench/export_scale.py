@@ -45,9 +45,15 @@ def main() -> int:
         scratch = Path(scratch)
         setup_django(scratch / "data")
         steps = {}
-        for name, step in [("write the study", write_study), ("1. build", build), ("2. finalize", finalize),
-                           ("3. JSONL export", export_jsonl), ("4. CSV export", export_csv),
-                           ("5. Parquet export", export_parquet), ("baseline", baseline)]:  # fmt: skip
+        for name, step in [
+            ("write the study", write_study),
+            ("1. build", build),
+            ("2. finalize", finalize),
+            ("3. JSONL export", export_jsonl),
+            ("4. CSV export", export_csv),
+            ("5. Parquet export", export_parquet),
+            ("baseline", baseline),
+        ]:
             steps[name] = in_own_process(step, args, scratch)
             seconds, peak, note = steps[name]
             print(f"{name:<16} {seconds:7.2f} s   peak {peak / 1024**2:6.0f} MiB   {note}", flush=True)
@@ -126,44 +132,86 @@ def write_study(args, scratch) -> str:
         groups = data.clip_groups
         clips = Clip.objects.bulk_create(
             [
-                Clip(corpus=corpus, external_id=key, transcript=" ".join(f"w{k}" for k in range(args.words)),
-                     language=groups["language"][i], variety=groups["variety"][i], emotion=groups["emotion"][i],
-                     source_path=f"{key}.wav", original_audio=f"{key}.wav", model_audio=audio,
-                     browser_audio=f"{key}.mp3", duration=4.0, sample_rate=16000, checksum=f"{i:064x}")
+                Clip(
+                    corpus=corpus,
+                    external_id=key,
+                    transcript=" ".join(f"w{k}" for k in range(args.words)),
+                    language=groups["language"][i],
+                    variety=groups["variety"][i],
+                    emotion=groups["emotion"][i],
+                    source_path=f"{key}.wav",
+                    original_audio=f"{key}.wav",
+                    model_audio=audio,
+                    browser_audio=f"{key}.mp3",
+                    duration=4.0,
+                    sample_rate=16000,
+                    checksum=f"{i:064x}",
+                )
                 for i, key in enumerate(data.clip_keys)
             ],
             batch_size=2000,
-        )  # fmt: skip
+        )
         Word.objects.bulk_create(
-            (Word(clip=clip, index=k, text=f"w{k}", start=0.2 * k, end=0.2 * (k + 1))
-             for clip in clips for k in range(args.words)),
+            (
+                Word(clip=clip, index=k, text=f"w{k}", start=0.2 * k, end=0.2 * (k + 1))
+                for clip in clips
+                for k in range(args.words)
+            ),
             batch_size=5000,
-        )  # fmt: skip
+        )
         study = Study.objects.create(name=NAME, slug=NAME, corpus=corpus, target_annotations=args.per_clip)
         StudyItem.objects.bulk_create((StudyItem(study=study, clip=clip) for clip in clips), batch_size=5000)
         participants = Participant.objects.bulk_create(
-            [Participant(study=study, prolific_pid=key, access_key=f"k{i}") for i, key in enumerate(data.annotator_keys)],
+            [
+                Participant(study=study, prolific_pid=key, access_key=f"k{i}")
+                for i, key in enumerate(data.annotator_keys)
+            ],
             batch_size=2000,
-        )  # fmt: skip
+        )
         tasks = Task.objects.bulk_create(
-            [Task(participant=p, study=study, status=Task.Status.COMPLETED, expires_at=now + timedelta(hours=1))
-             for p in participants],
+            [
+                Task(participant=p, study=study, status=Task.Status.COMPLETED, expires_at=now + timedelta(hours=1))
+                for p in participants
+            ],
             batch_size=2000,
-        )  # fmt: skip
+        )
         positions = np.zeros(len(participants), dtype=np.int64)
         items = []
         for clip_index, annotator in zip(data.clip.tolist(), data.annotator.tolist()):
-            items.append(TaskItem(task=tasks[annotator], position=int(positions[annotator]), clip=clips[clip_index],
-                                  word_count=args.words, duration=4.0, status=TaskItem.Status.SUBMITTED))  # fmt: skip
+            items.append(
+                TaskItem(
+                    task=tasks[annotator],
+                    position=int(positions[annotator]),
+                    clip=clips[clip_index],
+                    word_count=args.words,
+                    duration=4.0,
+                    status=TaskItem.Status.SUBMITTED,
+                )
+            )
             positions[annotator] += 1
         items = TaskItem.objects.bulk_create(items, batch_size=5000)
         Annotation.objects.bulk_create(
-            (Annotation(item=item, participant=participants[a], clip=clips[c], levels=levels[: args.words].tolist(),
-                        mismatch_reported=bool(m), coverage=1.0, seconds_spent=float(s))
-             for item, a, c, levels, m, s in zip(items, data.annotator.tolist(), data.clip.tolist(), data.levels,
-                                                 data.mismatch.tolist(), data.seconds.tolist())),
+            (
+                Annotation(
+                    item=item,
+                    participant=participants[a],
+                    clip=clips[c],
+                    levels=levels[: args.words].tolist(),
+                    mismatch_reported=bool(m),
+                    coverage=1.0,
+                    seconds_spent=float(s),
+                )
+                for item, a, c, levels, m, s in zip(
+                    items,
+                    data.annotator.tolist(),
+                    data.clip.tolist(),
+                    data.levels,
+                    data.mismatch.tolist(),
+                    data.seconds.tolist(),
+                )
+            ),
             batch_size=5000,
-        )  # fmt: skip
+        )
     return (
         f"{len(clips)} clips, {len(clips) * args.words} words, {len(items)} annotations, {len(participants)} annotators"
     )
@@ -207,8 +255,10 @@ def build(args, scratch) -> str:
     if label_set.status != LabelSet.Status.SUCCEEDED:
         raise RuntimeError(label_set.error)
     summary = label_set.summary
-    return (f"{summary['clips']} clips, {summary['words']} words, {summary['annotations']} annotations kept; "
-            f"agreement summary with {args.resamples} bootstrap resamples")  # fmt: skip
+    return (
+        f"{summary['clips']} clips, {summary['words']} words, {summary['annotations']} annotations kept; "
+        f"agreement summary with {args.resamples} bootstrap resamples"
+    )
 
 
 def finalize(args, scratch) -> str:

@@ -54,10 +54,12 @@ from modelzoo.training.random_backbones import (
 from modelzoo.training.synthetic import synthetic_clip
 
 SHAPES = {
-    "real": {"whisper-tokens": ("whisper-small (random weights)", WHISPER_SMALL),
-             "frame-classifier": ("XLS-R 1B (random weights)", XLS_R_1B)},
+    "real": {
+        "whisper-tokens": ("whisper-small (random weights)", WHISPER_SMALL),
+        "frame-classifier": ("XLS-R 1B (random weights)", XLS_R_1B),
+    },
     "tiny": {"whisper-tokens": ("tiny Whisper", TINY_WHISPER), "frame-classifier": ("tiny Wav2Vec2", TINY_WAV2VEC2)},
-}  # fmt: skip
+}
 
 
 def main() -> int:
@@ -82,8 +84,10 @@ def main() -> int:
     size = ("real" if cuda else "tiny") if args.size == "auto" else args.size
     real = size == "real"
     device = "cuda" if cuda else "cpu"
-    batches = {"whisper-tokens": args.whisper_batch or (32 if real else 4),
-               "frame-classifier": args.frame_batch or (8 if real else 4)}  # fmt: skip
+    batches = {
+        "whisper-tokens": args.whisper_batch or (32 if real else 4),
+        "frame-classifier": args.frame_batch or (8 if real else 4),
+    }
     steps = args.steps or (10 if real else 3)
     workers = args.workers if args.workers is not None else (4 if cuda else 0)
     clips = make_clips(args.clips or 4 * max(batches.values()), args.seconds or (5.0 if real else 2.0))
@@ -214,8 +218,13 @@ def make_clips(count: int, seconds: float) -> list:
 
 
 def build(kind: str, folder: Path, shape: dict, *, batch: int, workers: int, device: str, save: bool = True):
-    common = {"batch_size": batch, "eval_batch_size": batch, "num_workers": workers, "device": device,
-              "gradient_accumulation": 1}  # fmt: skip
+    common = {
+        "batch_size": batch,
+        "eval_batch_size": batch,
+        "num_workers": workers,
+        "device": device,
+        "gradient_accumulation": 1,
+    }
     if kind == "whisper-tokens":
         if save:
             save_whisper(folder / kind, shape)
@@ -266,10 +275,13 @@ def measure(detector, clips: list, steps: int) -> dict:
     synchronize()
     inference = time.perf_counter() - started
     return {
-        "train": seen / (waited + stepped), "wait_share": waited / (waited + stepped),
-        "bare": steps * len(bare_batch["binary"]) / bare, "inference": len(clips) / inference,
-        "step_seconds": (waited + stepped) / steps, "bare_step_seconds": bare / steps,
-    }  # fmt: skip
+        "train": seen / (waited + stepped),
+        "wait_share": waited / (waited + stepped),
+        "bare": steps * len(bare_batch["binary"]) / bare,
+        "inference": len(clips) / inference,
+        "step_seconds": (waited + stepped) / steps,
+        "bare_step_seconds": bare / steps,
+    }
 
 
 def _cycle(loader):
@@ -279,8 +291,10 @@ def _cycle(loader):
 
 def print_result(kind: str, label: str, batch: int, r: dict) -> None:
     print(f"{kind} ({label}, batch {batch}):")
-    print(f"  training:        {r['train']:8.2f} clips/s  ({r['step_seconds']:.3f} s a step, "
-          f"{r['wait_share']:.0%} of it waiting for data)")  # fmt: skip
+    print(
+        f"  training:        {r['train']:8.2f} clips/s  ({r['step_seconds']:.3f} s a step, "
+        f"{r['wait_share']:.0%} of it waiting for data)"
+    )
     print(f"  bare model step: {r['bare']:8.2f} clips/s  ({r['bare_step_seconds']:.3f} s a step, no data loading)")
     print(f"  training / bare: {r['train'] / r['bare']:8.0%}  (target 80 % on one GPU)")
     print(f"  inference:       {r['inference']:8.2f} clips/s")

@@ -12,9 +12,16 @@ from evaluation.stats.label_sets import MMEE_AROUSAL, check_arousal_mapping
 from evaluation.stats.quality import Thresholds
 
 FIELDS = (
-    "language", "subsample", "seed", "resamples", "exclude_flagged",
-    "min_kappa", "min_attention", "min_time_ratio", "max_marked_share",
-)  # fmt: skip
+    "language",
+    "subsample",
+    "seed",
+    "resamples",
+    "exclude_flagged",
+    "min_kappa",
+    "min_attention",
+    "min_time_ratio",
+    "max_marked_share",
+)
 
 
 class ReportForm(forms.Form):
@@ -28,18 +35,24 @@ class ReportForm(forms.Form):
     min_kappa = forms.FloatField(required=False, label="Flag kappa below")
     min_attention = forms.FloatField(required=False, min_value=0, max_value=1, label="Flag attention share below")
     min_time_ratio = forms.FloatField(
-        required=False, min_value=0, label="Flag median time per clip below",
+        required=False,
+        min_value=0,
+        label="Flag median time per clip below",
         help_text="As a multiple of the clip's duration (1 = less time than playing the clip once).",
-    )  # fmt: skip
+    )
     max_marked_share = forms.FloatField(required=False, min_value=0, max_value=1, label="Flag share marked above")
 
     def __init__(self, data=None, *, study: Study):
         self.study = study
         defaults = report_parameters(study=study)
         initial = {
-            "language": "", "subsample": defaults.subsample, "seed": defaults.seed, "resamples": defaults.resamples,
-            "exclude_flagged": False, **_threshold_values(defaults.thresholds),
-        }  # fmt: skip
+            "language": "",
+            "subsample": defaults.subsample,
+            "seed": defaults.seed,
+            "resamples": defaults.resamples,
+            "exclude_flagged": False,
+            **_threshold_values(defaults.thresholds),
+        }
         if data is not None:  # a link may give only some fields: the others keep their defaults
             given = {key: data.get(key) for key in FIELDS if key in data}
             data = {key: "" if value is None else value for key, value in initial.items() if key != "exclude_flagged"}
@@ -112,9 +125,11 @@ class LabelSetCreateForm(forms.Form):
         help_text="One or more emphasis studies (MMEE pools one study per variety).",
     )
     subsample = forms.IntegerField(
-        required=False, min_value=0, max_value=1000,
+        required=False,
+        min_value=0,
+        max_value=1000,
         help_text="Annotations per clip, as the agreement report (default: the study's target; 0 uses all).",
-    )  # fmt: skip
+    )
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**32 - 1, help_text="The subsample's seed.")
     split_seed = forms.IntegerField(initial=0, min_value=0, max_value=2**32 - 1)
     train = forms.FloatField(initial=0.8, min_value=0, max_value=1, label="Train share")
@@ -149,8 +164,17 @@ class LabelSetCreateForm(forms.Form):
 
     def parameter_overrides(self) -> dict:
         data = self.cleaned_data
-        overrides = {name: data[name] for name in ("seed", "split_seed", "split_by_speaker", "exclude_flagged",
-                                                   "exclude_failed_checks", "resamples")}  # fmt: skip
+        overrides = {
+            name: data[name]
+            for name in (
+                "seed",
+                "split_seed",
+                "split_by_speaker",
+                "exclude_flagged",
+                "exclude_failed_checks",
+                "resamples",
+            )
+        }
         overrides["proportions"] = (data["train"], data["validation"], data["test"])
         if "arousal_high" in self.data or "arousal_low" in self.data:  # else MMEE's (a form posted by a script)
             lists = {"high": _emotion_list(data["arousal_high"]), "low": _emotion_list(data["arousal_low"])}

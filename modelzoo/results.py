@@ -13,10 +13,32 @@ from collections.abc import Iterable
 MEASURES = ("accuracy", "f1", "pearson")
 MEASURE_NAMES = {"accuracy": "accuracy", "f1": "F1", "pearson": "Pearson r"}
 POOLED = "pooled"
-RESULT_COLUMNS = ("run", "label_set", "detector", "backbone", "label_mode", "setting", "scope", "clips", "words",
-                  "measure", "value", "low", "high")  # fmt: skip
-PREDICTION_COLUMNS = ("clip_id", "language", "variety", "word_index", "word", "binary_true", "binary_pred",
-                      "scalar_true", "scalar_pred")  # fmt: skip
+RESULT_COLUMNS = (
+    "run",
+    "label_set",
+    "detector",
+    "backbone",
+    "label_mode",
+    "setting",
+    "scope",
+    "clips",
+    "words",
+    "measure",
+    "value",
+    "low",
+    "high",
+)
+PREDICTION_COLUMNS = (
+    "clip_id",
+    "language",
+    "variety",
+    "word_index",
+    "word",
+    "binary_true",
+    "binary_pred",
+    "scalar_true",
+    "scalar_pred",
+)
 
 
 def scopes(metrics: dict) -> list[tuple[str, dict]]:
@@ -30,10 +52,14 @@ def metric_rows(metrics: dict, measures: Iterable[str] = MEASURES) -> list[dict]
     """One row per scope: scope, clips, words, and the chosen measures' entries in order."""
     measures = tuple(measures)
     return [
-        {"scope": scope, "clips": group["clips"], "words": group["words"],
-         "entries": [(measure, group[measure]) for measure in measures]}
+        {
+            "scope": scope,
+            "clips": group["clips"],
+            "words": group["words"],
+            "entries": [(measure, group[measure]) for measure in measures],
+        }
         for scope, group in scopes(metrics)
-    ]  # fmt: skip
+    ]
 
 
 def result_records(runs: Iterable[dict]) -> list[dict]:
@@ -43,12 +69,23 @@ def result_records(runs: Iterable[dict]) -> list[dict]:
         for scope, group in scopes(run["metrics"]):
             for measure in MEASURES:
                 entry = group[measure]
-                records.append({
-                    "run": run["id"], "label_set": run["label_set"], "detector": run["detector"],
-                    "backbone": run["backbone"] or "", "label_mode": run["label_mode"],
-                    "setting": run["setting_label"], "scope": scope, "clips": group["clips"], "words": group["words"],
-                    "measure": measure, "value": entry["value"], "low": entry["low"], "high": entry["high"],
-                })  # fmt: skip
+                records.append(
+                    {
+                        "run": run["id"],
+                        "label_set": run["label_set"],
+                        "detector": run["detector"],
+                        "backbone": run["backbone"] or "",
+                        "label_mode": run["label_mode"],
+                        "setting": run["setting_label"],
+                        "scope": scope,
+                        "clips": group["clips"],
+                        "words": group["words"],
+                        "measure": measure,
+                        "value": entry["value"],
+                        "low": entry["low"],
+                        "high": entry["high"],
+                    }
+                )
     return records
 
 
@@ -102,11 +139,14 @@ def comparison(runs: list[dict], measures: Iterable[str] = MEASURES) -> list[dic
     by_run = [dict(scopes(run["metrics"])) for run in runs]
     names = [POOLED, *sorted({scope for groups in by_run for scope in groups} - {POOLED})]
     return [
-        {"scope": scope, "measure": measure,
-         "entries": [groups[scope][measure] if scope in groups else None for groups in by_run]}
+        {
+            "scope": scope,
+            "measure": measure,
+            "entries": [groups[scope][measure] if scope in groups else None for groups in by_run],
+        }
         for scope in names
         for measure in measures
-    ]  # fmt: skip
+    ]
 
 
 def history_rows(history: Iterable[dict]) -> list[dict]:
@@ -119,8 +159,9 @@ def history_rows(history: Iterable[dict]) -> list[dict]:
         else:
             name = "C" if "C" in record else "alpha"
             label = f"{name} = {record[name]:g}"
-            validation = {key.removeprefix("validation "): value for key, value in record.items()
-                          if key.startswith("validation ")}  # fmt: skip
+            validation = {
+                key.removeprefix("validation "): value for key, value in record.items() if key.startswith("validation ")
+            }
         shown = ", ".join(
             f"{key} {'undefined' if value is None else f'{value:.3f}'}" for key, value in validation.items()
         )

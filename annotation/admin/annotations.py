@@ -79,14 +79,24 @@ class ParticipantFinishedFilter(admin.SimpleListFilter):
 @admin.register(Annotation)
 class AnnotationAdmin(admin.ModelAdmin):
     list_display = [
-        "submitted_at", "study", "participant_ref", "clip_ref", "answer", "mismatch_reported",
-        "attention_check", "seconds",
-    ]  # fmt: skip
+        "submitted_at",
+        "study",
+        "participant_ref",
+        "clip_ref",
+        "answer",
+        "mismatch_reported",
+        "attention_check",
+        "seconds",
+    ]
     list_display_links = ["submitted_at"]
     list_filter = [
-        "participant__study", ("participant__decision", admin.ChoicesFieldListFilter), ParticipantFinishedFilter,
-        ParticipantFilter, "clip__language", "mismatch_reported",
-    ]  # fmt: skip
+        "participant__study",
+        ("participant__decision", admin.ChoicesFieldListFilter),
+        ParticipantFinishedFilter,
+        ParticipantFilter,
+        "clip__language",
+        "mismatch_reported",
+    ]
     list_select_related = ["participant__study", "clip", "item__study_item__form_item"]
     list_per_page = 50
     show_full_result_count = False  # a second COUNT over every annotation on each filtered page
@@ -121,9 +131,18 @@ class AnnotationAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         return [
-            "submitted_at", "study", _participant_column(request), "clip", "answer", "levels", "response", "mismatch_reported",
-            "attention_check", "coverage", "seconds_spent",
-        ]  # fmt: skip
+            "submitted_at",
+            "study",
+            _participant_column(request),
+            "clip",
+            "answer",
+            "levels",
+            "response",
+            "mismatch_reported",
+            "attention_check",
+            "coverage",
+            "seconds_spent",
+        ]
 
     def get_readonly_fields(self, request, obj=None):
         return self.get_fields(request, obj)

@@ -107,14 +107,40 @@ class ClipAdmin(admin.ModelAdmin):
     search_fields = ["external_id", "transcript", "speaker__name"]
     list_select_related = ["corpus", "speaker"]
     readonly_fields = [
-        "player", "external_id", "corpus", "transcript", "source_path", "duration", "sample_rate", "channels", "checksum",
-        "original_audio", "model_audio", "browser_audio", "created_at",
-    ]  # fmt: skip
+        "player",
+        "external_id",
+        "corpus",
+        "transcript",
+        "source_path",
+        "duration",
+        "sample_rate",
+        "channels",
+        "checksum",
+        "original_audio",
+        "model_audio",
+        "browser_audio",
+        "created_at",
+    ]
     fields = [
-        "player", "external_id", "corpus", "speaker", "transcript", "language", "variety", "emotion",
-        "metadata", "source_path", "duration", "sample_rate", "channels", "checksum",
-        "original_audio", "model_audio", "browser_audio", "created_at",
-    ]  # fmt: skip
+        "player",
+        "external_id",
+        "corpus",
+        "speaker",
+        "transcript",
+        "language",
+        "variety",
+        "emotion",
+        "metadata",
+        "source_path",
+        "duration",
+        "sample_rate",
+        "channels",
+        "checksum",
+        "original_audio",
+        "model_audio",
+        "browser_audio",
+        "created_at",
+    ]
     inlines = [WordInline, ClipWarningInline]
 
     def get_queryset(self, request):
@@ -147,9 +173,20 @@ class ImportJobAdmin(admin.ModelAdmin):
     list_display = ["archive_name", "corpus_name", "status", "progress_text", "created_by", "created_at"]
     list_filter = ["status"]
     readonly_fields = [
-        "archive_name", "corpus_name", "corpus_link", "skip_invalid", "status", "phase", "done", "total",
-        "summary_text", "problem_table", "created_by", "created_at", "finished_at",
-    ]  # fmt: skip
+        "archive_name",
+        "corpus_name",
+        "corpus_link",
+        "skip_invalid",
+        "status",
+        "phase",
+        "done",
+        "total",
+        "summary_text",
+        "problem_table",
+        "created_by",
+        "created_at",
+        "finished_at",
+    ]
     fields = readonly_fields
     change_form_template = "admin/annotation/importjob/change_form.html"
 

@@ -14,10 +14,21 @@ LEVELS = (0, 1, 2)
 
 # The settings offered when creating a study; the rest are on the change page.
 CREATE_SETTINGS = [
-    "language", "clips_per_task", "target_annotations", "min_marked_words", "max_marked_fraction",
-    "time_limit_minutes", "places", "reward", "reward_currency", "estimated_minutes",
-    "attention_checks_per_task", "mismatch_threshold", "instructions", "consent_text",
-]  # fmt: skip
+    "language",
+    "clips_per_task",
+    "target_annotations",
+    "min_marked_words",
+    "max_marked_fraction",
+    "time_limit_minutes",
+    "places",
+    "reward",
+    "reward_currency",
+    "estimated_minutes",
+    "attention_checks_per_task",
+    "mismatch_threshold",
+    "instructions",
+    "consent_text",
+]
 
 
 _ANY = "Ctrl- or Cmd-click to choose several; none chosen means any."
@@ -35,25 +46,29 @@ def _lines(text: str, *, commas: bool) -> list[str]:
 
 
 class StudyCreateForm(forms.ModelForm):
-    languages = forms.MultipleChoiceField(required=False, widget=forms.SelectMultiple(attrs={"size": 6}),
-                                          help_text=_ANY)  # fmt: skip
-    varieties = forms.MultipleChoiceField(required=False, widget=forms.SelectMultiple(attrs={"size": 6}),
-                                          help_text=_ANY)  # fmt: skip
-    emotions = forms.MultipleChoiceField(required=False, widget=forms.SelectMultiple(attrs={"size": 6}),
-                                         help_text=_ANY)  # fmt: skip
+    languages = forms.MultipleChoiceField(
+        required=False, widget=forms.SelectMultiple(attrs={"size": 6}), help_text=_ANY
+    )
+    varieties = forms.MultipleChoiceField(
+        required=False, widget=forms.SelectMultiple(attrs={"size": 6}), help_text=_ANY
+    )
+    emotions = forms.MultipleChoiceField(required=False, widget=forms.SelectMultiple(attrs={"size": 6}), help_text=_ANY)
     speakers = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="Speaker ids, one per line or comma-separated.",
     )
     tags = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Clips carrying any of these tags; one per line or comma-separated.",
-    )  # fmt: skip
+    )
     clip_ids = forms.CharField(
-        label="Clip ids", required=False, widget=forms.Textarea(attrs={"rows": 6}),
+        label="Clip ids",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
         help_text="An explicit list of clip ids, one per line; combined with the criteria above.",
-    )  # fmt: skip
+    )
 
     class Meta:
         model = Study
@@ -149,9 +164,11 @@ class AttentionCheckForm(forms.ModelForm):
     emphasized = forms.CharField(label="Must be emphasized (1)", required=False, help_text=_WORDS_HELP)
     unmarked = forms.CharField(label="Must stay unmarked (0)", required=False, help_text=_WORDS_HELP)
     expected = JSONFormField(
-        label="Or as JSON", required=False, widget=forms.Textarea(attrs={"rows": 1, "cols": 16}),
+        label="Or as JSON",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 1, "cols": 16}),
         help_text='Word index (from 0) to level, e.g. {"3": 2}; used only when the fields before are empty.',
-    )  # fmt: skip
+    )
 
     class Meta:
         model = AttentionCheck

@@ -14,9 +14,20 @@ class ProlificSendJobAdmin(admin.ModelAdmin):
     list_filter = ["status", "study"]
     list_select_related = ["study", "created_by"]
     fields = readonly_fields = [
-        "study", "status", "phase", "done", "total", "error", "sent", "failed", "skipped",
-        "created_by", "created_at", "started_at", "finished_at",
-    ]  # fmt: skip
+        "study",
+        "status",
+        "phase",
+        "done",
+        "total",
+        "error",
+        "sent",
+        "failed",
+        "skipped",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
 
     def has_add_permission(self, request):
         return False

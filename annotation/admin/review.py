@@ -33,9 +33,10 @@ class ReviewDecisionForm(forms.Form):
         choices=[("", "---------"), *REJECTION_CATEGORIES.items()], required=False, label="Rejection reason"
     )
     rejection_message = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        required=False,
         help_text=f"Shown to the participant; at least {MIN_REJECTION_MESSAGE} characters.",
-    )  # fmt: skip
+    )
     return_reason = forms.CharField(
         required=False, max_length=300, widget=forms.TextInput(attrs={"list": "return-reasons", "size": 40})
     )
@@ -107,9 +108,11 @@ class ParticipantAdmin(admin.ModelAdmin):
             decided = list(form.cleaned_data["participants"])
             try:
                 participants_decide(
-                    participants=decided, decision=form.cleaned_data["decision"], note=form.note(),
+                    participants=decided,
+                    decision=form.cleaned_data["decision"],
+                    note=form.note(),
                     category=form.cleaned_data["rejection_category"],
-                )  # fmt: skip
+                )
             except ValueError as error:
                 form.add_error(None, str(error))
             else:

@@ -63,9 +63,16 @@ class AttentionCheckInline(admin.TabularInline):
 class StudyAdmin(admin.ModelAdmin):
     form = StudySettingsForm
     list_display = [
-        "name", "status", "language", "clip_count", "progress", "participants_total",
-        "clips_to_review", "participant_link", "created_at",
-    ]  # fmt: skip
+        "name",
+        "status",
+        "language",
+        "clip_count",
+        "progress",
+        "participants_total",
+        "clips_to_review",
+        "participant_link",
+        "created_at",
+    ]
     list_filter = ["status", "language", "corpus"]
     search_fields = ["name", "slug"]
     list_select_related = ["corpus"]
@@ -74,47 +81,121 @@ class StudyAdmin(admin.ModelAdmin):
     actions = ["set_live", "set_paused", "set_closed", "set_draft"]
     change_form_template = "admin/annotation/study/change_form.html"
     readonly_fields = [
-        "status", "kind", "progress", "corpus", "selection_text", "participant_link", "completion_code",
-        "screen_out_code", "instructions_preview", "created_at",
-    ]  # fmt: skip
+        "status",
+        "kind",
+        "progress",
+        "corpus",
+        "selection_text",
+        "participant_link",
+        "completion_code",
+        "screen_out_code",
+        "instructions_preview",
+        "created_at",
+    ]
     fieldsets = [
-        (None, {"fields": [
-            "name", "slug", "kind", "status", "progress", "participant_link", "language", "interface_language", "text_direction",
-            "corpus", "selection_text",
-        ]}),
-        ("Tasks", {"fields": [
-            "clips_per_task", "target_annotations", "places", "allow_repeat_tasks", "time_limit_minutes",
-            "attention_checks_per_task", "mismatch_threshold",
-        ]}),
-        ("Marking, playback and sound check", {"fields": [
-            "min_marked_words", "max_marked_fraction", "required_coverage", "sound_check", "sound_check_tries",
-        ]}),
-        ("Participant pages", {"fields": [
-            "instructions", "instructions_preview", "example_clip", "example_levels", "consent_text",
-        ]}),
-        ("Payment and Prolific codes", {"fields": [
-            "reward", "reward_currency", "estimated_minutes", "completion_code", "screen_out_code",
-        ]}),
-        ("Participant review thresholds", {"fields": [
-            "review_min_attention", "review_min_kappa", "review_min_time_ratio",
-        ]}),
-    ]  # fmt: skip
+        (
+            None,
+            {
+                "fields": [
+                    "name",
+                    "slug",
+                    "kind",
+                    "status",
+                    "progress",
+                    "participant_link",
+                    "language",
+                    "interface_language",
+                    "text_direction",
+                    "corpus",
+                    "selection_text",
+                ]
+            },
+        ),
+        (
+            "Tasks",
+            {
+                "fields": [
+                    "clips_per_task",
+                    "target_annotations",
+                    "places",
+                    "allow_repeat_tasks",
+                    "time_limit_minutes",
+                    "attention_checks_per_task",
+                    "mismatch_threshold",
+                ]
+            },
+        ),
+        (
+            "Marking, playback and sound check",
+            {
+                "fields": [
+                    "min_marked_words",
+                    "max_marked_fraction",
+                    "required_coverage",
+                    "sound_check",
+                    "sound_check_tries",
+                ]
+            },
+        ),
+        (
+            "Participant pages",
+            {
+                "fields": [
+                    "instructions",
+                    "instructions_preview",
+                    "example_clip",
+                    "example_levels",
+                    "consent_text",
+                ]
+            },
+        ),
+        (
+            "Payment and Prolific codes",
+            {
+                "fields": [
+                    "reward",
+                    "reward_currency",
+                    "estimated_minutes",
+                    "completion_code",
+                    "screen_out_code",
+                ]
+            },
+        ),
+        (
+            "Participant review thresholds",
+            {
+                "fields": [
+                    "review_min_attention",
+                    "review_min_kappa",
+                    "review_min_time_ratio",
+                ]
+            },
+        ),
+    ]
     # Settings that only an emphasis study reads: a listening form marks no words on a transcript
     # (its stressed-word items have their own gold), has no mismatch checkbox, worked example or
     # attention-check clips (its checks are items), and no word-level kappa.
     EMPHASIS_ONLY = frozenset(
-        ["min_marked_words", "max_marked_fraction", "mismatch_threshold", "example_clip", "example_levels",
-         "review_min_kappa"]
-    )  # fmt: skip
+        [
+            "min_marked_words",
+            "max_marked_fraction",
+            "mismatch_threshold",
+            "example_clip",
+            "example_levels",
+            "review_min_kappa",
+        ]
+    )
 
     def get_fieldsets(self, request, obj=None):
         if obj is None or obj.kind == Study.Kind.EMPHASIS:
             return self.fieldsets
         return [
-            ("Playback and sound check" if name == "Marking, playback and sound check" else name,
-             {**options, "fields": [f for f in options["fields"] if f not in self.EMPHASIS_ONLY]})
+            (
+                "Playback and sound check" if name == "Marking, playback and sound check" else name,
+                {**options, "fields": [f for f in options["fields"] if f not in self.EMPHASIS_ONLY]},
+            )
             for name, options in self.fieldsets
-        ]  # fmt: skip
+        ]
 
     def get_inlines(self, request, obj):
         if obj is not None and obj.kind == Study.Kind.LISTENING_FORM:
@@ -139,9 +220,11 @@ class StudyAdmin(admin.ModelAdmin):
         if request.method == "POST" and form.is_valid():
             try:
                 study = study_create(
-                    name=form.cleaned_data["name"], corpus=form.cleaned_data["corpus"],
-                    selection=form.selection(), **form.settings(),
-                )  # fmt: skip
+                    name=form.cleaned_data["name"],
+                    corpus=form.cleaned_data["corpus"],
+                    selection=form.selection(),
+                    **form.settings(),
+                )
             except ValueError as error:
                 form.add_error(None, str(error))
             else:

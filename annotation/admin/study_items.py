@@ -20,15 +20,29 @@ def mismatch_review_query(study_id: int | str) -> str:
 @admin.register(StudyItem)
 class StudyItemAdmin(admin.ModelAdmin):
     list_display = [
-        "clip_id_text", "language", "transcript", "player", "mismatch_count",
-        "completed_count", "reserved_count", "review", "study",
-    ]  # fmt: skip
+        "clip_id_text",
+        "language",
+        "transcript",
+        "player",
+        "mismatch_count",
+        "completed_count",
+        "reserved_count",
+        "review",
+        "study",
+    ]
     list_filter = ["review", "study", "clip__language"]
     search_fields = ["clip__external_id", "clip__transcript"]
     list_select_related = ["clip", "study"]
     readonly_fields = [
-        "study", "clip", "player", "transcript", "completed_count", "reserved_count", "mismatch_count", "review",
-    ]  # fmt: skip
+        "study",
+        "clip",
+        "player",
+        "transcript",
+        "completed_count",
+        "reserved_count",
+        "mismatch_count",
+        "review",
+    ]
     fields = readonly_fields
     actions = ["clear_after_review", "exclude_from_assignment"]
 

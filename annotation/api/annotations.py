@@ -36,9 +36,11 @@ class AnnotationFilter(django_filters.FilterSet):
         help_text="Where the annotator stands: completed, screened_out or in_progress.",
     )
     attention_check = django_filters.BooleanFilter(
-        field_name="item__attention_check", lookup_expr="isnull", exclude=True,
+        field_name="item__attention_check",
+        lookup_expr="isnull",
+        exclude=True,
         help_text="true: only answers to attention checks; false: only the study's clips.",
-    )  # fmt: skip
+    )
     submitted = django_filters.DateFromToRangeFilter(
         field_name="submitted_at", help_text="submitted_after / submitted_before: dates (UTC), both days included."
     )
@@ -69,10 +71,23 @@ class AnnotationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Annotation
         fields = [
-            "id", "clip", "clip_id", "language", "annotator", "prolific_id", "participant_decision",
-            "participant_status", "levels", "response", "mismatch_reported", "attention_check", "attention_passed",
-            "coverage", "seconds_spent", "submitted_at",
-        ]  # fmt: skip
+            "id",
+            "clip",
+            "clip_id",
+            "language",
+            "annotator",
+            "prolific_id",
+            "participant_decision",
+            "participant_status",
+            "levels",
+            "response",
+            "mismatch_reported",
+            "attention_check",
+            "attention_passed",
+            "coverage",
+            "seconds_spent",
+            "submitted_at",
+        ]
 
     def get_annotator(self, annotation) -> str:
         participant = annotation.participant

@@ -21,9 +21,18 @@ class ClipSerializer(serializers.ModelSerializer):
     class Meta:
         model = Clip
         fields = [
-            "id", "corpus", "clip_id", "speaker", "language", "variety", "emotion", "duration", "tags",
-            "transcript", "words",
-        ]  # fmt: skip
+            "id",
+            "corpus",
+            "clip_id",
+            "speaker",
+            "language",
+            "variety",
+            "emotion",
+            "duration",
+            "tags",
+            "transcript",
+            "words",
+        ]
 
 
 class ClipViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):

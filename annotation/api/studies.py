@@ -42,9 +42,20 @@ class StudySerializer(serializers.ModelSerializer):
     class Meta:
         model = Study
         fields = [
-            "id", "name", "slug", "kind", "status", "corpus", "language", "interface_language", "clips_per_task",
-            "target_annotations", "places", "created_at", "progress",
-        ]  # fmt: skip
+            "id",
+            "name",
+            "slug",
+            "kind",
+            "status",
+            "corpus",
+            "language",
+            "interface_language",
+            "clips_per_task",
+            "target_annotations",
+            "places",
+            "created_at",
+            "progress",
+        ]
 
 
 class StudyStatusSerializer(serializers.Serializer):

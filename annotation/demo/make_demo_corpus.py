@@ -221,13 +221,28 @@ def assign_formats(clip_ids: list[str], seed: int) -> dict[str, str]:
 def encode(samples: np.ndarray, sample_rate: int, fmt: str, path: Path) -> None:
     command = [
         imageio_ffmpeg.get_ffmpeg_exe(),
-        "-hide_banner", "-loglevel", "error", "-y",
-        "-f", "s16le", "-ar", str(sample_rate), "-ac", "1", "-i", "pipe:0",
+        "-hide_banner",
+        "-loglevel",
+        "error",
+        "-y",
+        "-f",
+        "s16le",
+        "-ar",
+        str(sample_rate),
+        "-ac",
+        "1",
+        "-i",
+        "pipe:0",
         *ENCODER_ARGUMENTS[fmt],
         # No encoder/version tags, so regenerating yields the same bytes where possible.
-        "-map_metadata", "-1", "-fflags", "+bitexact", "-flags:a", "+bitexact",
+        "-map_metadata",
+        "-1",
+        "-fflags",
+        "+bitexact",
+        "-flags:a",
+        "+bitexact",
         str(path),
-    ]  # fmt: skip
+    ]
     result = subprocess.run(command, input=samples.astype("<i2").tobytes(), capture_output=True)
     if result.returncode != 0:
         raise RuntimeError(f"ffmpeg failed for {path}: {result.stderr.decode(errors='replace')}")

@@ -26,10 +26,33 @@ from annotation.ingest.words import split_transcript, written_without_spaces
 from annotation.models import ListeningFormItem
 
 TYPES = tuple(ListeningFormItem.Type.values)
-GENERIC_FIELDS = {"id", "type", "audio", "audio_b", "question", "options", "gold", "settings", "transcript",
-                  "transcript_b", "words", "language", "metadata"}  # fmt: skip
-STRESSTEST_FIELDS = {"id", "transcription", "audio", "audio_path", "possible_answers", "label", "stress_pattern",
-                     "metadata", "language", "question"}  # fmt: skip
+GENERIC_FIELDS = {
+    "id",
+    "type",
+    "audio",
+    "audio_b",
+    "question",
+    "options",
+    "gold",
+    "settings",
+    "transcript",
+    "transcript_b",
+    "words",
+    "language",
+    "metadata",
+}
+STRESSTEST_FIELDS = {
+    "id",
+    "transcription",
+    "audio",
+    "audio_path",
+    "possible_answers",
+    "label",
+    "stress_pattern",
+    "metadata",
+    "language",
+    "question",
+}
 _MAX_ID = 200  # ListeningFormItem.external_id
 # An items file is read whole; a form of thousands of items stays far below these.
 MAX_ITEMS_FILE_BYTES = 10 * 1024 * 1024
@@ -124,13 +147,29 @@ def _stresstest(line: int, raw: dict, with_ssd: bool, language: str) -> list[Ite
     label = raw.get("label")
     gold = answers.index(label) if isinstance(label, str) and label in answers else label
     _check_index(gold, answers, "label")
-    extra = {key: value for key, value in raw.items()
-             if key not in STRESSTEST_FIELDS and isinstance(value, (str, int, float, bool))}  # fmt: skip
-    common = {"audio": audio, "transcript": transcript, "language": _text(raw, "language") or language,
-                  "metadata": {**extra, **_dict(raw, "metadata")}}  # fmt: skip
+    extra = {
+        key: value
+        for key, value in raw.items()
+        if key not in STRESSTEST_FIELDS and isinstance(value, (str, int, float, bool))
+    }
+    common = {
+        "audio": audio,
+        "transcript": transcript,
+        "language": _text(raw, "language") or language,
+        "metadata": {**extra, **_dict(raw, "metadata")},
+    }
     item_id = _item_id(raw.get("id", PurePosixPath(audio).stem))
-    drafts = [ItemDraft(line, item_id, ListeningFormItem.Type.SINGLE_CHOICE, prompt=_text(raw, "question"), options=answers,
-                        gold=gold, **common)]  # fmt: skip
+    drafts = [
+        ItemDraft(
+            line,
+            item_id,
+            ListeningFormItem.Type.SINGLE_CHOICE,
+            prompt=_text(raw, "question"),
+            options=answers,
+            gold=gold,
+            **common,
+        )
+    ]
     if with_ssd:
         binary = _stress_vector(raw.get("stress_pattern"), transcript)
         drafts.append(ItemDraft(line, f"{item_id}-ssd", ListeningFormItem.Type.STRESSED_WORDS, gold=binary, **common))
@@ -158,12 +197,20 @@ def _generic(line: int, raw: dict, language: str) -> ItemDraft:
     if "id" not in raw:
         raise _Bad("id", "missing id")
     draft = ItemDraft(
-        line, _item_id(raw["id"]), item_type, audio=_audio(raw.get("audio"), "audio"),
-        transcript=_text(raw, "transcript"), transcript_b=_text(raw, "transcript_b"), words=_words(raw),
-        language=_text(raw, "language") or language, prompt=_text(raw, "question"),
-        options=_options(raw.get("options", []), "options"), settings=_dict(raw, "settings"),
-        gold=raw.get("gold"), metadata=_dict(raw, "metadata"),
-    )  # fmt: skip
+        line,
+        _item_id(raw["id"]),
+        item_type,
+        audio=_audio(raw.get("audio"), "audio"),
+        transcript=_text(raw, "transcript"),
+        transcript_b=_text(raw, "transcript_b"),
+        words=_words(raw),
+        language=_text(raw, "language") or language,
+        prompt=_text(raw, "question"),
+        options=_options(raw.get("options", []), "options"),
+        settings=_dict(raw, "settings"),
+        gold=raw.get("gold"),
+        metadata=_dict(raw, "metadata"),
+    )
     if draft.settings.get("attention_check") and draft.gold is None:
         raise _Bad("gold", "an attention-check item needs a gold answer")
     if item_type == ListeningFormItem.Type.PAIRWISE:

@@ -162,8 +162,11 @@ def _build_row(line: int, raw: dict) -> tuple[ManifestRow | None, list[RowProble
     if problems:
         return None, problems
     if raw.get("words") is None and written_without_spaces(texts["language"] or texts["variety"]):
-        problem("words", f"language {texts['language'] or texts['variety']!r} is written without spaces between "
-                "words, so the clip needs a word list; it is never split into characters")  # fmt: skip
+        problem(
+            "words",
+            f"language {texts['language'] or texts['variety']!r} is written without spaces between "
+            "words, so the clip needs a word list; it is never split into characters",
+        )
         return None, problems
     try:
         if raw.get("words") is not None:

@@ -27,4 +27,4 @@ __all__ = [
     "WebhookEndpoint",
     "WebhookEvent",
     "Word",
-]  # fmt: skip
+]

@@ -45,9 +45,12 @@ FLAG_ATTENTION = "min_attention"
 FLAG_KAPPA = "min_kappa"
 FLAG_TOO_QUICK = "min_time_ratio"
 FLAG_LABELS = {
-    FLAG_ATTENTION: "attention checks", FLAG_KAPPA: "agreement", FLAG_TOO_QUICK: "too quick",
-    "min_median_seconds": "too quick", "max_marked_share": "marks too many words",
-}  # fmt: skip
+    FLAG_ATTENTION: "attention checks",
+    FLAG_KAPPA: "agreement",
+    FLAG_TOO_QUICK: "too quick",
+    "min_median_seconds": "too quick",
+    "max_marked_share": "marks too many words",
+}
 
 
 @dataclass(frozen=True)
@@ -94,10 +97,20 @@ class ReviewRow:
 def participant_review_rows(*, study: Study) -> list[ReviewRow]:
     participants = list(
         Participant.objects.filter(study=study)
-        .only("prolific_pid", "prolific_session_id", "decision", "decision_note", "decision_sent_at", "completed_at",
-              "created_at", "screened_at", "screened_out", "sound_check_passed")
+        .only(
+            "prolific_pid",
+            "prolific_session_id",
+            "decision",
+            "decision_note",
+            "decision_sent_at",
+            "completed_at",
+            "created_at",
+            "screened_at",
+            "screened_out",
+            "sound_check_passed",
+        )
         .order_by("created_at", "pk")
-    )  # fmt: skip
+    )
     quality = _quality_by_key(study, participants)
     latest = _latest_task_status(study)
     rows = []

@@ -48,8 +48,10 @@ def study_data(*, study: Study, language: str | None = None, include_rejected: b
     clip_rows = clips_qs.annotate(word_count=Count("words", distinct=True)).values_list(
         "pk", "external_id", "language", "variety", "emotion", "word_count", "duration"
     )
-    clips = {pk: (key, {"words": words, "language": lang, "variety": variety, "emotion": emotion, "duration": length})
-             for pk, key, lang, variety, emotion, words, length in clip_rows}  # fmt: skip
+    clips = {
+        pk: (key, {"words": words, "language": lang, "variety": variety, "emotion": emotion, "duration": length})
+        for pk, key, lang, variety, emotion, words, length in clip_rows
+    }
     names = _annotator_names(study)
     rejected = set() if include_rejected else _rejected(study)
     notes: Counter = Counter()
@@ -66,8 +68,11 @@ def study_data(*, study: Study, language: str | None = None, include_rejected: b
             notes["annotations of rejected participants"] += 1
             continue
         if clip not in clips:
-            notes["annotations of clips excluded in review" if clip in excluded else
-                  "annotations of clips that are not in the study"] += 1  # fmt: skip
+            notes[
+                "annotations of clips excluded in review"
+                if clip in excluded
+                else "annotations of clips that are not in the study"
+            ] += 1
             continue
         key, meta = clips[clip]
         if not _valid(levels, meta["words"]):

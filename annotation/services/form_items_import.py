@@ -52,8 +52,12 @@ class AudioFile:
     def manifest_row(self) -> dict:
         # Without a transcript in any row, the file name stands in ("sample_01.wav" -> "sample 01").
         fallback = re.sub(r"[\s_.\-]+", " ", PurePosixPath(self.audio).stem).strip() or "audio"
-        row = {"id": self.clip_id, "audio": self.audio, "transcript": self.transcript or fallback,
-               "language": self.language}  # fmt: skip
+        row = {
+            "id": self.clip_id,
+            "audio": self.audio,
+            "transcript": self.transcript or fallback,
+            "language": self.language,
+        }
         return row | ({"words": self.words} if self.words else {})
 
 
@@ -68,9 +72,15 @@ class FormImportReport:
 
 
 def form_items_import(
-    *, path: Path, study_name: str, corpus_name: str | None = None, skip_invalid: bool = False,
-    with_ssd: bool = False, language: str = "", **study_settings,
-) -> FormImportReport:  # fmt: skip
+    *,
+    path: Path,
+    study_name: str,
+    corpus_name: str | None = None,
+    skip_invalid: bool = False,
+    with_ssd: bool = False,
+    language: str = "",
+    **study_settings,
+) -> FormImportReport:
     if Study.objects.filter(name=study_name).exists():
         raise SourceRefused(f"a study named {study_name!r} already exists; choose another name")
     limits = limits_from_settings()
@@ -119,8 +129,10 @@ def _audio_files(drafts: list[ItemDraft], problems: list[RowProblem]) -> dict[st
     that gives one file another transcript (or language) than an earlier row is a problem."""
     files: dict[str, AudioFile] = {}
     for draft in drafts:
-        for name, audio, transcript, words in (("audio", draft.audio, draft.transcript, draft.words),
-                                               ("audio_b", draft.audio_b, draft.transcript_b, None)):  # fmt: skip
+        for name, audio, transcript, words in (
+            ("audio", draft.audio, draft.transcript, draft.words),
+            ("audio_b", draft.audio_b, draft.transcript_b, None),
+        ):
             if not audio:
                 continue
             file = files.setdefault(audio, AudioFile(audio))
@@ -165,8 +177,9 @@ def _import(staging, corpus, study_name, drafts, used, problems, skip_invalid, s
                 stored += [clip.original_audio.name, clip.model_audio.name, clip.browser_audio.name]
             problems += _on_item_lines(report.problems, used)
             drafts = _keep_good(drafts, problems, skip_invalid)
-            study = listening_form_study_create(name=study_name, corpus=Corpus.objects.get(name=corpus),
-                                      items=_specs(corpus, drafts), **study_settings)  # fmt: skip
+            study = listening_form_study_create(
+                name=study_name, corpus=Corpus.objects.get(name=corpus), items=_specs(corpus, drafts), **study_settings
+            )
     except BaseException:
         for name in stored:
             default_storage.delete(name)
@@ -183,12 +196,18 @@ def _specs(corpus: str, drafts: list[ItemDraft]) -> list[ListeningFormItemSpec]:
 
     return [
         ListeningFormItemSpec(
-            external_id=draft.external_id, item_type=draft.item_type, clip=clip(draft.audio),
-            second_clip=clip(draft.audio_b), prompt=draft.prompt, options=draft.options,
-            settings=draft.settings, gold=draft.gold, metadata=draft.metadata,
+            external_id=draft.external_id,
+            item_type=draft.item_type,
+            clip=clip(draft.audio),
+            second_clip=clip(draft.audio_b),
+            prompt=draft.prompt,
+            options=draft.options,
+            settings=draft.settings,
+            gold=draft.gold,
+            metadata=draft.metadata,
         )
         for draft in drafts
-    ]  # fmt: skip
+    ]
 
 
 def _on_item_lines(corpus_problems: list[RowProblem], used: list[AudioFile]) -> list[ItemProblem]:

@@ -71,9 +71,10 @@ def _prolific_participant(study: Study, pid: str, study_id: str, session_id: str
     try:
         with transaction.atomic():
             participant, created = Participant.objects.get_or_create(
-                study=study, prolific_pid=pid,
+                study=study,
+                prolific_pid=pid,
                 defaults={"prolific_study_id": study_id, "prolific_session_id": session_id},
-            )  # fmt: skip
+            )
     except IntegrityError:  # the same person opened the link twice at once
         participant, created = Participant.objects.get(study=study, prolific_pid=pid), False
     if not created and session_id and participant.prolific_session_id != session_id:

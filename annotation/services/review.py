@@ -151,9 +151,11 @@ def _send_approvals(client, prolific_study_id: str, group: list[Participant], re
 def _mark_sent(participants: list[Participant], report: SendReport, now: datetime) -> None:
     for participant in participants:
         updated = Participant.objects.filter(
-            pk=participant.pk, decision=participant.decision, decision_note=participant.decision_note,
+            pk=participant.pk,
+            decision=participant.decision,
+            decision_note=participant.decision_note,
             decision_sent_at__isnull=True,
-        ).update(decision_sent_at=now)  # fmt: skip
+        ).update(decision_sent_at=now)
         if updated:
             report.sent.append(str(participant))
         else:

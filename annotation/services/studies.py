@@ -89,11 +89,14 @@ def default_prerequisites(language: str, interface_language: str = "en") -> list
         yes, no = _("Yes"), _("No")
         spoken = language_name(language)
         return [
-            {"text": _("Is %(language)s your first language, and do you speak it fluently?") % {"language": spoken},
-             "choices": [yes, no], "accepted": [yes]},
+            {
+                "text": _("Is %(language)s your first language, and do you speak it fluently?") % {"language": spoken},
+                "choices": [yes, no],
+                "accepted": [yes],
+            },
             {"text": _("Do you have any hearing difficulties?"), "choices": [no, yes], "accepted": [no]},
             {"text": _("Are you wearing headphones or earphones now?"), "choices": [yes, no], "accepted": [yes]},
-        ]  # fmt: skip
+        ]
 
 
 @transaction.atomic
@@ -145,11 +148,16 @@ def studies_create_per_language(*, corpus: Corpus, by: str = "language", **setti
     with transaction.atomic():
         for value in values:
             selection = ClipSelection(languages=[value]) if by == "language" else ClipSelection(varieties=[value])
-            studies.append(study_create(
-                name=f"{corpus.name} – {value}", corpus=corpus, selection=selection, language=value,
-                interface_language=settings.get("interface_language") or interface_language_for(value),
-                **{key: val for key, val in settings.items() if key != "interface_language"},
-            ))  # fmt: skip
+            studies.append(
+                study_create(
+                    name=f"{corpus.name} – {value}",
+                    corpus=corpus,
+                    selection=selection,
+                    language=value,
+                    interface_language=settings.get("interface_language") or interface_language_for(value),
+                    **{key: val for key, val in settings.items() if key != "interface_language"},
+                )
+            )
     return studies
 
 

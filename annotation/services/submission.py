@@ -51,8 +51,9 @@ class Submitted:
     task_completed: bool
 
 
-def item_for_participant(*, participant_id: int | None, item_id: int, slug: str | None = None,
-                         now: datetime | None = None) -> rows.ItemState:  # fmt: skip
+def item_for_participant(
+    *, participant_id: int | None, item_id: int, slug: str | None = None, now: datetime | None = None
+) -> rows.ItemState:
     """The participant's own task item as it stands, or TaskItem.DoesNotExist:
     another's item reveals nothing."""
     item = rows.item_state(item_id=item_id, participant_id=participant_id, slug=slug, now=now or timezone.now())
@@ -120,9 +121,16 @@ def _finite(value) -> float:
 
 
 def annotation_submit(
-    *, participant_id: int, item_id: int, levels: list[int], mismatch: bool, response: dict | None = None,
-    events: list | None = None, now: datetime | None = None, item: rows.ItemState | None = None,
-) -> Submitted:  # fmt: skip
+    *,
+    participant_id: int,
+    item_id: int,
+    levels: list[int],
+    mismatch: bool,
+    response: dict | None = None,
+    events: list | None = None,
+    now: datetime | None = None,
+    item: rows.ItemState | None = None,
+) -> Submitted:
     """Accept an answer. `events` are the page's playback reports not yet sent
     (a quick participant's page sends them all here, one request per clip):
     they count towards listening exactly as if they had been reported on
@@ -138,16 +146,26 @@ def annotation_submit(
     form_item = ListeningFormItem.objects.get(pk=item.form_item_id) if item.form_item_id else None
     verdicts = _judged(item, form_item, levels, response, arrived, now)
     annotation = Annotation(
-        item_id=item.pk, participant_id=item.participant_id, clip_id=item.clip_id, levels=levels, response=response,
-        mismatch_reported=bool(mismatch), attention_passed=_attention_result(item, form_item, levels, response),
+        item_id=item.pk,
+        participant_id=item.participant_id,
+        clip_id=item.clip_id,
+        levels=levels,
+        response=response,
+        mismatch_reported=bool(mismatch),
+        attention_passed=_attention_result(item, form_item, levels, response),
         coverage=round(min(verdict.coverage for verdict in verdicts), 4),
-        seconds_spent=round(verdicts[0].wall_seconds, 3), submitted_at=now,
-    )  # fmt: skip
+        seconds_spent=round(verdicts[0].wall_seconds, 3),
+        submitted_at=now,
+    )
     last = item.pending_count == 1
     annotation.pk = rows.submission_store(
-        annotation, task_id=item.task_id, events=arrived, threshold=item.study.mismatch_threshold, completes_task=last,
+        annotation,
+        task_id=item.task_id,
+        events=arrived,
+        threshold=item.study.mismatch_threshold,
+        completes_task=last,
         study_item_id=None if form_item and form_item.is_attention_check else item.study_item_id,
-    )  # fmt: skip
+    )
     if annotation.pk is None:
         return _lost_claim(item, levels, response, mismatch)
     if last:  # once a task, not once a clip: the check is a query over the study's clips

@@ -103,8 +103,9 @@ def item_state(*, item_id: int, participant_id: int | None, now: datetime, slug:
     if row is None:
         return None
     presentation = row[11] if isinstance(row[11], dict) else json.loads(row[11] or "{}")
-    return ItemState(*row[:11], presentation, bool(row[12]), row[13], row[14], _as_datetime(row[15]), row[16],
-                     StudyRules(*row[17:]))  # fmt: skip
+    return ItemState(
+        *row[:11], presentation, bool(row[12]), row[13], row[14], _as_datetime(row[15]), row[16], StudyRules(*row[17:])
+    )
 
 
 def item_events(item_id: int) -> list[tuple[int, playback.Event]]:
@@ -138,8 +139,15 @@ def playback_events_insert(
         return cursor.rowcount > 0
 
 
-def submission_store(annotation: Annotation, *, task_id: int, events: list[tuple], study_item_id: int | None,
-                     threshold: int, completes_task: bool) -> int | None:  # fmt: skip
+def submission_store(
+    annotation: Annotation,
+    *,
+    task_id: int,
+    events: list[tuple],
+    study_item_id: int | None,
+    threshold: int,
+    completes_task: bool,
+) -> int | None:
     """Claim the item and write everything a submission writes, atomically:
     the annotation, the reports that came with it, the clip's counts (when
     `study_item_id` is given) and, for the task's last item, the task's and
@@ -170,7 +178,7 @@ def _in_one_statement(claim, writes) -> int | None:
     guard = "EXISTS (SELECT 1 FROM claimed)"
     parts = [f"claimed AS ({claim[0]})"] + [
         f"w{number} AS ({sql.format(claimed=guard)})" for number, (sql, _) in enumerate(writes)
-    ]  # fmt: skip
+    ]
     params = claim[1] + [value for _, values in writes for value in values]
     with connection.cursor() as cursor:
         cursor.execute("WITH " + ",\n".join(parts) + "\nSELECT id FROM w0", params)
@@ -208,9 +216,19 @@ def _annotation_insert(a: Annotation) -> tuple[str, list]:
                                        attention_passed, coverage, seconds_spent, submitted_at)
             SELECT %s, %s, %s, {_JSON}, {_JSON}, %s, CAST(%s AS BOOLEAN), %s, %s, %s WHERE {{claimed}}
             RETURNING id""",
-        [a.item_id, a.participant_id, a.clip_id, json.dumps(a.levels), json.dumps(a.response), a.mismatch_reported,
-         a.attention_passed, a.coverage, a.seconds_spent, _when(a.submitted_at)],
-    )  # fmt: skip
+        [
+            a.item_id,
+            a.participant_id,
+            a.clip_id,
+            json.dumps(a.levels),
+            json.dumps(a.response),
+            a.mismatch_reported,
+            a.attention_passed,
+            a.coverage,
+            a.seconds_spent,
+            _when(a.submitted_at),
+        ],
+    )
 
 
 def _events_insert(item_id: int, events: list[tuple], received_at: datetime, *, guard: str) -> tuple[str, list]:
@@ -218,8 +236,10 @@ def _events_insert(item_id: int, events: list[tuple], received_at: datetime, *, 
     so that the statement's text is the same for any number of them (PostgreSQL prepares it once)
     and the driver adapts one value instead of eight per event."""
     if connection.vendor == "postgresql":
-        columns = ("e->>0, CAST(e->>1 AS INTEGER), CAST(e->>2 AS DOUBLE PRECISION), CAST(e->>3 AS DOUBLE PRECISION), "
-                   "CAST(e->>4 AS DOUBLE PRECISION), CAST(e->>5 AS BIGINT)")  # fmt: skip
+        columns = (
+            "e->>0, CAST(e->>1 AS INTEGER), CAST(e->>2 AS DOUBLE PRECISION), CAST(e->>3 AS DOUBLE PRECISION), "
+            "CAST(e->>4 AS DOUBLE PRECISION), CAST(e->>5 AS BIGINT)"
+        )
         source = "jsonb_array_elements(CAST(%s AS JSONB)) AS e"
     else:
         columns = ", ".join(f"json_extract(value, '$[{index}]')" for index in range(6))
@@ -243,17 +263,21 @@ def _counts_update(study_item_id: int, mismatch: bool, threshold: int) -> tuple[
                 review = CASE WHEN %s = 1 AND review = %s AND mismatch_count + 1 >= %s THEN %s ELSE review END
             WHERE id = %s AND {{claimed}}""",
         [report, report, REPORTED_FROM.value, threshold, REPORTED_TO.value, study_item_id],
-    )  # fmt: skip
+    )
 
 
 def _completion_updates(task_id: int, participant_id: int, now: datetime) -> list[tuple[str, list]]:
     when = _when(now)
     return [
-        (f"UPDATE {_TASK} SET status = %s, completed_at = %s WHERE id = %s AND status = %s AND {{claimed}}",
-         [Task.Status.COMPLETED.value, when, task_id, OPEN]),
-        (f"UPDATE {_PARTICIPANT} SET completed_at = %s WHERE id = %s AND completed_at IS NULL AND {{claimed}}",
-         [when, participant_id]),
-    ]  # fmt: skip
+        (
+            f"UPDATE {_TASK} SET status = %s, completed_at = %s WHERE id = %s AND status = %s AND {{claimed}}",
+            [Task.Status.COMPLETED.value, when, task_id, OPEN],
+        ),
+        (
+            f"UPDATE {_PARTICIPANT} SET completed_at = %s WHERE id = %s AND completed_at IS NULL AND {{claimed}}",
+            [when, participant_id],
+        ),
+    ]
 
 
 def has_pending(task_id: int) -> bool:

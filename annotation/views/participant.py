@@ -65,9 +65,13 @@ def participant_page(step: str, *, before_entry=None):
                 with translation.override(unknown.study.interface_language):
                     if before_entry is not None and (answer := before_entry(request, unknown.study)) is not None:
                         return answer
-                    return message(request, unknown.study, _("Please use your study link"),
-                                   _("We could not find your place in this study. Open the link you were given again."),
-                                   status=403)  # fmt: skip
+                    return message(
+                        request,
+                        unknown.study,
+                        _("Please use your study link"),
+                        _("We could not find your place in this study. Open the link you were given again."),
+                        status=403,
+                    )
             with translation.override(participant.study.interface_language):
                 current = next_step(participant)
                 if current != step:
@@ -111,9 +115,11 @@ def study_entry(request, slug):
     except EntryRefused as refused:
         return message(request, study, _("This link does not work"), str(refused), status=400)
     participant = participant_returning(
-        study=study, known=participant_in_browser(request, slug),
-        prolific_pid=entry["prolific_pid"], session_id=entry["session_id"],
-    )  # fmt: skip
+        study=study,
+        known=participant_in_browser(request, slug),
+        prolific_pid=entry["prolific_pid"],
+        session_id=entry["session_id"],
+    )
     if participant is None:
         return remember_entry(redirect("annotation:consent", slug=slug), slug, entry)
     return remember_participant(to_step(participant, next_step(participant)), participant)
@@ -279,6 +285,10 @@ def done(request, participant):
 @require_safe
 @participant_page("ended")
 def ended(request, participant):
-    return message(request, participant.study, _("Your task has ended"),
-                   _("The time limit for your task has passed, or you have already taken part. Thank you."),
-                   finished=True)  # fmt: skip
+    return message(
+        request,
+        participant.study,
+        _("Your task has ended"),
+        _("The time limit for your task has passed, or you have already taken part. Thank you."),
+        finished=True,
+    )

@@ -46,9 +46,13 @@ def cookie_name(slug: str) -> str:
 
 def remember_participant(response, participant: Participant):
     response.set_signed_cookie(
-        cookie_name(participant.study.slug), str(participant.pk), salt=_SALT, max_age=_MAX_AGE,
-        httponly=True, samesite="Lax",
-    )  # fmt: skip
+        cookie_name(participant.study.slug),
+        str(participant.pk),
+        salt=_SALT,
+        max_age=_MAX_AGE,
+        httponly=True,
+        samesite="Lax",
+    )
     return response
 
 

@@ -123,9 +123,15 @@ def _submit(request, slug, item, now):
         submission_check_turn(item)
         levels, response = _answer(item, request.POST, events=events, now=now)
         result = annotation_submit(
-            participant_id=item.participant_id, item_id=item.pk, levels=levels, response=response,
-            mismatch=request.POST.get("mismatch") == "on", events=events, now=now, item=item,
-        )  # fmt: skip
+            participant_id=item.participant_id,
+            item_id=item.pk,
+            levels=levels,
+            response=response,
+            mismatch=request.POST.get("mismatch") == "on",
+            events=events,
+            now=now,
+            item=item,
+        )
     except ValueError:
         return _refused(request, item, unreadable, 400)
     except SubmissionRefused as refused:

@@ -17,9 +17,20 @@ class AgreementReportAdmin(admin.ModelAdmin):
     list_display = ["study", "scope", "status", "progress_text", "created_at", "finished_at", "open_link"]
     list_filter = ["status", "study"]
     fields = readonly_fields = [
-        "study", "language", "parameters", "fingerprint", "status", "phase", "done", "total", "error",
-        "created_by", "created_at", "started_at", "finished_at",
-    ]  # fmt: skip
+        "study",
+        "language",
+        "parameters",
+        "fingerprint",
+        "status",
+        "phase",
+        "done",
+        "total",
+        "error",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
     change_list_template = "evaluation/agreementreport_change_list.html"
 
     def get_urls(self):
@@ -56,8 +67,10 @@ class AgreementReportAdmin(admin.ModelAdmin):
         return False
 
     def changelist_view(self, request, extra_context=None):
-        studies = [(study, reverse("admin:evaluation_agreementreport_study", args=[study.pk]))
-                   for study in Study.objects.filter(kind=Study.Kind.EMPHASIS).order_by("name")]  # fmt: skip
+        studies = [
+            (study, reverse("admin:evaluation_agreementreport_study", args=[study.pk]))
+            for study in Study.objects.filter(kind=Study.Kind.EMPHASIS).order_by("name")
+        ]
         return super().changelist_view(request, {**(extra_context or {}), "studies": studies})
 
     @admin.display(description="scope")

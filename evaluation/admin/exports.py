@@ -15,14 +15,36 @@ from evaluation.views import dataset_exports as views
 
 @admin.register(DatasetExport)
 class DatasetExportAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "format", "status", "progress_text", "size_text", "created_by", "created_at",
-                    "download_link"]  # fmt: skip
+    list_display = [
+        "__str__",
+        "format",
+        "status",
+        "progress_text",
+        "size_text",
+        "created_by",
+        "created_at",
+        "download_link",
+    ]
     list_filter = ["status", "format"]
     list_select_related = ["label_set", "study", "created_by"]
     fields = readonly_fields = [
-        "format", "label_set", "study", "include_prolific_ids", "status", "phase", "done", "total", "error",
-        "file_name", "size", "sha256", "created_by", "created_at", "started_at", "finished_at",
-    ]  # fmt: skip
+        "format",
+        "label_set",
+        "study",
+        "include_prolific_ids",
+        "status",
+        "phase",
+        "done",
+        "total",
+        "error",
+        "file_name",
+        "size",
+        "sha256",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
     change_form_template = "admin/evaluation/datasetexport/change_form.html"
 
     def get_urls(self):

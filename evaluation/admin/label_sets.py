@@ -32,9 +32,19 @@ class LabelSetAdmin(admin.ModelAdmin):
     search_fields = ["name"]
     change_form_template = "admin/evaluation/labelset/change_form.html"
     fields = readonly_fields = [
-        "name", "version", "studies", "lifecycle", "status", "parameters", "checksum", "code_version",
-        "created_by", "created_at", "finalized_by", "finalized_at",
-    ]  # fmt: skip
+        "name",
+        "version",
+        "studies",
+        "lifecycle",
+        "status",
+        "parameters",
+        "checksum",
+        "code_version",
+        "created_by",
+        "created_at",
+        "finalized_by",
+        "finalized_at",
+    ]
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
@@ -79,15 +89,20 @@ class LabelSetAdmin(admin.ModelAdmin):
             studies = list(form.cleaned_data["studies"])
             try:
                 parameters = label_set_default_parameters(studies=studies, **form.parameter_overrides())
-                label_set = label_set_create(name=form.cleaned_data["name"], studies=studies,
-                                             parameters=parameters, user=request.user)  # fmt: skip
+                label_set = label_set_create(
+                    name=form.cleaned_data["name"], studies=studies, parameters=parameters, user=request.user
+                )
             except (ValueError, LabelSetRefused) as error:
                 form.add_error(None, str(error))
             else:
                 messages.info(request, f"{label_set} is queued; this page shows its build.")
                 return redirect(reverse("admin:evaluation_labelset_change", args=[label_set.pk]))
-        context = {**self.admin_site.each_context(request), "title": "Make a label set", "form": form,
-                   "opts": self.model._meta}  # fmt: skip
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Make a label set",
+            "form": form,
+            "opts": self.model._meta,
+        }
         return TemplateResponse(request, "admin/evaluation/labelset/add.html", context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
@@ -114,8 +129,9 @@ class LabelSetAdmin(admin.ModelAdmin):
         label_set = get_label_set_for_staff(request, pk, perm="evaluation.view_labelset")
         require_perm(request, "evaluation.add_datasetexport")
         try:
-            export = dataset_export_request(format=request.POST.get("format", ""), label_set=label_set,
-                                            user=request.user)  # fmt: skip
+            export = dataset_export_request(
+                format=request.POST.get("format", ""), label_set=label_set, user=request.user
+            )
         except ExportRefused as error:
             messages.error(request, str(error))
             return redirect(reverse("admin:evaluation_labelset_change", args=[pk]))

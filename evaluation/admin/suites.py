@@ -79,8 +79,16 @@ class CastItemAdmin(ReadOnlyAdmin):
     search_fields = ["external_id", "sentence"]
     list_select_related = ["cast_set"]
     fields = readonly_fields = [
-        "cast_set", "external_id", "sentence", "words", "context_a", "context_b", "word_a", "word_b", "metadata",
-    ]  # fmt: skip
+        "cast_set",
+        "external_id",
+        "sentence",
+        "words",
+        "context_a",
+        "context_b",
+        "word_a",
+        "word_b",
+        "metadata",
+    ]
 
 
 @admin.register(CastRendition)
@@ -101,9 +109,21 @@ class SuiteReportAdmin(ReadOnlyAdmin):
     list_filter = ["suite", "status"]
     list_select_related = ["study", "cast_set"]
     fields = readonly_fields = [
-        "suite", "study", "cast_set", "resamples", "seed", "status", "phase", "done", "total", "error",
-        "created_by", "created_at", "started_at", "finished_at",
-    ]  # fmt: skip
+        "suite",
+        "study",
+        "cast_set",
+        "resamples",
+        "seed",
+        "status",
+        "phase",
+        "done",
+        "total",
+        "error",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
 
     def get_urls(self):
         wrap, site = self.admin_site.admin_view, {"admin_site": self.admin_site}

@@ -27,10 +27,13 @@ class ReportParametersSerializer(serializers.Serializer):
         required=False, allow_blank=True, allow_null=True, help_text="One of the study's languages; empty: all."
     )
     subsample = serializers.IntegerField(
-        required=False, allow_null=True, min_value=2, max_value=1000,
+        required=False,
+        allow_null=True,
+        min_value=2,
+        max_value=1000,
         help_text="Annotations per clip (clips with fewer are left out); null uses all. "
         "Default: the study's target annotations.",
-    )  # fmt: skip
+    )
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2**32 - 1)
     resamples = serializers.IntegerField(
         required=False, min_value=0, max_value=20_000, help_text="Clip bootstrap resamples; 0 for none."

@@ -33,9 +33,11 @@ from evaluation.services.dataset_exports import (
 class ExportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=DatasetExport.Format.choices)
     label_set = serializers.PrimaryKeyRelatedField(
-        queryset=LabelSet.objects.all(), required=False, allow_null=True,
+        queryset=LabelSet.objects.all(),
+        required=False,
+        allow_null=True,
         help_text="A final label set, for every format but raw.",
-    )  # fmt: skip
+    )
     study = serializers.PrimaryKeyRelatedField(
         queryset=Study.objects.all(), required=False, allow_null=True, help_text="A study, for the raw format."
     )
@@ -54,9 +56,18 @@ class ExportSerializer(serializers.ModelSerializer):
     class Meta:
         model = DatasetExport
         fields = [
-            "id", "url", "link_url", "format", "label_set", "study", "include_prolific_ids", "file_name", "size",
-            "sha256", *JOB_FIELDS,
-        ]  # fmt: skip
+            "id",
+            "url",
+            "link_url",
+            "format",
+            "label_set",
+            "study",
+            "include_prolific_ids",
+            "file_name",
+            "size",
+            "sha256",
+            *JOB_FIELDS,
+        ]
 
 
 class ExportLinkSerializer(serializers.Serializer):

@@ -31,9 +31,20 @@ class LabelSetRowSerializer(serializers.ModelSerializer):
     class Meta:
         model = LabelSetClip
         fields = [
-            "position", "clip_id", "study", "split", "language", "variety", "speaker", "emotion", "arousal",
-            "scale_step", "duration", "annotators", "words",
-        ]  # fmt: skip
+            "position",
+            "clip_id",
+            "study",
+            "split",
+            "language",
+            "variety",
+            "speaker",
+            "emotion",
+            "arousal",
+            "scale_step",
+            "duration",
+            "annotators",
+            "words",
+        ]
 
 
 class LabelSetRowFilter(django_filters.FilterSet):

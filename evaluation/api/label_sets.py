@@ -38,15 +38,21 @@ class LabelSetParametersSerializer(serializers.Serializer):
     """Field names are those of LabelSetParameters; the bounds are the admin form's."""
 
     subsample = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=1000,
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=1000,
         help_text="Annotations per clip, as the agreement report; null uses all. Default: the first study's target.",
-    )  # fmt: skip
+    )
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2**32 - 1, help_text="The subsample's.")
     split_seed = serializers.IntegerField(required=False, min_value=0, max_value=2**32 - 1)
     proportions = serializers.ListField(
-        child=serializers.FloatField(min_value=0, max_value=1), min_length=3, max_length=3, required=False,
+        child=serializers.FloatField(min_value=0, max_value=1),
+        min_length=3,
+        max_length=3,
+        required=False,
         help_text="Train, validation and test shares, adding up to 1.",
-    )  # fmt: skip
+    )
     split_by_speaker = serializers.BooleanField(required=False, help_text="Keep each speaker in one split.")
     exclude_flagged = serializers.BooleanField(required=False, help_text="Leave out flagged annotators.")
     exclude_failed_checks = serializers.BooleanField(
@@ -54,13 +60,16 @@ class LabelSetParametersSerializer(serializers.Serializer):
     )
     thresholds = ThresholdsSerializer(required=False, help_text="Default: the first study's review thresholds.")
     scale_steps = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=100), min_length=1, required=False,
+        child=serializers.IntegerField(min_value=1, max_value=100),
+        min_length=1,
+        required=False,
         help_text="Data-scale percentages of the training split.",
-    )  # fmt: skip
+    )
     arousal = serializers.DictField(
-        child=serializers.ListField(child=serializers.CharField()), required=False,
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
         help_text='Emotions per arousal, {"high": [...], "low": [...]}. Default: MMEE\'s.',
-    )  # fmt: skip
+    )
     resamples = serializers.IntegerField(
         required=False, min_value=0, max_value=20_000, help_text="Bootstrap resamples of the agreement summary."
     )
@@ -69,9 +78,11 @@ class LabelSetParametersSerializer(serializers.Serializer):
 class LabelSetCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, help_text="An existing name makes its next version.")
     studies = serializers.PrimaryKeyRelatedField(
-        queryset=Study.objects.all(), many=True, allow_empty=False,
+        queryset=Study.objects.all(),
+        many=True,
+        allow_empty=False,
         help_text="Emphasis studies; parameters not given are the first one's.",
-    )  # fmt: skip
+    )
     parameters = LabelSetParametersSerializer(required=False)
 
 
@@ -100,9 +111,20 @@ class LabelSetSerializer(serializers.ModelSerializer):
     class Meta:
         model = LabelSet
         fields = [
-            "id", "url", "rows_url", "name", "version", "studies", "state", "parameters", "summary", "checksum",
-            "code_version", "finalized_at", *JOB_FIELDS,
-        ]  # fmt: skip
+            "id",
+            "url",
+            "rows_url",
+            "name",
+            "version",
+            "studies",
+            "state",
+            "parameters",
+            "summary",
+            "checksum",
+            "code_version",
+            "finalized_at",
+            *JOB_FIELDS,
+        ]
 
     def get_rows_url(self, label_set) -> str:
         return self.context["request"].build_absolute_uri(reverse("api:label-set-row-list", args=[label_set.pk]))

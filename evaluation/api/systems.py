@@ -74,22 +74,33 @@ class OutputsUploadSerializer(serializers.Serializer):
     system = serializers.CharField(max_length=200, help_text="The system's name; a new name makes a new system.")
     version = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     kind = TextChoiceField(
-        choices=System.Kind.choices, required=False, allow_blank=True, default="",
+        choices=System.Kind.choices,
+        required=False,
+        allow_blank=True,
+        default="",
         help_text=f"One of {', '.join(System.Kind.values)}; default: the suite's (model, judge, tts).",
-    )  # fmt: skip
+    )
     study = serializers.PrimaryKeyRelatedField(
-        queryset=Study.objects.filter(kind=Study.Kind.LISTENING_FORM), required=False, allow_null=True, default=None,
+        queryset=Study.objects.filter(kind=Study.Kind.LISTENING_FORM),
+        required=False,
+        allow_null=True,
+        default=None,
         help_text="The listening-form study whose items are answered (stresstest, stance).",
-    )  # fmt: skip
+    )
     cast_set = serializers.PrimaryKeyRelatedField(
-        queryset=CastSet.objects.all(), required=False, allow_null=True, default=None,
+        queryset=CastSet.objects.all(),
+        required=False,
+        allow_null=True,
+        default=None,
         help_text="The CAST set rendered (cast).",
-    )  # fmt: skip
+    )
     replace = serializers.BooleanField(default=False, help_text="Replace the system's outputs already there.")
     metadata = serializers.CharField(
-        required=False, allow_blank=True, default="",
+        required=False,
+        allow_blank=True,
+        default="",
         help_text="The system's free metadata: a JSON object as text, merged into what the system has.",
-    )  # fmt: skip
+    )
 
     def validate_metadata(self, text: str) -> dict | None:
         if not text.strip():
@@ -128,9 +139,11 @@ class SystemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet
         responses={201: OpenApiTypes.OBJECT, 400: REFUSED},
     )
     @action(
-        detail=False, methods=["post"], parser_classes=[MultiPartParser],
+        detail=False,
+        methods=["post"],
+        parser_classes=[MultiPartParser],
         required_perms=("evaluation.add_systemoutput",),
-    )  # fmt: skip
+    )
     def upload(self, request):
         """Import a system's outputs, as import_system_outputs does; 201 with the summary."""
         given = OutputsUploadSerializer(data=request.data)
@@ -139,11 +152,17 @@ class SystemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet
         return _imported(
             data["file"],
             lambda path: system_outputs_import(
-                path=path, suite=data["suite"], system_name=data["system"], version=data["version"],
-                kind=data["kind"], study=data["study"], cast_set=data["cast_set"], replace=data["replace"],
+                path=path,
+                suite=data["suite"],
+                system_name=data["system"],
+                version=data["version"],
+                kind=data["kind"],
+                study=data["study"],
+                cast_set=data["cast_set"],
+                replace=data["replace"],
                 metadata=data["metadata"],
             ),
-        )  # fmt: skip
+        )
 
 
 class SystemOutputViewSet(mixins.ListModelMixin, ApiViewSet):

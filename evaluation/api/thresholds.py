@@ -14,9 +14,11 @@ class ThresholdsSerializer(serializers.Serializer):
         required=False, allow_null=True, min_value=0, max_value=1, help_text="Flag attention share below."
     )
     min_time_ratio = serializers.FloatField(
-        required=False, allow_null=True, min_value=0,
+        required=False,
+        allow_null=True,
+        min_value=0,
         help_text="Flag a median time per clip below this multiple of the clip's duration.",
-    )  # fmt: skip
+    )
     max_marked_share = serializers.FloatField(
         required=False, allow_null=True, min_value=0, max_value=1, help_text="Flag share of words marked above."
     )

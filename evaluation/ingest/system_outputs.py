@@ -156,8 +156,17 @@ def read_cast_items(path: Path) -> tuple[list[CastItemDraft], list[ItemProblem]]
         metadata = raw.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise _Bad("metadata", "must be a JSON object")
-        return CastItemDraft(line, external_id, sentence, words, _text(raw, "context_a"), _text(raw, "context_b"),
-                             word_a, word_b, metadata)  # fmt: skip
+        return CastItemDraft(
+            line,
+            external_id,
+            sentence,
+            words,
+            _text(raw, "context_a"),
+            _text(raw, "context_b"),
+            word_a,
+            word_b,
+            metadata,
+        )
 
     drafts, problems = _read(path, build, id_field="id")
     problems += _duplicates(drafts, key=lambda draft: draft.external_id, what=lambda d: f"id {d.external_id!r}")
@@ -239,8 +248,11 @@ def _word_times(value) -> tuple[tuple[float, float], ...] | None:
             raise _Bad("word_times", f"word {position}: {_shown(pair)} is not a [start, end] pair of seconds")
         start, end = float(pair[0]), float(pair[1])
         if start < previous_end - 1e-9 or end <= start:
-            raise _Bad("word_times", f"word {position}: [{start}, {end}] must start at or after the previous word's "
-                                     "end and end after its start")  # fmt: skip
+            raise _Bad(
+                "word_times",
+                f"word {position}: [{start}, {end}] must start at or after the previous word's "
+                "end and end after its start",
+            )
         times.append((start, end))
         previous_end = end
     return tuple(times)
@@ -335,8 +347,14 @@ def _duplicates(drafts: list, *, key, what) -> list[ItemProblem]:
         seen = first.setdefault(key(draft), draft.line)
         if seen != draft.line:
             item = getattr(draft, "item", None) or getattr(draft, "external_id", "")
-            problems.append(ItemProblem(draft.line, item, "item" if hasattr(draft, "item") else "id",
-                                        f"{what(draft)} again; first on line {seen}"))  # fmt: skip
+            problems.append(
+                ItemProblem(
+                    draft.line,
+                    item,
+                    "item" if hasattr(draft, "item") else "id",
+                    f"{what(draft)} again; first on line {seen}",
+                )
+            )
     return problems
 
 

@@ -17,4 +17,4 @@ __all__ = [
     "SuiteReport",
     "System",
     "SystemOutput",
-]  # fmt: skip
+]

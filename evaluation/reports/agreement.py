@@ -59,9 +59,13 @@ class ReportParameters:
 
 
 def report_compute(
-    data: StudyData, parameters: ReportParameters, *, progress: Progress | None = None,
-    selection: Selection | None = None, annotator_name: Callable[[str], str] = str,
-) -> dict:  # fmt: skip
+    data: StudyData,
+    parameters: ReportParameters,
+    *,
+    progress: Progress | None = None,
+    selection: Selection | None = None,
+    annotator_name: Callable[[str], str] = str,
+) -> dict:
     """The report; `selection` gives the annotations when the caller has already chosen them with
     these parameters (a label set's build), so annotator quality is not computed twice.
     `annotator_name` turns an annotator key into the name the report shows (the database's callers:
@@ -71,9 +75,13 @@ def report_compute(
     tick = _ticker(progress, total=2 + len(groups))
     if selection is None:
         selection = select_annotations(
-            data, thresholds=parameters.thresholds, exclude_flagged=parameters.exclude_flagged,
-            n=parameters.subsample, seed=parameters.seed, step=tick,
-        )  # fmt: skip
+            data,
+            thresholds=parameters.thresholds,
+            exclude_flagged=parameters.exclude_flagged,
+            n=parameters.subsample,
+            seed=parameters.seed,
+            step=tick,
+        )
     else:
         tick("annotator quality")
         tick("subsampling")
@@ -89,9 +97,14 @@ def report_compute(
         clips = members & used_clips  # a group without usable clips is reported, all undefined
         units = clips[unit_clip]
         result = _agreement(
-            ratings, tables, counts[units], unit_clip[units], clips, parameters,
+            ratings,
+            tables,
+            counts[units],
+            unit_clip[units],
+            clips,
+            parameters,
             light_interval=dimension in LIGHT_INTERVAL_DIMENSIONS,
-        )  # fmt: skip
+        )
         rates = emphasis_rates(counts[units])
         if dimension == "pooled":
             agreement["pooled"], emphasis["pooled"] = result, rates
@@ -132,9 +145,19 @@ def report_compute(
 
 def _quality_row(row) -> dict:
     names = (
-        "annotator", "clips", "words", "marked_share", "kappa", "kappa_reason", "kappa_words",
-        "checks_passed", "checks_total", "attention_share", "median_seconds", "median_time_ratio",
-    )  # fmt: skip
+        "annotator",
+        "clips",
+        "words",
+        "marked_share",
+        "kappa",
+        "kappa_reason",
+        "kappa_words",
+        "checks_passed",
+        "checks_total",
+        "attention_share",
+        "median_seconds",
+        "median_time_ratio",
+    )
     return {name: getattr(row, name) for name in names} | {"flags": list(row.flags)}
 
 
@@ -154,17 +177,21 @@ def _agreement(ratings, tables, counts, unit_clip, clips, parameters, *, light_i
     counts, binary, unit_clip = counts[rated], binary[rated], unit_clip[rated]
     codes, n_clusters = cluster_codes(unit_clip)
     layouts = {
-        "fleiss": fleiss_layout(binary), "ac1": gwet_layout(binary), "ac2": gwet_layout(counts, AC2_WEIGHTING),
+        "fleiss": fleiss_layout(binary),
+        "ac1": gwet_layout(binary),
+        "ac2": gwet_layout(counts, AC2_WEIGHTING),
         "alpha": alpha_layout(counts),
-    }  # fmt: skip
+    }
     per_clip = {
         "fleiss": fleiss_cluster_statistics(binary, codes, n_clusters, layouts["fleiss"]),
         "ac1": gwet_cluster_statistics(binary, codes, n_clusters, layouts["ac1"]),
         "ac2": gwet_cluster_statistics(counts, codes, n_clusters, layouts["ac2"]),
         "alpha": alpha_cluster_statistics(counts, codes, n_clusters, layouts["alpha"]),
     }
-    sums = _split(bootstrap_sums(np.hstack(list(per_clip.values())), resamples=parameters.resamples,
-                                 seed=parameters.seed), per_clip)  # fmt: skip
+    sums = _split(
+        bootstrap_sums(np.hstack(list(per_clip.values())), resamples=parameters.resamples, seed=parameters.seed),
+        per_clip,
+    )
     alpha_totals = per_clip["alpha"].sum(axis=0)
     alphas = {metric: alpha_result(counts, alpha_totals, layouts["alpha"], metric) for metric in METRICS}
     cohen = average_pairwise_kappas(tables, clips, (None, *WEIGHTINGS))

@@ -14,8 +14,19 @@ import numpy as np
 
 DECIMALS = 10
 CSV_COLUMNS = [
-    "section", "dimension", "group", "measure", "value", "se", "ci_low", "ci_high", "method", "clips", "words", "note",
-]  # fmt: skip
+    "section",
+    "dimension",
+    "group",
+    "measure",
+    "value",
+    "se",
+    "ci_low",
+    "ci_high",
+    "method",
+    "clips",
+    "words",
+    "note",
+]
 
 
 def canonical(value):
@@ -67,8 +78,13 @@ def agreement_groups(report: dict):
 
 def _rows(report: dict):
     for dimension, group, result in agreement_groups(report):
-        base = {"section": "agreement", "dimension": dimension, "group": group,
-                "clips": result["clips"], "words": result["words"]}  # fmt: skip
+        base = {
+            "section": "agreement",
+            "dimension": dimension,
+            "group": group,
+            "clips": result["clips"],
+            "words": result["words"],
+        }
         cohen = result["cohen"]
         boot = cohen.get("bootstrap") or {}
         ci = boot.get("ci95") or [None, None]
@@ -108,16 +124,27 @@ def _rows(report: dict):
     emphasis = report["emphasis"]
     for dimension, group, rates in _emphasis_groups(emphasis):
         for measure in ("label_rate", "mark_rate", "heavy_rate", "mean_scalar"):
-            yield {"section": "emphasis", "dimension": dimension, "group": group, "measure": measure,
-                   "value": rates[measure], "words": rates["words"]}  # fmt: skip
+            yield {
+                "section": "emphasis",
+                "dimension": dimension,
+                "group": group,
+                "measure": measure,
+                "value": rates[measure],
+                "words": rates["words"],
+            }
     histograms, edges = emphasis["scalar_histogram"], emphasis["scalar_histogram"]["edges"]
     for dimension, group, counts in [("pooled", "", histograms.get("pooled", []))] + [
         ("language", language, counts) for language, counts in sorted(histograms.get("language", {}).items())
     ]:
         for index, count in enumerate(counts):
             closing = "]" if index == len(counts) - 1 else ")"
-            yield {"section": "scalar_histogram", "dimension": dimension, "group": group,
-                   "measure": f"[{edges[index]}, {edges[index + 1]}{closing}", "value": count}  # fmt: skip
+            yield {
+                "section": "scalar_histogram",
+                "dimension": dimension,
+                "group": group,
+                "measure": f"[{edges[index]}, {edges[index + 1]}{closing}",
+                "value": count,
+            }
     mismatch = emphasis["mismatch"]
     for measure in ("clips", "reports", "clips_with_reports", "clips_at_threshold"):
         yield {

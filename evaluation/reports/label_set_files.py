@@ -21,24 +21,74 @@ from pathlib import Path
 # Everything a training script needs without a join (issue 21): `levels` maps each opaque
 # annotator id of the clip to the level they gave the word.
 WORD_COLUMNS = (
-    "clip_id", "split", "language", "variety", "speaker", "emotion", "word_index", "word", "start", "end",
-    "binary", "scalar", "annotators", "study", "arousal", "scale_step", "levels",
-)  # fmt: skip
+    "clip_id",
+    "split",
+    "language",
+    "variety",
+    "speaker",
+    "emotion",
+    "word_index",
+    "word",
+    "start",
+    "end",
+    "binary",
+    "scalar",
+    "annotators",
+    "study",
+    "arousal",
+    "scale_step",
+    "levels",
+)
 CLIP_COLUMNS = (
-    "clip_id", "split", "language", "variety", "speaker", "emotion", "arousal", "scale_step", "duration",
-    "words", "binary", "scalar", "annotators",
-)  # fmt: skip
+    "clip_id",
+    "split",
+    "language",
+    "variety",
+    "speaker",
+    "emotion",
+    "arousal",
+    "scale_step",
+    "duration",
+    "words",
+    "binary",
+    "scalar",
+    "annotators",
+)
 # Raw exports: one row per annotator, clip and word (emphasis studies) or per answer (listening
 # forms). `decision` is the researcher's decision on the participant (rejected ones are kept here,
 # unlike in label sets); `attention_check` marks the answers to attention-check items.
 RAW_COLUMNS = (
-    "study", "clip_id", "language", "annotator", "decision", "completed", "attention_check", "attention_passed",
-    "word_index", "word", "level", "mismatch_reported", "seconds_spent", "submitted_at",
-)  # fmt: skip
+    "study",
+    "clip_id",
+    "language",
+    "annotator",
+    "decision",
+    "completed",
+    "attention_check",
+    "attention_passed",
+    "word_index",
+    "word",
+    "level",
+    "mismatch_reported",
+    "seconds_spent",
+    "submitted_at",
+)
 FORM_RAW_COLUMNS = (
-    "study", "item_id", "item_type", "clip_id", "second_clip_id", "annotator", "decision", "completed",
-    "attention_check", "attention_passed", "answer", "levels", "seconds_spent", "submitted_at",
-)  # fmt: skip
+    "study",
+    "item_id",
+    "item_type",
+    "clip_id",
+    "second_clip_id",
+    "annotator",
+    "decision",
+    "completed",
+    "attention_check",
+    "attention_passed",
+    "answer",
+    "levels",
+    "seconds_spent",
+    "submitted_at",
+)
 
 
 def canonical_line(row: dict) -> str:
@@ -49,13 +99,24 @@ def word_rows(clips: Iterable[dict]) -> Iterator[dict]:
     for clip in clips:
         for word in clip["words"]:
             yield {
-                "clip_id": clip["clip_id"], "split": clip["split"], "language": clip["language"],
-                "variety": clip["variety"], "speaker": clip["speaker"], "emotion": clip["emotion"],
-                "word_index": word["index"], "word": word["text"], "start": word["start"], "end": word["end"],
-                "binary": int(word["binary"]), "scalar": word["scalar"], "annotators": len(clip["annotators"]),
-                "study": clip["study"], "arousal": clip["arousal"], "scale_step": clip["scale_step"],
+                "clip_id": clip["clip_id"],
+                "split": clip["split"],
+                "language": clip["language"],
+                "variety": clip["variety"],
+                "speaker": clip["speaker"],
+                "emotion": clip["emotion"],
+                "word_index": word["index"],
+                "word": word["text"],
+                "start": word["start"],
+                "end": word["end"],
+                "binary": int(word["binary"]),
+                "scalar": word["scalar"],
+                "annotators": len(clip["annotators"]),
+                "study": clip["study"],
+                "arousal": clip["arousal"],
+                "scale_step": clip["scale_step"],
                 "levels": dict(zip(clip["annotators"], word["levels"], strict=True)),
-            }  # fmt: skip
+            }
 
 
 def clip_summary_rows(clips: Iterable[dict]) -> Iterator[dict]:
@@ -113,13 +174,19 @@ def audiofolder_metadata(clip: dict, file_name: str, *, word_times: bool = True)
     of the set has them."""
     words = clip["words"]
     row = {
-        "file_name": file_name, "clip_id": clip["clip_id"], "language": clip["language"],
-        "variety": clip["variety"], "speaker": clip["speaker"], "emotion": clip["emotion"],
-        "arousal": clip["arousal"], "scale_step": clip["scale_step"] or 0,
+        "file_name": file_name,
+        "clip_id": clip["clip_id"],
+        "language": clip["language"],
+        "variety": clip["variety"],
+        "speaker": clip["speaker"],
+        "emotion": clip["emotion"],
+        "arousal": clip["arousal"],
+        "scale_step": clip["scale_step"] or 0,
         "words": [w["text"] for w in words],
-        "binary": [int(w["binary"]) for w in words], "scalar": [float(w["scalar"]) for w in words],
+        "binary": [int(w["binary"]) for w in words],
+        "scalar": [float(w["scalar"]) for w in words],
         "annotators": len(clip["annotators"]),
-    }  # fmt: skip
+    }
     if word_times:
         row |= {"start": [float(w["start"]) for w in words], "end": [float(w["end"]) for w in words]}
     return row
@@ -142,8 +209,7 @@ def safe_file_stem(clip_id: str) -> str:
 def has_word_times(clip: dict) -> bool:
     """Every word has a start before its end (what a TextGrid's intervals need)."""
     words = clip["words"]
-    return bool(words) and all(w["start"] is not None and w["end"] is not None and w["end"] > w["start"]
-                               for w in words)  # fmt: skip
+    return bool(words) and all(w["start"] is not None and w["end"] is not None and w["end"] > w["start"] for w in words)
 
 
 def write_textgrid(clip: dict, path: Path) -> None:
@@ -165,17 +231,27 @@ def write_textgrid(clip: dict, path: Path) -> None:
 
 
 def data_card(
-    *, title: str, facts: dict, counts: dict[str, dict[str, int]], agreement: dict, files: str,
+    *,
+    title: str,
+    facts: dict,
+    counts: dict[str, dict[str, int]],
+    agreement: dict,
+    files: str,
     left_out: Iterable[str] = (),
-) -> str:  # fmt: skip
+) -> str:
     """The README of an export: what the set is, how it was made, how big it is, how much the
     annotators agreed, what was left out, and what the files hold."""
     lines = [f"# {title}", ""]
     lines += [f"- **{key}**: {value}" for key, value in facts.items()]
     if counts:
         splits = sorted({split for per_language in counts.values() for split in per_language})
-        lines += ["", "## Clips per language and split", "", "| language | " + " | ".join(splits) + " | all |",
-                  "|---|" + "---|" * (len(splits) + 1)]  # fmt: skip
+        lines += [
+            "",
+            "## Clips per language and split",
+            "",
+            "| language | " + " | ".join(splits) + " | all |",
+            "|---|" + "---|" * (len(splits) + 1),
+        ]
         for language, per_split in sorted(counts.items()):
             cells = [str(per_split.get(split, 0)) for split in splits]
             lines.append(f"| {language or '(none)'} | " + " | ".join(cells) + f" | {sum(per_split.values())} |")

@@ -63,8 +63,11 @@ def _single_choice_rows(choice: dict, add) -> None:
 
 
 def _stressed_word_rows(marked: dict, add) -> None:
-    for group, scores in (("pooled", marked["pooled"]), ("item mean", marked["item_mean"]),
-                          ("participant mean", marked["participant_mean"])):  # fmt: skip
+    for group, scores in (
+        ("pooled", marked["pooled"]),
+        ("item mean", marked["item_mean"]),
+        ("participant mean", marked["participant_mean"]),
+    ):
         for measure in ("precision", "recall", "f1"):
             n = scores.get(f"{measure}_n", marked["answers"])  # averages: how many were defined
             add("stressed_words", group, "", measure, scores[measure], n=n)
@@ -87,11 +90,23 @@ def _stance_rows(stance: dict, add) -> None:
         score = scores["score"]
         add("stance", dimension, "", "signed_score", score["mean"], score["ci95"], scores["items"])
         disagreement = scores["disagreement"]
-        add("stance", dimension, "", "pole_order_disagreement", disagreement["rate"],
-            n=disagreement["items_with_both_orders"])  # fmt: skip
+        add(
+            "stance",
+            dimension,
+            "",
+            "pole_order_disagreement",
+            disagreement["rate"],
+            n=disagreement["items_with_both_orders"],
+        )
         # Reports stored before the count was added lack it: no row rather than a wrong 0.
         if "items_lacking_one_order" in disagreement:
-            add("stance", dimension, "", "items_lacking_one_order", disagreement["items_lacking_one_order"],
-                n=scores["items"])  # fmt: skip
+            add(
+                "stance",
+                dimension,
+                "",
+                "items_lacking_one_order",
+                disagreement["items_lacking_one_order"],
+                n=scores["items"],
+            )
     for row in stance["per_item"]:
         add("stance", row["dimension"], row["item"], "consensus", row["consensus"], n=row["answers"])

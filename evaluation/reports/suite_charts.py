@@ -44,8 +44,13 @@ def _stance_charts(report: dict) -> list[str]:
 def _cast_charts(report: dict) -> list[str]:
     if not report["groups"]:
         return []
-    rows = [(f"{g['system']} / {g['mode']} / {g['source']}", [_point(g["pair_correct"]), _point(g["pair_contrast"]),
-             _point(g["hit"])]) for g in report["groups"]]  # fmt: skip
+    rows = [
+        (
+            f"{g['system']} / {g['mode']} / {g['source']}",
+            [_point(g["pair_correct"]), _point(g["pair_contrast"]), _point(g["hit"])],
+        )
+        for g in report["groups"]
+    ]
     return [
         interval_chart(rows, ["Pair-Correct", "Pair-Contrast", "Hit"], title="CAST scores (bootstrap 95 % over pairs)")
     ]

@@ -101,22 +101,42 @@ def _stresstest_tables(report: dict) -> list[Table]:
     failures = [
         [name, row["item"], row["failure"]]
         for name, system in report["systems"].items()
-        for task in ("ssr", "ssd") if system[task] for row in system[task]["per_item"] if row["failure"]
-    ]  # fmt: skip
+        for task in ("ssr", "ssd")
+        if system[task]
+        for row in system[task]["per_item"]
+        if row["failure"]
+    ]
     if failures:
-        tables.append(Table("Answers that could not be read", "Each counted wrong (SSR) or as no word (SSD).",
-                            ["system", "item", "why"], 3, failures))  # fmt: skip
+        tables.append(
+            Table(
+                "Answers that could not be read",
+                "Each counted wrong (SSR) or as no word (SSD).",
+                ["system", "item", "why"],
+                3,
+                failures,
+            )
+        )
     if table["items_left_out"]:
-        tables.append(Table("Items not compared", "Not answered by every row (humans and each system).",
-                            ["item"], 1, [[item] for item in table["items_left_out"]]))  # fmt: skip
+        tables.append(
+            Table(
+                "Items not compared",
+                "Not answered by every row (humans and each system).",
+                ["item"],
+                1,
+                [[item] for item in table["items_left_out"]],
+            )
+        )
     return tables
 
 
 def _ssr_table(title: str, rows: list[dict], note: str) -> Table:
     return Table(
-        title, note, ["row", "items", "accuracy", "majority-vote accuracy", "failures"], 1,
+        title,
+        note,
+        ["row", "items", "accuracy", "majority-vote accuracy", "failures"],
+        1,
         [[row["row"], row["items"], row["accuracy"], row["majority_vote_accuracy"], row["failures"]] for row in rows],
-    )  # fmt: skip
+    )
 
 
 def _ssd_table(report: dict) -> Table:
@@ -124,15 +144,33 @@ def _ssd_table(report: dict) -> Table:
     humans = report["humans"]["ssd"]
     if humans:
         pooled = humans["pooled"]
-        rows.append(["humans", humans["answers"], _measure(pooled["precision"]), _measure(pooled["recall"]),
-                     _measure(pooled["f1"]), _measure(humans["item_mean"]["f1"]), None])  # fmt: skip
+        rows.append(
+            [
+                "humans",
+                humans["answers"],
+                _measure(pooled["precision"]),
+                _measure(pooled["recall"]),
+                _measure(pooled["f1"]),
+                _measure(humans["item_mean"]["f1"]),
+                None,
+            ]
+        )
     for name, system in report["systems"].items():
         ssd = system["ssd"]
         if ssd is None:  # a system that answered no SSD item
             continue
         pooled = ssd["pooled"]
-        rows.append([name, ssd["items"], _measure(pooled["precision"]), _measure(pooled["recall"]),
-                     _measure(pooled["f1"]), _measure(ssd["item_mean"]["f1"]), ssd["failures"]])  # fmt: skip
+        rows.append(
+            [
+                name,
+                ssd["items"],
+                _measure(pooled["precision"]),
+                _measure(pooled["recall"]),
+                _measure(pooled["f1"]),
+                _measure(ssd["item_mean"]["f1"]),
+                ssd["failures"],
+            ]
+        )
     columns = ["row", "answers", "precision", "recall", "F1", "F1, mean over items", "failures"]
     return Table("SSD: stressed words", _SSD_NOTE, columns, 1, rows)
 
@@ -154,10 +192,17 @@ def _stance_tables(report: dict) -> list[Table]:
     tables = []
     for dimension, rows in sorted(report["tables"]["per_dimension"].items()):
         cells = [
-            [row["row"], row["instances"], _measure(row["failure_rate"]), _measure(row["disagreement_rate"]),
-             row["auroc"], row["eer"], _spearman(row["spearman"])]
+            [
+                row["row"],
+                row["instances"],
+                _measure(row["failure_rate"]),
+                _measure(row["disagreement_rate"]),
+                row["auroc"],
+                row["eer"],
+                _spearman(row["spearman"]),
+            ]
             for row in rows
-        ]  # fmt: skip
+        ]
         columns = ["row", "instances", "failure rate", "pole-order disagreement", "AUROC", "EER", "Spearman rho"]
         tables.append(Table(f"Stance: {dimension}", _STANCE_NOTE.format(definition=definition), columns, 1, cells))
     reasons = [
@@ -165,7 +210,7 @@ def _stance_tables(report: dict) -> list[Table]:
         for name, judge in sorted(report["judges"].items())
         for dimension, scores in sorted(judge["scores"]["per_dimension"].items())
         for reason, count in scores["failure_reasons"].items()
-    ]  # fmt: skip
+    ]
     if reasons:
         tables.append(Table("Structural failures by reason", "", ["judge", "dimension", "why", "answers"], 3, reasons))
     return tables
@@ -194,23 +239,56 @@ _KAPPA_NOTE = (
 def _cast_tables(report: dict) -> list[Table]:
     columns = ["system", "mode", "source", "pairs scored", "Hit", "Pair-Contrast", "Pair-Correct", "Hit, both sides"]
     rows = [
-        [g["system"], g["mode"], g["source"], g["scored"], g["hit"], g["pair_contrast"], g["pair_correct"], g["hit_both"]]
+        [
+            g["system"],
+            g["mode"],
+            g["source"],
+            g["scored"],
+            g["hit"],
+            g["pair_contrast"],
+            g["pair_correct"],
+            g["hit_both"],
+        ]
         for g in report["groups"]
-    ]  # fmt: skip
+    ]
     tables = [Table("CAST scores", _CAST_NOTE, columns, 3, rows)]
     kappas = [
-        [row["detector"], row["listeners"], row["renditions"], row["words"],
-         {"value": row["kappa"], "ci95": row["bootstrap_ci95"], "reason": row["reason"] or row["bootstrap_undefined"]}]
+        [
+            row["detector"],
+            row["listeners"],
+            row["renditions"],
+            row["words"],
+            {
+                "value": row["kappa"],
+                "ci95": row["bootstrap_ci95"],
+                "reason": row["reason"] or row["bootstrap_undefined"],
+            },
+        ]
         for row in report["detector_vs_listeners"]
-    ]  # fmt: skip
+    ]
     if kappas:
-        tables.append(Table("Detector against listeners", _KAPPA_NOTE,
-                            ["detector", "listeners", "renditions", "words", "Cohen's kappa"], 2, kappas))  # fmt: skip
+        tables.append(
+            Table(
+                "Detector against listeners",
+                _KAPPA_NOTE,
+                ["detector", "listeners", "renditions", "words", "Cohen's kappa"],
+                2,
+                kappas,
+            )
+        )
     missing = [
         [g["system"], g["mode"], g["source"], row["item"], ", ".join(row["sides"])]
-        for g in report["groups"] for row in g["missing"]
-    ]  # fmt: skip
+        for g in report["groups"]
+        for row in g["missing"]
+    ]
     if missing:
-        tables.append(Table("Pairs not scored (a side missing)", "No rendition, or no labels for it, on that side.",
-                            ["system", "mode", "source", "item", "missing sides"], 5, missing))  # fmt: skip
+        tables.append(
+            Table(
+                "Pairs not scored (a side missing)",
+                "No rendition, or no labels for it, on that side.",
+                ["system", "mode", "source", "item", "missing sides"],
+                5,
+                missing,
+            )
+        )
     return tables

@@ -26,11 +26,16 @@ def interval_chart(rows: list[tuple[str, list]], series: list[str], *, title: st
                 continue
             value, lo, hi = point
             if lo is not None and hi is not None:
-                parts.append(f'<line x1="{x(lo):.1f}" y1="{y:.1f}" x2="{x(hi):.1f}" y2="{y:.1f}" '
-                             f'stroke="{COLOURS[s]}" stroke-width="2"/>')  # fmt: skip
-            parts.append(f'<circle cx="{x(value):.1f}" cy="{y:.1f}" r="3.5" fill="{COLOURS[s]}">'
-                         f"<title>{escape(label)} {escape(series[s])}: {value:.3f}"
-                         + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "") + "</title></circle>")  # fmt: skip
+                parts.append(
+                    f'<line x1="{x(lo):.1f}" y1="{y:.1f}" x2="{x(hi):.1f}" y2="{y:.1f}" '
+                    f'stroke="{COLOURS[s]}" stroke-width="2"/>'
+                )
+            parts.append(
+                f'<circle cx="{x(value):.1f}" cy="{y:.1f}" r="3.5" fill="{COLOURS[s]}">'
+                f"<title>{escape(label)} {escape(series[s])}: {value:.3f}"
+                + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "")
+                + "</title></circle>"
+            )
     parts += _legend(series, left, top + band * len(rows) + 36)
     return "".join(parts) + "</svg>"
 
@@ -44,9 +49,11 @@ def histogram_chart(edges: list[float], counts: list[int], *, title: str) -> str
     for i, count in enumerate(counts):
         x0, x1 = x(edges[i]), x(edges[i + 1])
         closing = "]" if i == len(counts) - 1 else ")"
-        parts.append(f'<rect x="{x0 + 1:.1f}" y="{y(count):.1f}" width="{max(x1 - x0 - 2, 1):.1f}" '
-                     f'height="{y(0) - y(count):.1f}" fill="{COLOURS[0]}"><title>[{edges[i]:.2f}, '
-                     f"{edges[i + 1]:.2f}{closing}: {count} words</title></rect>")  # fmt: skip
+        parts.append(
+            f'<rect x="{x0 + 1:.1f}" y="{y(count):.1f}" width="{max(x1 - x0 - 2, 1):.1f}" '
+            f'height="{y(0) - y(count):.1f}" fill="{COLOURS[0]}"><title>[{edges[i]:.2f}, '
+            f"{edges[i + 1]:.2f}{closing}: {count} words</title></rect>"
+        )
     parts += _x_axis(x, edges[0], edges[-1], top, height - bottom, ticks=[i / 10 for i in range(11)])
     parts.append(_text(left - 6, top + 4, f"{peak}", anchor="end"))
     parts.append(_text(left - 6, height - bottom, "0", anchor="end"))
@@ -70,11 +77,14 @@ def scatter_chart(points: list[tuple[float, float, bool, str]], *, title: str, x
         tip = f"<title>{escape(label)}: {x_label} {px:.3f}, {y_label} {py:.3f}{' (flagged)' if flagged else ''}</title>"
         if flagged:
             cx, cy = x(px), y(py)
-            parts.append(f'<path d="M{cx - 4:.1f},{cy - 4:.1f}L{cx + 4:.1f},{cy + 4:.1f}M{cx - 4:.1f},{cy + 4:.1f}'
-                         f'L{cx + 4:.1f},{cy - 4:.1f}" stroke="#b00020" stroke-width="2">{tip}</path>')  # fmt: skip
+            parts.append(
+                f'<path d="M{cx - 4:.1f},{cy - 4:.1f}L{cx + 4:.1f},{cy + 4:.1f}M{cx - 4:.1f},{cy + 4:.1f}'
+                f'L{cx + 4:.1f},{cy - 4:.1f}" stroke="#b00020" stroke-width="2">{tip}</path>'
+            )
         else:
-            parts.append(f'<circle cx="{x(px):.1f}" cy="{y(py):.1f}" r="3" fill="{COLOURS[0]}" '
-                         f'fill-opacity="0.6">{tip}</circle>')  # fmt: skip
+            parts.append(
+                f'<circle cx="{x(px):.1f}" cy="{y(py):.1f}" r="3" fill="{COLOURS[0]}" fill-opacity="0.6">{tip}</circle>'
+            )
     parts.append(_text(width / 2, height - 6, x_label, anchor="middle"))
     parts.append(_text(12, height / 2, y_label, anchor="middle", rotate=True))
     return "".join(parts) + "</svg>"
@@ -98,25 +108,38 @@ def heatmap_chart(
         y = top + cell_h * r
         parts.append(_text(left - 6, y + cell_h / 2 + 4, row, anchor="end"))
         for c, column in enumerate(columns):
-            parts.append(_heat_cell(left + cell_w * c, y, cell_w, cell_h, cells.get((row, column)), low,
-                                    f"{row_label} {row}, {column_label} {column}"))  # fmt: skip
+            parts.append(
+                _heat_cell(
+                    left + cell_w * c,
+                    y,
+                    cell_w,
+                    cell_h,
+                    cells.get((row, column)),
+                    low,
+                    f"{row_label} {row}, {column_label} {column}",
+                )
+            )
     parts.append(_text(left, height - 10, f"rows: {row_label}; colour from {low:g} (light) to 1 (dark)"))
     return "".join(parts) + "</svg>"
 
 
 def _heat_cell(x: float, y: float, w: float, h: float, entry: dict | None, low: float, where: str) -> str:
     if not entry or entry["value"] is None:
-        return (f'<rect x="{x + 1:.1f}" y="{y + 1:.1f}" width="{w - 2:.1f}" height="{h - 2:.1f}" fill="#f2f2f2">'
-                f"<title>{escape(where)}: no result</title></rect>"
-                + _text(x + w / 2, y + h / 2 + 4, "-", anchor="middle", colour="#777"))  # fmt: skip
+        return (
+            f'<rect x="{x + 1:.1f}" y="{y + 1:.1f}" width="{w - 2:.1f}" height="{h - 2:.1f}" fill="#f2f2f2">'
+            f"<title>{escape(where)}: no result</title></rect>"
+            + _text(x + w / 2, y + h / 2 + 4, "-", anchor="middle", colour="#777")
+        )
     value, lo, hi = entry["value"], entry["low"], entry["high"]
     share = min(1.0, max(0.0, (value - low) / ((1.0 - low) or 1.0)))
     fill = _blend("#f7fbff", "#08306b", share)
     interval = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
     ink = "#fff" if share > 0.55 else "#222"
-    return (f'<rect x="{x + 1:.1f}" y="{y + 1:.1f}" width="{w - 2:.1f}" height="{h - 2:.1f}" fill="{fill}">'
-            f"<title>{escape(where)}: {value:.3f}{interval}</title></rect>"
-            + _text(x + w / 2, y + h / 2 + 4, f"{value:.2f}", anchor="middle", colour=ink))  # fmt: skip
+    return (
+        f'<rect x="{x + 1:.1f}" y="{y + 1:.1f}" width="{w - 2:.1f}" height="{h - 2:.1f}" fill="{fill}">'
+        f"<title>{escape(where)}: {value:.3f}{interval}</title></rect>"
+        + _text(x + w / 2, y + h / 2 + 4, f"{value:.2f}", anchor="middle", colour=ink)
+    )
 
 
 def _blend(start: str, end: str, share: float) -> str:
@@ -125,8 +148,13 @@ def _blend(start: str, end: str, share: float) -> str:
     return "#" + "".join(f"{round(x + (y - x) * share):02x}" for x, y in zip(a, b))
 
 
-def curve_chart(series: list[tuple[str, list[tuple[float, float | None, float | None, float | None]]]], *,
-                title: str, x_label: str, y_label: str) -> str:  # fmt: skip
+def curve_chart(
+    series: list[tuple[str, list[tuple[float, float | None, float | None, float | None]]]],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+) -> str:
     """Lines through (x, value) points with vertical interval bars, one line per series:
     series = [(name, [(x, value, low, high), ...])]. Points without a value are left out."""
     width, left, right, top, plot_bottom = 640, 50, 20, 30, 240
@@ -150,11 +178,15 @@ def curve_chart(series: list[tuple[str, list[tuple[float, float | None, float | 
             parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
         for px, value, lo, hi in shown:
             if lo is not None and hi is not None:
-                parts.append(f'<line x1="{x(px):.1f}" y1="{y(lo):.1f}" x2="{x(px):.1f}" y2="{y(hi):.1f}" '
-                             f'stroke="{colour}" stroke-width="2" stroke-opacity="0.6"/>')  # fmt: skip
+                parts.append(
+                    f'<line x1="{x(px):.1f}" y1="{y(lo):.1f}" x2="{x(px):.1f}" y2="{y(hi):.1f}" '
+                    f'stroke="{colour}" stroke-width="2" stroke-opacity="0.6"/>'
+                )
             interval = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
-            parts.append(f'<circle cx="{x(px):.1f}" cy="{y(value):.1f}" r="3.5" fill="{colour}">'
-                         f"<title>{escape(name)} at {px:g}: {value:.3f}{interval}</title></circle>")  # fmt: skip
+            parts.append(
+                f'<circle cx="{x(px):.1f}" cy="{y(value):.1f}" r="3.5" fill="{colour}">'
+                f"<title>{escape(name)} at {px:g}: {value:.3f}{interval}</title></circle>"
+            )
     parts.append(_text(width / 2, plot_bottom + 30, x_label, anchor="middle"))
     parts.append(_text(12, plot_bottom / 2, y_label, anchor="middle", rotate=True))
     parts += _legend([name for name, _ in series], left, plot_bottom + 56)
@@ -176,12 +208,15 @@ def roc_chart(series: list[tuple[str, list[float], list[float]]], *, title: str)
         parts.append(_text(left - 6, y(tick) + 4, f"{tick:g}", anchor="end"))
         parts.append(_text(x(tick), top + side + 14, f"{tick:g}", anchor="middle"))
         parts.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{left + side}" y2="{y(tick):.1f}" stroke="#eee"/>')
-    parts.append(f'<line x1="{x(0):.1f}" y1="{y(0):.1f}" x2="{x(1):.1f}" y2="{y(1):.1f}" stroke="#999" '
-                 'stroke-dasharray="4 3"/>')  # fmt: skip
+    parts.append(
+        f'<line x1="{x(0):.1f}" y1="{y(0):.1f}" x2="{x(1):.1f}" y2="{y(1):.1f}" stroke="#999" stroke-dasharray="4 3"/>'
+    )
     for s, (name, fpr, tpr) in enumerate(series):
         path = " ".join(f"{x(a):.1f},{y(b):.1f}" for a, b in zip(fpr, tpr))
-        parts.append(f'<polyline points="{path}" fill="none" stroke="{COLOURS[s % len(COLOURS)]}" stroke-width="1.8">'
-                     f"<title>{escape(name)}</title></polyline>")  # fmt: skip
+        parts.append(
+            f'<polyline points="{path}" fill="none" stroke="{COLOURS[s % len(COLOURS)]}" stroke-width="1.8">'
+            f"<title>{escape(name)}</title></polyline>"
+        )
     parts.append(_text(left + side / 2, top + side + 30, "false positive rate", anchor="middle"))
     parts.append(_text(12, top + side / 2, "true positive rate", anchor="middle", rotate=True))
     parts += _legend([name for name, _, _ in series], left, top + side + 46)
@@ -189,8 +224,10 @@ def roc_chart(series: list[tuple[str, list[float], list[float]]], *, title: str)
 
 
 def _open(width: int, height: int, title: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
-            f'height="{height}" role="img" aria-label="{escape(title)}">')  # fmt: skip
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-label="{escape(title)}">'
+    )
 
 
 def _scale(low: float, high: float, start: float, end: float):
@@ -228,5 +265,7 @@ def _legend(series: list[str], left: float, y: float) -> list[str]:
 def _text(x: float, y: float, text: str, *, anchor: str = "start", bold=False, colour="#333", rotate=False) -> str:
     weight = ' font-weight="bold"' if bold else ""
     turn = f' transform="rotate(-90 {x:.1f} {y:.1f})"' if rotate else ""
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" fill="{colour}" {_FONT}{weight}{turn}>'
-            f"{escape(str(text))}</text>")  # fmt: skip
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" fill="{colour}" {_FONT}{weight}{turn}>'
+        f"{escape(str(text))}</text>"
+    )

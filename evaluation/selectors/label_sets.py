@@ -7,9 +7,19 @@ from annotation.models import Clip, Study, Word
 from evaluation.models import LabelSetClip
 
 ROW_FIELDS = (
-    "clip_key", "study__slug", "split", "language", "variety", "speaker", "emotion", "arousal", "scale_step",
-    "duration", "annotators", "words",
-)  # fmt: skip
+    "clip_key",
+    "study__slug",
+    "split",
+    "language",
+    "variety",
+    "speaker",
+    "emotion",
+    "arousal",
+    "scale_step",
+    "duration",
+    "annotators",
+    "words",
+)
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,12 @@ def listening_form_report_data(*, study: Study) -> dict:
         "participants": len({participant for rows in answers.values() for participant, _, _ in rows}),
         "answers_left_out_rejected": left_out,
         "agreement": scoring.form_agreement(
-            choices=inputs[Kind.SINGLE_CHOICE], pairs=inputs[Kind.PAIRWISE],
-            stances=inputs[Kind.STANCE], markings=inputs[Kind.STRESSED_WORDS],
+            choices=inputs[Kind.SINGLE_CHOICE],
+            pairs=inputs[Kind.PAIRWISE],
+            stances=inputs[Kind.STANCE],
+            markings=inputs[Kind.STRESSED_WORDS],
         ),
-    }  # fmt: skip
+    }
     if inputs[Kind.SINGLE_CHOICE]:
         report["single_choice"] = scoring.choice_scores(inputs[Kind.SINGLE_CHOICE])
     if marked_with_gold:

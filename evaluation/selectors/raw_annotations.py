@@ -52,9 +52,17 @@ def _annotations(study: Study):
 def _word_rows(study: Study, annotators) -> Iterator[list[dict]]:
     words = _clip_words(study)
     rows = _annotations(study).values_list(
-        "participant_id", "clip_id", "clip__external_id", "clip__language", "levels", "mismatch_reported",
-        "seconds_spent", "submitted_at", "item__attention_check_id", "attention_passed",
-    )  # fmt: skip
+        "participant_id",
+        "clip_id",
+        "clip__external_id",
+        "clip__language",
+        "levels",
+        "mismatch_reported",
+        "seconds_spent",
+        "submitted_at",
+        "item__attention_check_id",
+        "attention_passed",
+    )
     for participant, clip, clip_key, language, levels, mismatch, seconds, submitted, check, passed in rows.iterator(
         chunk_size=_CHUNK
     ):
@@ -62,15 +70,24 @@ def _word_rows(study: Study, annotators) -> Iterator[list[dict]]:
         texts = words.get(clip, [])
         yield [
             {
-                "study": study.slug, "clip_id": clip_key, "language": language, **annotator,
-                "decision": decision, "completed": int(completed), "attention_check": int(check is not None),
+                "study": study.slug,
+                "clip_id": clip_key,
+                "language": language,
+                **annotator,
+                "decision": decision,
+                "completed": int(completed),
+                "attention_check": int(check is not None),
                 "attention_passed": None if passed is None else int(passed),
                 # a transcript edited after the answer: the level is kept, its word is unknown
-                "word_index": index, "word": texts[index] if index < len(texts) else "", "level": level,
-                "mismatch_reported": int(mismatch), "seconds_spent": seconds, "submitted_at": submitted.isoformat(),
+                "word_index": index,
+                "word": texts[index] if index < len(texts) else "",
+                "level": level,
+                "mismatch_reported": int(mismatch),
+                "seconds_spent": seconds,
+                "submitted_at": submitted.isoformat(),
             }
             for index, level in enumerate(levels or [])
-        ]  # fmt: skip
+        ]
 
 
 def _clip_words(study: Study) -> dict[int, list[str]]:
@@ -85,21 +102,51 @@ def _clip_words(study: Study) -> dict[int, list[str]]:
 
 def _form_rows(study: Study, annotators) -> Iterator[list[dict]]:
     rows = _annotations(study).values_list(
-        "participant_id", "clip__external_id", "item__study_item__form_item__external_id",
-        "item__study_item__form_item__item_type", "item__study_item__form_item__second_clip__external_id",
-        "item__study_item__form_item__settings", "item__attention_check_id", "attention_passed", "response", "levels",
-        "seconds_spent", "submitted_at",
-    )  # fmt: skip
-    for (participant, clip_key, item_id, item_type, second_clip, item_settings, check, passed, response, levels,
-         seconds, submitted) in rows.iterator(chunk_size=_CHUNK):  # fmt: skip
+        "participant_id",
+        "clip__external_id",
+        "item__study_item__form_item__external_id",
+        "item__study_item__form_item__item_type",
+        "item__study_item__form_item__second_clip__external_id",
+        "item__study_item__form_item__settings",
+        "item__attention_check_id",
+        "attention_passed",
+        "response",
+        "levels",
+        "seconds_spent",
+        "submitted_at",
+    )
+    for (
+        participant,
+        clip_key,
+        item_id,
+        item_type,
+        second_clip,
+        item_settings,
+        check,
+        passed,
+        response,
+        levels,
+        seconds,
+        submitted,
+    ) in rows.iterator(chunk_size=_CHUNK):
         annotator, decision, completed = annotators[participant]
         is_check = check is not None or bool((item_settings or {}).get("attention_check"))
-        yield [{
-            "study": study.slug, "item_id": item_id or "", "item_type": item_type or "", "clip_id": clip_key,
-            "second_clip_id": second_clip or "", **annotator, "decision": decision,
-            "completed": int(completed), "attention_check": int(is_check),
-            "attention_passed": None if passed is None else int(passed),
-            # sort_keys: jsonb hands answers back with its own key order
-            "answer": json.dumps(response or {}, sort_keys=True, ensure_ascii=False),
-            "levels": json.dumps(levels or []), "seconds_spent": seconds, "submitted_at": submitted.isoformat(),
-        }]  # fmt: skip
+        yield [
+            {
+                "study": study.slug,
+                "item_id": item_id or "",
+                "item_type": item_type or "",
+                "clip_id": clip_key,
+                "second_clip_id": second_clip or "",
+                **annotator,
+                "decision": decision,
+                "completed": int(completed),
+                "attention_check": int(is_check),
+                "attention_passed": None if passed is None else int(passed),
+                # sort_keys: jsonb hands answers back with its own key order
+                "answer": json.dumps(response or {}, sort_keys=True, ensure_ascii=False),
+                "levels": json.dumps(levels or []),
+                "seconds_spent": seconds,
+                "submitted_at": submitted.isoformat(),
+            }
+        ]

@@ -85,18 +85,34 @@ def stresstest_inputs(*, study: Study) -> dict:
     for system in _systems(outputs):
         answers = outputs[system.pk]
         ssr = [
-            SystemChoiceItem(item.external_id, item.gold if isinstance(item.gold, int) else None,
-                             tuple(item.options), answers.get(item.pk, {}).get(""), item.metadata)
+            SystemChoiceItem(
+                item.external_id,
+                item.gold if isinstance(item.gold, int) else None,
+                tuple(item.options),
+                answers.get(item.pk, {}).get(""),
+                item.metadata,
+            )
             for item in choice_items
-        ]  # fmt: skip
+        ]
         ssd = [
-            SystemMarkedItem(item.external_id, tuple(int(v) for v in item.gold), words.get(item.clip_id, ()),
-                             answers.get(item.pk, {}).get(""))
+            SystemMarkedItem(
+                item.external_id,
+                tuple(int(v) for v in item.gold),
+                words.get(item.clip_id, ()),
+                answers.get(item.pk, {}).get(""),
+            )
             for item in marked_items
-        ]  # fmt: skip
+        ]
         answered = set(answers)
-        systems.append((system, {"ssr": ssr if answered & {item.pk for item in choice_items} else None,
-                                 "ssd": ssd if answered & {item.pk for item in marked_items} else None}))  # fmt: skip
+        systems.append(
+            (
+                system,
+                {
+                    "ssr": ssr if answered & {item.pk for item in choice_items} else None,
+                    "ssd": ssd if answered & {item.pk for item in marked_items} else None,
+                },
+            )
+        )
     marked_with_gold = [item for item in human[Kind.STRESSED_WORDS] if item.gold]
     return {"humans": {"ssr": human[Kind.SINGLE_CHOICE], "ssd": marked_with_gold}, "systems": systems}
 
@@ -146,19 +162,28 @@ def cast_inputs(*, cast_set: CastSet) -> dict:
     ):
         for source, stressed in labels.items():
             pairs = [
-                CastPair(item.external_id, item.word_a, item.word_b,
-                         _stressed(stressed, by_key.get((system_id, mode, item.pk, "A"))),
-                         _stressed(stressed, by_key.get((system_id, mode, item.pk, "B"))))
+                CastPair(
+                    item.external_id,
+                    item.word_a,
+                    item.word_b,
+                    _stressed(stressed, by_key.get((system_id, mode, item.pk, "A"))),
+                    _stressed(stressed, by_key.get((system_id, mode, item.pk, "B"))),
+                )
                 for item in items
-            ]  # fmt: skip
+            ]
             groups.append(
                 {"system": system_summary(systems[system_id]), "mode": mode, "source": source, "pairs": pairs}
             )
     by_rendition_key = {
         source: {keys[pk]: words for pk, words in stressed.items()} for source, stressed in labels.items()
     }
-    return {"items": len(items), "renditions": len(renditions), "sources": list(labels), "groups": groups,
-            "labels": by_rendition_key}  # fmt: skip
+    return {
+        "items": len(items),
+        "renditions": len(renditions),
+        "sources": list(labels),
+        "groups": groups,
+        "labels": by_rendition_key,
+    }
 
 
 def _stressed(labels: dict[int, tuple[int, ...]], rendition) -> frozenset | None:
@@ -217,22 +242,29 @@ def suite_fingerprint(*, suite: str, study: Study | None = None, cast_set: CastS
     outputs = SystemOutput.objects.filter(form_item__study=study, suite=suite)
     summary = outputs.aggregate(count=Count("pk"), last_id=Max("pk"))
     systems = System.objects.filter(pk__in=outputs.values("system_id")).order_by("pk")
-    return _digest([
-        listening_form_answers_fingerprint(study=study), summary,
-        list(systems.values_list("pk", "name", "version", "kind", "metadata")),
-    ])  # fmt: skip
+    return _digest(
+        [
+            listening_form_answers_fingerprint(study=study),
+            summary,
+            list(systems.values_list("pk", "name", "version", "kind", "metadata")),
+        ]
+    )
 
 
 def _cast_fingerprint(cast_set: CastSet) -> str:
     renditions = CastRendition.objects.filter(item__cast_set=cast_set)
     detections = RenditionDetection.objects.filter(rendition__item__cast_set=cast_set)
-    return _digest([
-        cast_set.name,
-        list(cast_set.items.order_by("pk").values_list("pk", "external_id", "words", "word_a", "word_b", "metadata")),
-        list(renditions.order_by("pk").values_list("pk", "item_id", "system_id", "side", "mode", "clip_id")),
-        list(detections.order_by("pk").values_list("pk", "rendition_id", "detector_id", "stressed")),
-        [annotations_fingerprint(study=study) for study in listener_studies(cast_set)],
-    ])  # fmt: skip
+    return _digest(
+        [
+            cast_set.name,
+            list(
+                cast_set.items.order_by("pk").values_list("pk", "external_id", "words", "word_a", "word_b", "metadata")
+            ),
+            list(renditions.order_by("pk").values_list("pk", "item_id", "system_id", "side", "mode", "clip_id")),
+            list(detections.order_by("pk").values_list("pk", "rendition_id", "detector_id", "stressed")),
+            [annotations_fingerprint(study=study) for study in listener_studies(cast_set)],
+        ]
+    )
 
 
 def _digest(values) -> str:

@@ -24,9 +24,15 @@ _UNSET = object()
 
 
 def report_parameters(
-    *, study: Study, language: str | None = None, subsample=_UNSET, seed: int = 0, resamples: int = 1000,
-    exclude_flagged: bool = False, thresholds: Thresholds | None = None,
-) -> ReportParameters:  # fmt: skip
+    *,
+    study: Study,
+    language: str | None = None,
+    subsample=_UNSET,
+    seed: int = 0,
+    resamples: int = 1000,
+    exclude_flagged: bool = False,
+    thresholds: Thresholds | None = None,
+) -> ReportParameters:
     """Parameters with the study's defaults: subsample to its target annotations, its review thresholds."""
     if thresholds is None:
         thresholds = study_thresholds(study=study)

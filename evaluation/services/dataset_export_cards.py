@@ -65,13 +65,18 @@ def raw_card(*, study: Study, include_prolific_ids: bool, written: Written) -> s
         "corpus": study.corpus.name,
         "participants": study.participants.count(),
         "annotators shown as": "opaque ids (a-<16 hex digits>), the same as in the study's reports and label sets, and in "
-        "`participant` the Prolific id (or local #<pk>): personal data, handle accordingly" if include_prolific_ids
+        "`participant` the Prolific id (or local #<pk>): personal data, handle accordingly"
+        if include_prolific_ids
         else "opaque ids (a-<16 hex digits>), the same as in the study's label sets",
         "annotations up to": last.isoformat() if last else "none yet",
         "code version": code_version(),
         **written.facts,
-    }  # fmt: skip
+    }
     return data_card(
-        title=f"Raw annotations: {study.name}", facts=facts, counts={}, agreement={}, files=written.files,
+        title=f"Raw annotations: {study.name}",
+        facts=facts,
+        counts={},
+        agreement={},
+        files=written.files,
         left_out=["nothing: every submitted annotation is here, rejected participants and attention checks included"],
-    )  # fmt: skip
+    )

@@ -78,8 +78,9 @@ def checked_rows(label_set: LabelSet, progress: Callable | None, phase: str) -> 
         if progress is not None and done % PROGRESS_EVERY == 0:
             progress(phase, done, total)
     if digest.hexdigest() != label_set.checksum:
-        raise JobFailed(f"the rows of {label_set} do not match the checksum recorded when it was finalized; "
-                        "it was not exported")  # fmt: skip
+        raise JobFailed(
+            f"the rows of {label_set} do not match the checksum recorded when it was finalized; it was not exported"
+        )
     if progress is not None:
         progress(phase, done, total)
 
@@ -211,31 +212,37 @@ _WORD_EXTRAS = (
     "`study`, `arousal`, `scale_step` (as in the clip rows) and `levels` (each opaque annotator id of the clip with "
     "the level, 0 to 2, they gave the word)"
 )
-JSONL_FILES = "\n".join([
-    f"- `clips.jsonl`: one JSON object per clip, in the set's order (by study, then clip id), exactly the set's "
-    f"stored rows: {_CLIP_FIELDS}, `study`, `arousal`, {_SCALE_STEP}; null otherwise), `duration` (seconds), "
-    f"`annotators` (opaque annotator ids) and `words` (per word: `index`, `text`, `start` and `end` in seconds or "
-    f"null, {_LABELS}, and `levels`, one per annotator in the order of `annotators`). Its SHA-256 is the set's "
-    "checksum above.",
-    f"- `words.jsonl`: one JSON object per word: {_CLIP_FIELDS}, `word_index`, `word`, `start`, `end`, {_LABELS}, "
-    f"`annotators` (how many annotated the clip), {_WORD_EXTRAS}.",
-])  # fmt: skip
-CSV_FILES = "\n".join([
-    f"- `words.csv`: one row per word: {_CLIP_FIELDS}, `word_index`, `word`, `start` and `end` (seconds; empty when "
-    f"unknown), {_LABELS}, `annotators` (how many annotated the clip), {_WORD_EXTRAS} (as JSON).",
-    f"- `clips.csv`: one row per clip: {_CLIP_FIELDS}, `arousal`, {_SCALE_STEP}), `duration` (seconds), the clip's "
-    "`words`, `binary` and `scalar` labels as JSON arrays in word order, `annotators` (how many).",
-])  # fmt: skip
-AUDIOFOLDER_FILES = "\n".join([
-    'A Hugging Face `datasets` audiofolder: `datasets.load_dataset("audiofolder", data_dir="<this folder>")` gives '
-    "one split per folder (`datasets` 4 and later decode the audio column with `torchcodec`, which needs FFmpeg's "
-    "libraries; the Parquet export needs neither).",
-    "- `<split>/<clip>.wav`: the clip's audio as 16 kHz mono 16-bit WAV (the file models are trained on). Clip ids "
-    "with characters unsafe in file names are changed and get a short hash of the original.",
-    f"- `<split>/metadata.jsonl`: one JSON object per clip: `file_name`, {_CLIP_FIELDS}, `arousal`, {_SCALE_STEP}; "
-    f"0 for validation and test clips), the lists `words`, {_LABELS} in word order, `start` and `end` (seconds; only "
-    "when every clip has word times) and `annotators` (how many).",
-])  # fmt: skip
+JSONL_FILES = "\n".join(
+    [
+        f"- `clips.jsonl`: one JSON object per clip, in the set's order (by study, then clip id), exactly the set's "
+        f"stored rows: {_CLIP_FIELDS}, `study`, `arousal`, {_SCALE_STEP}; null otherwise), `duration` (seconds), "
+        f"`annotators` (opaque annotator ids) and `words` (per word: `index`, `text`, `start` and `end` in seconds or "
+        f"null, {_LABELS}, and `levels`, one per annotator in the order of `annotators`). Its SHA-256 is the set's "
+        "checksum above.",
+        f"- `words.jsonl`: one JSON object per word: {_CLIP_FIELDS}, `word_index`, `word`, `start`, `end`, {_LABELS}, "
+        f"`annotators` (how many annotated the clip), {_WORD_EXTRAS}.",
+    ]
+)
+CSV_FILES = "\n".join(
+    [
+        f"- `words.csv`: one row per word: {_CLIP_FIELDS}, `word_index`, `word`, `start` and `end` (seconds; empty when "
+        f"unknown), {_LABELS}, `annotators` (how many annotated the clip), {_WORD_EXTRAS} (as JSON).",
+        f"- `clips.csv`: one row per clip: {_CLIP_FIELDS}, `arousal`, {_SCALE_STEP}), `duration` (seconds), the clip's "
+        "`words`, `binary` and `scalar` labels as JSON arrays in word order, `annotators` (how many).",
+    ]
+)
+AUDIOFOLDER_FILES = "\n".join(
+    [
+        'A Hugging Face `datasets` audiofolder: `datasets.load_dataset("audiofolder", data_dir="<this folder>")` gives '
+        "one split per folder (`datasets` 4 and later decode the audio column with `torchcodec`, which needs FFmpeg's "
+        "libraries; the Parquet export needs neither).",
+        "- `<split>/<clip>.wav`: the clip's audio as 16 kHz mono 16-bit WAV (the file models are trained on). Clip ids "
+        "with characters unsafe in file names are changed and get a short hash of the original.",
+        f"- `<split>/metadata.jsonl`: one JSON object per clip: `file_name`, {_CLIP_FIELDS}, `arousal`, {_SCALE_STEP}; "
+        f"0 for validation and test clips), the lists `words`, {_LABELS} in word order, `start` and `end` (seconds; only "
+        "when every clip has word times) and `annotators` (how many).",
+    ]
+)
 PARQUET_FILES = "\n".join(
     [
         'Parquet, readable with no audio codec: `datasets.load_dataset("parquet", data_dir="<this folder>/data")` gives '

@@ -39,9 +39,14 @@ class ExportRefused(ValueError):
 
 
 def dataset_export_request(
-    *, format: str, label_set: LabelSet | None = None, study: Study | None = None,
-    include_prolific_ids: bool = False, user=None, enqueue: bool = True,
-) -> DatasetExport:  # fmt: skip
+    *,
+    format: str,
+    label_set: LabelSet | None = None,
+    study: Study | None = None,
+    include_prolific_ids: bool = False,
+    user=None,
+    enqueue: bool = True,
+) -> DatasetExport:
     """A new export, built by a worker once this transaction commits (with enqueue=False, by
     whoever calls dataset_export_run next: the management command); or the same final set's
     earlier export in this format, when its file is still there."""
@@ -52,9 +57,12 @@ def dataset_export_request(
             return earlier
     with transaction.atomic():
         export = DatasetExport.objects.create(
-            format=format, label_set=label_set, study=study, include_prolific_ids=include_prolific_ids,
+            format=format,
+            label_set=label_set,
+            study=study,
+            include_prolific_ids=include_prolific_ids,
             created_by=user if user is not None and user.is_authenticated else None,
-        )  # fmt: skip
+        )
         if enqueue:
             job_enqueue(export)
     return export
@@ -147,9 +155,12 @@ def dataset_export_link(*, export: DatasetExport) -> str:
     if export.status != DatasetExport.Status.SUCCEEDED or not export.file:
         raise ExportRefused(f"export {export.pk} has no file to download ({export.status})")
     return signed_file_url(
-        export.file.name, purpose=_LINK_PURPOSE, view="evaluation:export_download", ttl_seconds=LINK_TTL_SECONDS,
+        export.file.name,
+        purpose=_LINK_PURPOSE,
+        view="evaluation:export_download",
+        ttl_seconds=LINK_TTL_SECONDS,
         download_name=export.file_name,
-    )  # fmt: skip
+    )
 
 
 def dataset_export_grant(*, token: str) -> Grant:

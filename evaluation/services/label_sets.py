@@ -90,10 +90,13 @@ class LabelSetParameters:
     def report_parameters(self, study: Study) -> ReportParameters:
         """The agreement report that sees exactly this set's annotations of `study`."""
         return ReportParameters(
-            subsample=self.subsample, seed=self.seed, resamples=self.resamples,
-            exclude_flagged=self.exclude_flagged, thresholds=self.thresholds,
+            subsample=self.subsample,
+            seed=self.seed,
+            resamples=self.resamples,
+            exclude_flagged=self.exclude_flagged,
+            thresholds=self.thresholds,
             mismatch_threshold=study.mismatch_threshold,
-        )  # fmt: skip
+        )
 
 
 def label_set_default_parameters(*, studies: list[Study], **overrides) -> LabelSetParameters:
@@ -119,9 +122,11 @@ def label_set_create(
     with transaction.atomic():
         latest = LabelSet.objects.select_for_update().filter(name=name).aggregate(latest=Max("version"))["latest"]
         label_set = LabelSet.objects.create(
-            name=name, version=(latest or 0) + 1, parameters=parameters.as_dict(),
+            name=name,
+            version=(latest or 0) + 1,
+            parameters=parameters.as_dict(),
             created_by=user if user is not None and user.is_authenticated else None,
-        )  # fmt: skip
+        )
         label_set.studies.set(studies)
         if enqueue:
             job_enqueue(label_set)
@@ -142,9 +147,13 @@ def _build(label_set: LabelSet, progress) -> dict:
         progress(f"reading {study.slug}", index, len(studies))
         data = study_data(study=study)
         selection = select_annotations(
-            data, thresholds=parameters.thresholds, exclude_flagged=parameters.exclude_flagged,
-            n=parameters.subsample, seed=parameters.seed, exclude_failed_checks=parameters.exclude_failed_checks,
-        )  # fmt: skip
+            data,
+            thresholds=parameters.thresholds,
+            exclude_flagged=parameters.exclude_flagged,
+            n=parameters.subsample,
+            seed=parameters.seed,
+            exclude_failed_checks=parameters.exclude_failed_checks,
+        )
         clips = labelled_clips(data, selection.kept)
         details = clip_details(study=study, clip_keys=[clip.key for clip in clips])
         entries += [(study, clip, details[clip.key]) for clip in clips]
@@ -167,8 +176,10 @@ def _refuse_duplicate_clips(entries) -> None:
     seen: dict[str, str] = {}
     for study, clip, _ in entries:
         if clip.key in seen:
-            raise JobFailed(f"clip {clip.key!r} is in studies {seen[clip.key]!r} and {study.slug!r}: "
-                            "a label set holds each clip once")  # fmt: skip
+            raise JobFailed(
+                f"clip {clip.key!r} is in studies {seen[clip.key]!r} and {study.slug!r}: "
+                "a label set holds each clip once"
+            )
         seen[clip.key] = study.slug
 
 
@@ -244,12 +255,15 @@ def _agreement_summary(report: dict) -> dict:
 
     def figures(result: dict) -> dict:
         return {
-            "clips": result["clips"], "words": result["words"], "annotators": result["annotators"],
+            "clips": result["clips"],
+            "words": result["words"],
+            "annotators": result["annotators"],
             "cohen": result["cohen"]["value"],
-            "fleiss": result["fleiss"]["value"], "fleiss_ci95": result["fleiss"]["ci95"],
+            "fleiss": result["fleiss"]["value"],
+            "fleiss_ci95": result["fleiss"]["ci95"],
             "alpha_ordinal": result["krippendorff"]["ordinal"]["value"],
             "alpha_ordinal_ci95": (result["krippendorff"]["ordinal"]["bootstrap"] or {}).get("ci95"),
-        }  # fmt: skip
+        }
 
     return {
         "pooled": figures(report["agreement"]["pooled"]),
@@ -278,9 +292,12 @@ def label_set_finalize(*, label_set: LabelSet, user=None) -> LabelSet:
         raise LabelSetRefused(f"{label_set} is not built yet ({label_set.status}); it can be finalized once built")
     checksum = label_set_checksum(label_set_id=label_set.pk)
     frozen = LabelSet.objects.filter(pk=label_set.pk, lifecycle=LabelSet.Lifecycle.DRAFT).update(
-        lifecycle=LabelSet.Lifecycle.FINAL, checksum=checksum, code_version=code_version(), finalized_at=timezone.now(),
+        lifecycle=LabelSet.Lifecycle.FINAL,
+        checksum=checksum,
+        code_version=code_version(),
+        finalized_at=timezone.now(),
         finalized_by=user if user is not None and user.is_authenticated else None,
-    )  # fmt: skip
+    )
     if not frozen:
         raise LabelSetRefused(f"{label_set} is already {LabelSet.objects.get(pk=label_set.pk).lifecycle}")
     label_set.refresh_from_db()
@@ -328,10 +345,17 @@ def code_version() -> str:
     except PackageNotFoundError:
         package = "unknown"
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, timeout=5, check=True).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()  # fmt: skip
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return package
     return f"{package}+g{commit}{'.dirty' if dirty else ''}"

@@ -24,9 +24,15 @@ class SuiteRefused(ValueError):
 
 
 def suite_report_request(
-    *, suite: str, study: Study | None = None, cast_set: CastSet | None = None, user=None,
-    resamples: int = DEFAULT_RESAMPLES, seed: int = 0, retry_failed: bool = False,
-) -> SuiteReport:  # fmt: skip
+    *,
+    suite: str,
+    study: Study | None = None,
+    cast_set: CastSet | None = None,
+    user=None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    retry_failed: bool = False,
+) -> SuiteReport:
     """The up-to-date, queued or running report of these parameters; else a new one, queued."""
     _check_subject(suite, study, cast_set)
     if not 1 <= resamples <= MAX_RESAMPLES:
@@ -83,18 +89,21 @@ def stresstest_report(*, study: Study, resamples: int, seed: int) -> dict:
     humans = data["humans"]
     human_ssr = choice_scores(humans["ssr"], by=["category"])
     systems = {
-        system.name: {"system": inputs.system_summary(system),
-                      "ssr": stresstest.system_ssr(items["ssr"]) if items["ssr"] is not None else None,
-                      "ssd": stresstest.system_ssd(items["ssd"]) if items["ssd"] is not None else None}
+        system.name: {
+            "system": inputs.system_summary(system),
+            "ssr": stresstest.system_ssr(items["ssr"]) if items["ssr"] is not None else None,
+            "ssd": stresstest.system_ssd(items["ssd"]) if items["ssd"] is not None else None,
+        }
         for system, items in data["systems"]
-    }  # fmt: skip
+    }
     answered_ssr = {name: system["ssr"] for name, system in systems.items() if system["ssr"] is not None}
     return {
-        "suite": Suite.STRESSTEST, "study": _study_summary(study),
+        "suite": Suite.STRESSTEST,
+        "study": _study_summary(study),
         "humans": {"ssr": human_ssr, "ssd": stressed_word_scores(humans["ssd"]) if humans["ssd"] else None},
         "systems": systems,
         "table": stresstest.comparison_table(human=human_ssr, systems=answered_ssr),
-    }  # fmt: skip
+    }
 
 
 def stance_report(*, study: Study, resamples: int, seed: int) -> dict:
@@ -103,18 +112,28 @@ def stance_report(*, study: Study, resamples: int, seed: int) -> dict:
     data = inputs.stance_inputs(study=study)
     humans = stance_scores(data["humans"]) if data["humans"] else None
     judges = {
-        system.name: {"system": inputs.system_summary(system),
-                      "scores": stance.judge_scores(instances, resamples=resamples, seed=seed)}
+        system.name: {
+            "system": inputs.system_summary(system),
+            "scores": stance.judge_scores(instances, resamples=resamples, seed=seed),
+        }
         for system, instances in data["judges"]
-    }  # fmt: skip
+    }
     table = stance.comparison_table(
-        judges={name: judge["scores"] for name, judge in judges.items()}, human=humans,
-        weak_labels=data["weak_labels"], resamples=resamples, seed=seed,
-    )  # fmt: skip
+        judges={name: judge["scores"] for name, judge in judges.items()},
+        human=humans,
+        weak_labels=data["weak_labels"],
+        resamples=resamples,
+        seed=seed,
+    )
     return {
-        "suite": Suite.STANCE, "study": _study_summary(study), "resamples": resamples, "seed": seed,
-        "humans": humans, "judges": judges, "tables": table,
-    }  # fmt: skip
+        "suite": Suite.STANCE,
+        "study": _study_summary(study),
+        "resamples": resamples,
+        "seed": seed,
+        "humans": humans,
+        "judges": judges,
+        "tables": table,
+    }
 
 
 def cast_report(*, cast_set: CastSet, resamples: int, seed: int) -> dict:
@@ -122,20 +141,34 @@ def cast_report(*, cast_set: CastSet, resamples: int, seed: int) -> dict:
     agreement between each detector and each listener study on the same renditions."""
     data = inputs.cast_inputs(cast_set=cast_set)
     groups = [
-        {"system": group["system"]["name"], "mode": group["mode"], "source": group["source"],
-         **cast.pair_scores(group["pairs"], resamples=resamples, seed=seed)}
+        {
+            "system": group["system"]["name"],
+            "mode": group["mode"],
+            "source": group["source"],
+            **cast.pair_scores(group["pairs"], resamples=resamples, seed=seed),
+        }
         for group in data["groups"]
-    ]  # fmt: skip
+    ]
     labels = data["labels"]
     detectors = [source for source in labels if not source.startswith(inputs.HUMANS_PREFIX)]
     listeners = [source for source in labels if source.startswith(inputs.HUMANS_PREFIX)]
     agreement = [
-        {"detector": detector, "listeners": listener,
-         **cast.detector_human_kappa(labels[detector], labels[listener], resamples=resamples, seed=seed)}
-        for detector in detectors for listener in listeners
-    ]  # fmt: skip
+        {
+            "detector": detector,
+            "listeners": listener,
+            **cast.detector_human_kappa(labels[detector], labels[listener], resamples=resamples, seed=seed),
+        }
+        for detector in detectors
+        for listener in listeners
+    ]
     return {
-        "suite": Suite.CAST, "cast_set": {"id": cast_set.pk, "name": cast_set.name},
-        "resamples": resamples, "seed": seed, "items": data["items"], "renditions": data["renditions"],
-        "sources": data["sources"], "groups": groups, "detector_vs_listeners": agreement,
-    }  # fmt: skip
+        "suite": Suite.CAST,
+        "cast_set": {"id": cast_set.pk, "name": cast_set.name},
+        "resamples": resamples,
+        "seed": seed,
+        "items": data["items"],
+        "renditions": data["renditions"],
+        "sources": data["sources"],
+        "groups": groups,
+        "detector_vs_listeners": agreement,
+    }

@@ -73,10 +73,17 @@ MAX_METADATA_BYTES = 64 * 1024
 
 
 def system_outputs_import(
-    *, path: Path, suite: str, system_name: str, version: str = "", kind: str = "",
-    study: Study | None = None, cast_set: CastSet | None = None, replace: bool = False,
+    *,
+    path: Path,
+    suite: str,
+    system_name: str,
+    version: str = "",
+    kind: str = "",
+    study: Study | None = None,
+    cast_set: CastSet | None = None,
+    replace: bool = False,
     metadata: dict | None = None,
-) -> dict:  # fmt: skip
+) -> dict:
     """Import one system's outputs for one suite; returns a summary of what was written.
     `metadata` (a JSON object) is merged into the system's free metadata."""
     spec = _system_spec(suite, system_name, version, kind, replace, metadata)
@@ -95,15 +102,26 @@ def system_outputs_import(
         system = _system_save(spec, suite_kind=DEFAULT_KINDS[suite])
         replaced, _ = existing.delete()
         outputs = SystemOutput.objects.bulk_create(
-            SystemOutput(system=system, suite=suite, form_item=items[draft.item][0], pole_order=draft.order,
-                         raw=draft.raw, line=draft.line)
+            SystemOutput(
+                system=system,
+                suite=suite,
+                form_item=items[draft.item][0],
+                pole_order=draft.order,
+                raw=draft.raw,
+                line=draft.line,
+            )
             for draft in drafts
-        )  # fmt: skip
+        )
     return {
-        "system": system.name, "system_id": system.pk, "suite": suite, "file": path.name,
-        "studies": sorted(study.slug for study in studies), "outputs": len(outputs),
-        "items": len({draft.item for draft in drafts}), "replaced": replaced,
-    }  # fmt: skip
+        "system": system.name,
+        "system_id": system.pk,
+        "suite": suite,
+        "file": path.name,
+        "studies": sorted(study.slug for study in studies),
+        "outputs": len(outputs),
+        "items": len({draft.item for draft in drafts}),
+        "replaced": replaced,
+    }
 
 
 def _system_spec(suite: str, name: str, version: str, kind: str, replace: bool, metadata) -> SystemSpec:
@@ -258,8 +276,10 @@ def _one_import_at_a_time():
     try:
         yield
     except IntegrityError:
-        raise OutputsRefused("another import of the same system or items ran at the same time; "
-                             "nothing of this one was written: try again") from None  # fmt: skip
+        raise OutputsRefused(
+            "another import of the same system or items ran at the same time; "
+            "nothing of this one was written: try again"
+        ) from None
 
 
 def cast_items_import(*, path: Path, set_name: str) -> dict:
@@ -283,14 +303,19 @@ def cast_items_import(*, path: Path, set_name: str) -> dict:
         cast_set, _ = CastSet.objects.get_or_create(name=set_name)
         CastItem.objects.bulk_create(_cast_item(cast_set, draft) for draft in new)
     return {
-        "set": cast_set.name, "set_id": cast_set.pk, "file": path.name, "created": len(new),
-        "unchanged": len(drafts) - len(new), "items": cast_set.items.count(),
-    }  # fmt: skip
+        "set": cast_set.name,
+        "set_id": cast_set.pk,
+        "file": path.name,
+        "created": len(new),
+        "unchanged": len(drafts) - len(new),
+        "items": cast_set.items.count(),
+    }
 
 
 def _cast_item(cast_set: CastSet, draft: CastItemDraft) -> CastItem:
-    return CastItem(cast_set=cast_set, external_id=draft.external_id,
-                    **{fact: getattr(draft, fact) for fact in ITEM_FACTS})  # fmt: skip
+    return CastItem(
+        cast_set=cast_set, external_id=draft.external_id, **{fact: getattr(draft, fact) for fact in ITEM_FACTS}
+    )
 
 
 # -- CAST renditions -----------------------------------------------------------------------------
@@ -361,8 +386,9 @@ def _renditions_corpus_name(cast_set: CastSet) -> str:
         return cast_set.corpus.name
     name = cast_set.name[: 200 - len(RENDITIONS_CORPUS_SUFFIX)] + RENDITIONS_CORPUS_SUFFIX
     if Corpus.objects.filter(name=name).exists():
-        raise OutputsRefused(f"a corpus named {name!r} already exists and is not CAST set {cast_set.name!r}'s; "
-                             "rename that corpus first")  # fmt: skip
+        raise OutputsRefused(
+            f"a corpus named {name!r} already exists and is not CAST set {cast_set.name!r}'s; rename that corpus first"
+        )
     return name
 
 
@@ -397,9 +423,17 @@ def _stage(staging: Path, new: list[RenditionAudio], system_name: str, cast_set:
     for file in new:
         staging_audio_add(staging=staging, audio=file.audio, source=file.path)
         use = file.uses[0]
-        row = {"id": _clip_id(system_name, file), "audio": file.audio, "transcript": file.item.sentence,
-               "words": _timed_words(file.item.words, use.word_times), "speaker": system_name, "cast_set": cast_set.name,
-               "cast_item": file.item.external_id, "side": use.side, "mode": use.mode}  # fmt: skip
+        row = {
+            "id": _clip_id(system_name, file),
+            "audio": file.audio,
+            "transcript": file.item.sentence,
+            "words": _timed_words(file.item.words, use.word_times),
+            "speaker": system_name,
+            "cast_set": cast_set.name,
+            "cast_item": file.item.external_id,
+            "side": use.side,
+            "mode": use.mode,
+        }
         rows.append(json.dumps(row) + "\n")
     (staging / "manifest.jsonl").write_text("".join(rows), encoding="utf-8")
 
@@ -430,19 +464,32 @@ def _renditions_write(staging, cast_set, spec, drafts, files, new, corpus_name) 
                 clip.checksum: clip for clip in corpus.clips.filter(checksum__in={f.checksum for f in files.values()})
             }
             renditions = CastRendition.objects.bulk_create(
-                CastRendition(item=files[d.audio].item, system=system, side=d.side, mode=d.mode,
-                              clip=clips[files[d.audio].checksum], line=d.line)
+                CastRendition(
+                    item=files[d.audio].item,
+                    system=system,
+                    side=d.side,
+                    mode=d.mode,
+                    clip=clips[files[d.audio].checksum],
+                    line=d.line,
+                )
                 for d in drafts
-            )  # fmt: skip
+            )
     except BaseException:
         for name in stored:
             default_storage.delete(name)
         raise
     return {
-        "system": system.name, "system_id": system.pk, "suite": "cast", "set": cast_set.name, "set_id": cast_set.pk,
-        "file": RENDITIONS_NAME, "corpus": corpus_name, "renditions": len(renditions), "replaced": replaced,
+        "system": system.name,
+        "system_id": system.pk,
+        "suite": "cast",
+        "set": cast_set.name,
+        "set_id": cast_set.pk,
+        "file": RENDITIONS_NAME,
+        "corpus": corpus_name,
+        "renditions": len(renditions),
+        "replaced": replaced,
         "clips_created": len(new),
-    }  # fmt: skip
+    }
 
 
 def _corpus_import_restated(staging: Path, corpus_name: str, new: list[RenditionAudio]) -> None:

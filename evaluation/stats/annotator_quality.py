@@ -72,9 +72,16 @@ def binary_kappa(labels: np.ndarray, reference: np.ndarray) -> float | None:
 
 
 def leave_one_out_table(
-    clip: np.ndarray, annotator: np.ndarray, levels: np.ndarray, clip_words: np.ndarray, *, n_annotators: int,
-    reference: np.ndarray | None = None, min_others: int = MIN_OTHERS, min_words: int = MIN_WORDS,
-) -> list[KappaResult | None]:  # fmt: skip
+    clip: np.ndarray,
+    annotator: np.ndarray,
+    levels: np.ndarray,
+    clip_words: np.ndarray,
+    *,
+    n_annotators: int,
+    reference: np.ndarray | None = None,
+    min_others: int = MIN_OTHERS,
+    min_words: int = MIN_WORDS,
+) -> list[KappaResult | None]:
     """One result per annotator index (None for an annotator without annotations).
 
     clip, annotator: (n,) per annotation; levels: (n, width), -1 past the clip's last word;
@@ -96,8 +103,13 @@ def leave_one_out_table(
     others_marks = reference_marks[clip] - (marked & is_reference[:, None])
     majority = (2 * others_marks > others[:, None]) & within
     pooled = others >= min_others
-    columns = [pooled, within.sum(axis=1) * pooled, marked.sum(axis=1) * pooled, majority.sum(axis=1) * pooled,
-               (marked & majority).sum(axis=1) * pooled]  # fmt: skip
+    columns = [
+        pooled,
+        within.sum(axis=1) * pooled,
+        marked.sum(axis=1) * pooled,
+        majority.sum(axis=1) * pooled,
+        (marked & majority).sum(axis=1) * pooled,
+    ]
     sums = [np.bincount(annotator, weights=c, minlength=n_annotators).astype(np.int64) for c in columns]
     present = np.bincount(annotator, minlength=n_annotators) > 0
     return [
@@ -117,9 +129,12 @@ def _kappa_result(clips: int, n: int, own: int, majority: int, both: int, *, min
     expected = own * majority + (n - own) * (n - majority)
     if expected == n * n:
         return KappaResult(
-            None, "no variance: the annotator and the others' majority each gave one and the same label "
-            "to every word, so chance agreement is 1", clips, n,
-        )  # fmt: skip
+            None,
+            "no variance: the annotator and the others' majority each gave one and the same label "
+            "to every word, so chance agreement is 1",
+            clips,
+            n,
+        )
     return KappaResult((n * agree - expected) / (n * n - expected), "", clips, n)
 
 
@@ -136,9 +151,14 @@ def leave_one_out_kappas(
     for row, (_, _, values) in enumerate(rows):
         levels[row, : values.size] = values
     results = leave_one_out_table(
-        np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64), levels,
-        words, n_annotators=len(names), min_others=min_others, min_words=min_words,
-    )  # fmt: skip
+        np.array([r[0] for r in rows], dtype=np.int64),
+        np.array([r[1] for r in rows], dtype=np.int64),
+        levels,
+        words,
+        n_annotators=len(names),
+        min_others=min_others,
+        min_words=min_words,
+    )
     return {name: results[i] for name, i in index.items()}
 
 

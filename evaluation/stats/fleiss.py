@@ -140,11 +140,20 @@ def fleiss_kappa(counts: np.ndarray, clusters: np.ndarray | None = None, *, conf
     se, se_units = linearized_se(deviations, codes, n_clusters)
     few_clusters, few_units = too_few(n_clusters, "clips"), too_few(units, "units")
     return FleissResult(
-        kappa, "", pa, pe, units, paired, n_clusters,
-        se, None if few_clusters else t_interval(kappa, se, n_clusters - 1, confidence=confidence),
-        se_units, None if few_units else t_interval(kappa, se_units, units - 1, confidence=confidence),
-        few_clusters or "", few_units or "",
-    )  # fmt: skip
+        kappa,
+        "",
+        pa,
+        pe,
+        units,
+        paired,
+        n_clusters,
+        se,
+        None if few_clusters else t_interval(kappa, se, n_clusters - 1, confidence=confidence),
+        se_units,
+        None if few_units else t_interval(kappa, se_units, units - 1, confidence=confidence),
+        few_clusters or "",
+        few_units or "",
+    )
 
 
 def _linearized(counts, raters, pi, *, kappa: float, pe: float, paired: int) -> np.ndarray:

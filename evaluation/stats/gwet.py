@@ -144,9 +144,12 @@ def _category_shares(sums: np.ndarray, layout: GwetLayout) -> np.ndarray:
 
 
 def gwet_ac(
-    counts: np.ndarray, clusters: np.ndarray | None = None, *, weighting: str = "unweighted",
+    counts: np.ndarray,
+    clusters: np.ndarray | None = None,
+    *,
+    weighting: str = "unweighted",
     confidence: float = CONFIDENCE,
-) -> GwetResult:  # fmt: skip
+) -> GwetResult:
     """AC1 (weighting "unweighted") or AC2 of a (units x categories) count matrix over the declared
     categories; `clusters` labels each unit's clip."""
     counts = np.asarray(counts, dtype=np.int64)
@@ -167,11 +170,20 @@ def gwet_ac(
     se, se_units = linearized_se(deviations, codes, n_clusters)
     few_clusters, few_units = too_few(n_clusters, "clips"), too_few(units, "units")
     return GwetResult(
-        ac, "", pa, pe, units, paired, n_clusters,
-        se, None if few_clusters else t_interval(ac, se, n_clusters - 1, confidence=confidence),
-        se_units, None if few_units else t_interval(ac, se_units, units - 1, confidence=confidence),
-        few_clusters or "", few_units or "",
-    )  # fmt: skip
+        ac,
+        "",
+        pa,
+        pe,
+        units,
+        paired,
+        n_clusters,
+        se,
+        None if few_clusters else t_interval(ac, se, n_clusters - 1, confidence=confidence),
+        se_units,
+        None if few_units else t_interval(ac, se_units, units - 1, confidence=confidence),
+        few_clusters or "",
+        few_units or "",
+    )
 
 
 def _undefined(counts: np.ndarray, paired: int) -> str:

@@ -162,9 +162,16 @@ def contingency(a, b, categories) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cohen_kappa(
-    a, b, *, categories, weighting="unweighted", clusters=None, resamples: int = 1000, seed: int = 0,
+    a,
+    b,
+    *,
+    categories,
+    weighting="unweighted",
+    clusters=None,
+    resamples: int = 1000,
+    seed: int = 0,
     confidence: float = CONFIDENCE,
-) -> PairKappa:  # fmt: skip
+) -> PairKappa:
     """Cohen's kappa of two raters' labels (units in the same order; None or NaN where a rater gave
     none), with the FCE (1969) interval and a bootstrap over units, or over `clusters` (a label per
     unit, e.g. its clip) when given."""
@@ -193,8 +200,9 @@ def _bootstrap(cells, q, clusters, weighting, *, resamples, seed, confidence):
     per_cluster = np.zeros((n_clusters, q * q))
     np.add.at(per_cluster, (codes, cells), 1.0)
     sums = bootstrap_sums(per_cluster, resamples=resamples, seed=seed)
-    interval = percentile_interval(table_kappas(sums.reshape(-1, q, q).round().astype(np.int64), weighting),
-                                   confidence=confidence)  # fmt: skip
+    interval = percentile_interval(
+        table_kappas(sums.reshape(-1, q, q).round().astype(np.int64), weighting), confidence=confidence
+    )
     return interval, "" if interval.low is not None else "fewer than two resamples where kappa is defined"
 
 

@@ -34,9 +34,18 @@ SCALE_STEPS = (10, 20, 30, 40, 50, 60, 70, 80, 90, 100)
 # MMEE section 4.3, after the arousal dimension of Russell's circumplex model.
 MMEE_AROUSAL = {
     "high": ("excitement", "happiness", "pride", "determination", "anger", "fear", "anxiety", "frustration", "disgust"),
-    "low": ("calmness", "relief", "love/affection", "hopefulness", "sadness", "boredom", "shame", "embarrassment",
-            "contempt"),
-}  # fmt: skip
+    "low": (
+        "calmness",
+        "relief",
+        "love/affection",
+        "hopefulness",
+        "sadness",
+        "boredom",
+        "shame",
+        "embarrassment",
+        "contempt",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -105,8 +114,9 @@ def assign_splits(
                 gaps[language] = (len({c.speaker or f"\x00clip:{c.key}" for c in language_clips}), empty)
             result.update(splits)
         else:
-            order = spread_order([c.key for c in language_clips], [c.variety for c in language_clips],
-                                 seed=seed, salt="split")  # fmt: skip
+            order = spread_order(
+                [c.key for c in language_clips], [c.variety for c in language_clips], seed=seed, salt="split"
+            )
             for position, index in enumerate(order):
                 result[language_clips[index].key] = _split_at(position, len(order), shares)
     if gaps:
@@ -154,8 +164,9 @@ def scale_steps(train: Sequence[SplitClip], *, seed: int, steps: Sequence[int] =
         raise ValueError("scale steps must be positive percentages ending at 100")
     result = {}
     for language_clips in _by_language(train).values():
-        order = spread_order([c.key for c in language_clips], [c.variety for c in language_clips],
-                             seed=seed, salt="scale")  # fmt: skip
+        order = spread_order(
+            [c.key for c in language_clips], [c.variety for c in language_clips], seed=seed, salt="scale"
+        )
         ends = [round(step * len(order) / 100) for step in steps]
         for position, index in enumerate(order):
             result[language_clips[index].key] = next(step for step, end in zip(steps, ends) if position < end)

@@ -101,9 +101,12 @@ def mean_t_interval(values, *, bounds: tuple[float, float] | None = None, noun: 
         se = float(np.std(values, ddof=1)) / math.sqrt(n)
         interval = t_interval(mean, se, n - 1, bounds=bounds or (-math.inf, math.inf))
     return {
-        "mean": mean, "n": n, "ci95": list(interval) if interval else None,
-        "ci95_undefined": few if n else None, "scale": list(bounds) if bounds else None,
-    }  # fmt: skip
+        "mean": mean,
+        "n": n,
+        "ci95": list(interval) if interval else None,
+        "ci95_undefined": few if n else None,
+        "scale": list(bounds) if bounds else None,
+    }
 
 
 def breakdown_keys(metadata_list) -> list[str]:
@@ -146,10 +149,14 @@ def choice_scores(items, *, by: list[str] | None = None) -> dict:
 def _choice_item(item: ChoiceItem) -> dict:
     majority = majority_choice(item.choices)
     return {
-        "item": item.item_id, "gold": item.gold, "answers": len(item.choices),
+        "item": item.item_id,
+        "gold": item.gold,
+        "answers": len(item.choices),
         "correct": sum(1 for choice in item.choices if choice == item.gold),
-        "majority": majority, "tie": majority is None, "majority_correct": majority == item.gold,
-    }  # fmt: skip
+        "majority": majority,
+        "tie": majority is None,
+        "majority_correct": majority == item.gold,
+    }
 
 
 def _choice_summary(items) -> dict:
@@ -169,8 +176,10 @@ def precision_recall_f1(tp: int, fp: int, fn: int) -> dict:
         "precision": tp / (tp + fp) if tp + fp else None,
         "recall": tp / (tp + fn) if tp + fn else None,
         "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None,
-        "tp": tp, "fp": fp, "fn": fn,
-    }  # fmt: skip
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+    }
 
 
 def stressed_word_scores(items) -> dict:
@@ -190,9 +199,12 @@ def stressed_word_scores(items) -> dict:
             per_item.append({"item": item.item_id, "answers": len(item.markings), **precision_recall_f1(*counts)})
     participants = [precision_recall_f1(*counts) for counts in per_participant.values()]
     return {
-        "answers": sum(len(item.markings) for item in items), "pooled": precision_recall_f1(*pooled),
-        "item_mean": _metric_means(per_item), "participant_mean": _metric_means(participants), "per_item": per_item,
-    }  # fmt: skip
+        "answers": sum(len(item.markings) for item in items),
+        "pooled": precision_recall_f1(*pooled),
+        "item_mean": _metric_means(per_item),
+        "participant_mean": _metric_means(participants),
+        "per_item": per_item,
+    }
 
 
 def _metric_means(rows) -> dict:
@@ -212,13 +224,20 @@ def rating_scores(items) -> dict:
         scales[str(item.metadata.get("system", ""))].append(item.scale)
     return {
         "per_item": [
-            {"item": item.item_id, "system": str(item.metadata.get("system", "")),
-             **mean_t_interval(item.values, bounds=item.scale)}
-            for item in items if item.values
+            {
+                "item": item.item_id,
+                "system": str(item.metadata.get("system", "")),
+                **mean_t_interval(item.values, bounds=item.scale),
+            }
+            for item in items
+            if item.values
         ],
-        "per_system": {system: mean_t_interval(values, bounds=_widest(scales[system]))
-                       for system, values in sorted(systems.items()) if values},
-    }  # fmt: skip
+        "per_system": {
+            system: mean_t_interval(values, bounds=_widest(scales[system]))
+            for system, values in sorted(systems.items())
+            if values
+        },
+    }
 
 
 def _widest(scales) -> tuple[float, float] | None:
@@ -258,10 +277,14 @@ def stance_item(item: StanceItem) -> dict:
     means = {order: math.fsum(scores) / len(scores) for order, scores in sorted(by_order.items())}
     both = {"PN", "NP"} <= means.keys()
     return {
-        "item": item.item_id, "dimension": item.dimension, "answers": len(item.answers), "order_means": means,
-        "consensus": math.fsum(means.values()) / len(means) if means else None, "both_orders": both,
+        "item": item.item_id,
+        "dimension": item.dimension,
+        "answers": len(item.answers),
+        "order_means": means,
+        "consensus": math.fsum(means.values()) / len(means) if means else None,
+        "both_orders": both,
         "disagree": both and not (np.sign(means["PN"]) == np.sign(means["NP"]) != 0),
-    }  # fmt: skip
+    }
 
 
 def stance_scores(items) -> dict:
@@ -277,12 +300,16 @@ def stance_scores(items) -> dict:
         paired = [row for row in group if row["both_orders"]]
         disagreeing = sum(row["disagree"] for row in paired)
         dimensions[dimension] = {
-            "items": len(group), "answers": sum(row["answers"] for row in group),
+            "items": len(group),
+            "answers": sum(row["answers"] for row in group),
             "score": mean_t_interval([row["consensus"] for row in group], bounds=(-1.0, 1.0), noun="items"),
-            "disagreement": {"items_with_both_orders": len(paired), "disagreeing": disagreeing,
-                             "rate": disagreeing / len(paired) if paired else None,
-                             "items_lacking_one_order": len(group) - len(paired)},
-        }  # fmt: skip
+            "disagreement": {
+                "items_with_both_orders": len(paired),
+                "disagreeing": disagreeing,
+                "rate": disagreeing / len(paired) if paired else None,
+                "items_lacking_one_order": len(group) - len(paired),
+            },
+        }
     return {"definition": DISAGREEMENT_DEFINITION, "per_dimension": dimensions, "per_item": rows}
 
 
@@ -297,11 +324,14 @@ def fleiss_of_units(units, clusters=None) -> dict:
     result = fleiss_kappa(counts, None if clusters is None else np.asarray(clusters))
     raters = [len(unit) for unit in units if unit]
     return {
-        "kappa": result.value, "reason": result.reason, "ci95": list(result.ci) if result.ci else None,
+        "kappa": result.value,
+        "reason": result.reason,
+        "ci95": list(result.ci) if result.ci else None,
         "ci95_undefined": result.ci_reason or None,
-        "units": result.units, "categories": len(categories),
+        "units": result.units,
+        "categories": len(categories),
         "listeners_per_unit": [min(raters), max(raters)] if raters else None,
-    }  # fmt: skip
+    }
 
 
 def form_agreement(*, choices=(), pairs=(), stances=(), markings=()) -> dict:

@@ -74,9 +74,15 @@ def annotator_quality(
     who may be among the others of a leave-one-out kappa (everyone when None)."""
     n = len(data.annotator_keys)
     kappas = leave_one_out_table(
-        data.clip, data.annotator, data.levels, data.clip_words, n_annotators=n, reference=reference,
-        min_others=thresholds.min_others, min_words=thresholds.min_words,
-    )  # fmt: skip
+        data.clip,
+        data.annotator,
+        data.levels,
+        data.clip_words,
+        n_annotators=n,
+        reference=reference,
+        min_others=thresholds.min_others,
+        min_words=thresholds.min_words,
+    )
     annotated = np.bincount(data.annotator, minlength=n)
     labelled = np.bincount(data.annotator, weights=(data.levels >= 0).sum(axis=1), minlength=n).astype(np.int64)
     marked = np.bincount(data.annotator, weights=(data.levels >= 1).sum(axis=1), minlength=n).astype(np.int64)

@@ -55,9 +55,12 @@ class Ratings:
         raters, units = np.nonzero(~np.isnan(matrix))
         levels = matrix[raters, units].astype(np.int64).reshape(-1, 1)
         return cls.build(
-            clip=units, annotator=raters, levels=levels, clip_words=np.ones(matrix.shape[1], dtype=np.int64),
+            clip=units,
+            annotator=raters,
+            levels=levels,
+            clip_words=np.ones(matrix.shape[1], dtype=np.int64),
             n_annotators=matrix.shape[0],
-        )  # fmt: skip
+        )
 
     @property
     def n_clips(self) -> int:

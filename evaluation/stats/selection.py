@@ -29,9 +29,15 @@ class Selection:
 
 
 def select_annotations(
-    data: StudyData, *, thresholds: Thresholds, exclude_flagged: bool, n: int | None, seed: int,
-    exclude_failed_checks: bool = False, step: Callable[[str], None] = lambda phase: None,
-) -> Selection:  # fmt: skip
+    data: StudyData,
+    *,
+    thresholds: Thresholds,
+    exclude_flagged: bool,
+    n: int | None,
+    seed: int,
+    exclude_failed_checks: bool = False,
+    step: Callable[[str], None] = lambda phase: None,
+) -> Selection:
     step("annotator quality")
     quality = annotator_quality(data, thresholds)
     flagged = [i for i, row in enumerate(quality) if row.flags]

@@ -12,14 +12,31 @@ import numpy as np
 from evaluation.stats.study_data import StudyData
 
 VARIETIES = ("de", "en1", "en2", "es-LATAM", "es-SP", "fr", "it", "pt-BR", "pt-PT", "zh")
-NOISE = {"zh": 1.45, "de": 1.0, "en1": 0.95, "en2": 1.0, "es-LATAM": 1.05, "es-SP": 1.0, "fr": 1.05,
-         "it": 1.0, "pt-BR": 0.9, "pt-PT": 1.0}  # fmt: skip
+NOISE = {
+    "zh": 1.45,
+    "de": 1.0,
+    "en1": 0.95,
+    "en2": 1.0,
+    "es-LATAM": 1.05,
+    "es-SP": 1.0,
+    "fr": 1.05,
+    "it": 1.0,
+    "pt-BR": 0.9,
+    "pt-PT": 1.0,
+}
 
 
 def simulated_study(
-    *, clips: int = 10_000, per_clip: int = 10, words: int = 15, emotions: int = 34, extra_share: float = 0.03,
-    clips_per_task: int = 20, seed: int = 0, study: str = "simulated",
-) -> StudyData:  # fmt: skip
+    *,
+    clips: int = 10_000,
+    per_clip: int = 10,
+    words: int = 15,
+    emotions: int = 34,
+    extra_share: float = 0.03,
+    clips_per_task: int = 20,
+    seed: int = 0,
+    study: str = "simulated",
+) -> StudyData:
     rng = np.random.default_rng(seed)
     variety = np.arange(clips) * len(VARIETIES) // clips  # equal blocks of clips per variety
     emotion = rng.integers(0, emotions, size=clips)

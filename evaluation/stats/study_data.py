@@ -44,9 +44,14 @@ class StudyData:
 
     @classmethod
     def build(
-        cls, *, study: str, clips: dict[str, dict], annotations: list[tuple], checks: list[tuple] = (),
+        cls,
+        *,
+        study: str,
+        clips: dict[str, dict],
+        annotations: list[tuple],
+        checks: list[tuple] = (),
         notes: dict[str, int] | None = None,
-    ) -> "StudyData":  # fmt: skip
+    ) -> "StudyData":
         """clips: key -> {"words": int, "language": str, "variety": str, "emotion": str, "duration": float};
         annotations: (clip key, annotator key, levels, mismatch, seconds);
         checks: (annotator key, passed, seconds[, duration of the check's clip]).
@@ -104,9 +109,12 @@ class StudyData:
     def ratings(self, rows: np.ndarray | None = None) -> Ratings:
         rows = np.ones(self.n_annotations, dtype=bool) if rows is None else rows
         return Ratings.build(
-            clip=self.clip[rows], annotator=self.annotator[rows], levels=self.levels[rows],
-            clip_words=self.clip_words, n_annotators=len(self.annotator_keys),
-        )  # fmt: skip
+            clip=self.clip[rows],
+            annotator=self.annotator[rows],
+            levels=self.levels[rows],
+            clip_words=self.clip_words,
+            n_annotators=len(self.annotator_keys),
+        )
 
 
 def _duration(values) -> float:

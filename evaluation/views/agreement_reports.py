@@ -33,8 +33,12 @@ from evaluation.services.agreement_reports import (
     parameters_from_dict,
 )
 
-SERIES = ["Fleiss' kappa (95 % CI, clips as clusters)", "Gwet's AC1 (95 % CI, clips as clusters)",
-          "Krippendorff's alpha, ordinal (bootstrap 95 % CI)", "mean pairwise Cohen's kappa"]  # fmt: skip
+SERIES = [
+    "Fleiss' kappa (95 % CI, clips as clusters)",
+    "Gwet's AC1 (95 % CI, clips as clusters)",
+    "Krippendorff's alpha, ordinal (bootstrap 95 % CI)",
+    "mean pairwise Cohen's kappa",
+]
 ALPHA_METRICS = ("nominal", "ordinal", "interval", "ratio")
 KAPPA_WEIGHTINGS = ("unweighted", "linear", "quadratic")
 
@@ -115,19 +119,27 @@ def _report_file(report: AgreementReport, kind: str) -> HttpResponse:
 def _result_context(result: dict, page: str, parameters) -> dict:
     rows = list(agreement_groups(result))
     chart_rows = [
-        ("all" if dimension == "pooled" else group or "(none)", [
-            _point(r["fleiss"]["value"], r["fleiss"]["ci95"]),
-            _point(_gwet(r, "ac1").get("value"), _gwet(r, "ac1").get("ci95")),
-            _point(r["krippendorff"]["ordinal"]["value"],
-                   (r["krippendorff"]["ordinal"]["bootstrap"] or {}).get("ci95")),
-            _point(r["cohen"]["value"], None),
-        ])
-        for dimension, group, r in rows if dimension in ("pooled", "language")
-    ]  # fmt: skip
+        (
+            "all" if dimension == "pooled" else group or "(none)",
+            [
+                _point(r["fleiss"]["value"], r["fleiss"]["ci95"]),
+                _point(_gwet(r, "ac1").get("value"), _gwet(r, "ac1").get("ci95")),
+                _point(
+                    r["krippendorff"]["ordinal"]["value"], (r["krippendorff"]["ordinal"]["bootstrap"] or {}).get("ci95")
+                ),
+                _point(r["cohen"]["value"], None),
+            ],
+        )
+        for dimension, group, r in rows
+        if dimension in ("pooled", "language")
+    ]
     histogram = result["emphasis"]["scalar_histogram"]
     quality = result["annotators"]["rows"]
-    points = [(row["marked_share"], row["kappa"], bool(row["flags"]), row["annotator"])
-              for row in quality if row["kappa"] is not None and row["marked_share"] is not None]  # fmt: skip
+    points = [
+        (row["marked_share"], row["kappa"], bool(row["flags"]), row["annotator"])
+        for row in quality
+        if row["kappa"] is not None and row["marked_share"] is not None
+    ]
     languages = sorted(result["agreement"].get("language", {}))
     return {
         "result": result,
@@ -164,13 +176,18 @@ def _point(value, interval):
 def _agreement_row(dimension: str, group: str, r: dict) -> dict:
     alpha = r["krippendorff"]
     return {
-        "dimension": dimension, "group": "all" if dimension == "pooled" else group or "(none)",
-        "clips": r["clips"], "words": r["words"],
-        "annotators": r["annotators"], "cohen": r["cohen"], "fleiss": r["fleiss"], "ac1": _gwet(r, "ac1"),
+        "dimension": dimension,
+        "group": "all" if dimension == "pooled" else group or "(none)",
+        "clips": r["clips"],
+        "words": r["words"],
+        "annotators": r["annotators"],
+        "cohen": r["cohen"],
+        "fleiss": r["fleiss"],
+        "ac1": _gwet(r, "ac1"),
         "ac2": _gwet(r, "ac2_quadratic"),
         "cohen_levels": [r["cohen"].get("levels", {}).get(weighting, {}) for weighting in KAPPA_WEIGHTINGS],
         "alpha": [(metric, alpha.get(metric, {})) for metric in ALPHA_METRICS],
-    }  # fmt: skip
+    }
 
 
 def _gwet(r: dict, name: str) -> dict:
@@ -181,6 +198,8 @@ def _gwet(r: dict, name: str) -> dict:
 def _emphasis_rows(emphasis: dict) -> list[dict]:
     rows = [{"dimension": "pooled", "group": "all", **emphasis["pooled"]}]
     for dimension in ("language", "variety", "emotion"):
-        rows += [{"dimension": dimension, "group": group or "(none)", **rates}
-                 for group, rates in sorted(emphasis.get(dimension, {}).items())]  # fmt: skip
+        rows += [
+            {"dimension": dimension, "group": group or "(none)", **rates}
+            for group, rates in sorted(emphasis.get(dimension, {}).items())
+        ]
     return rows

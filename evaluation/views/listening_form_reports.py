@@ -30,9 +30,13 @@ from evaluation.stats.listening_forms import DISAGREEMENT_DEFINITION, LACKING_ON
 PERM = "annotation.view_study"
 PAGE = "admin:evaluation_listeningformreport_study"
 SECTIONS = {
-    "single_choice": "Single choice", "stressed_words": "Stressed words", "rating": "Ratings",
-    "pairwise": "Pairwise preference", "stance": "Stance", "agreement": "Agreement",
-}  # fmt: skip
+    "single_choice": "Single choice",
+    "stressed_words": "Stressed words",
+    "rating": "Ratings",
+    "pairwise": "Pairwise preference",
+    "stance": "Stance",
+    "agreement": "Agreement",
+}
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -42,8 +46,13 @@ def listening_form_report(request, study_id: int, *, admin_site):
     job = listening_form_report_request(study=study, user=request.user, retry_failed=request.method == "POST")
     if request.method == "POST":
         return redirect(PAGE, study_id=study.pk)
-    context = {**admin_site.each_context(request), "title": f"Listening-form scores: {study.name}", "study": study,
-               "job": job, "opts": Study._meta}  # fmt: skip
+    context = {
+        **admin_site.each_context(request),
+        "title": f"Listening-form scores: {study.name}",
+        "study": study,
+        "job": job,
+        "opts": Study._meta,
+    }
     if job.status == ListeningFormReport.Status.SUCCEEDED:
         context |= _result_context(json.loads(job.result_json))
     return TemplateResponse(request, "evaluation/listening_form_report.html", context)
@@ -74,13 +83,20 @@ def _scores_file(job: ListeningFormReport, study: Study, kind: str) -> HttpRespo
 def _result_context(report: dict) -> dict:
     rows = report_rows(report)
     sections = [
-        {"name": name, "title": title, "summary": [r for r in rows if r[0] == name and not r[2]],
-         "items": [r for r in rows if r[0] == name and r[2]]}
-        for name, title in SECTIONS.items() if any(r[0] == name for r in rows)
-    ]  # fmt: skip
+        {
+            "name": name,
+            "title": title,
+            "summary": [r for r in rows if r[0] == name and not r[2]],
+            "items": [r for r in rows if r[0] == name and r[2]],
+        }
+        for name, title in SECTIONS.items()
+        if any(r[0] == name for r in rows)
+    ]
     return {
-        "report": report, "sections": sections, "tie_policy": TIE_POLICY,
+        "report": report,
+        "sections": sections,
+        "tie_policy": TIE_POLICY,
         "disagreement_definition": DISAGREEMENT_DEFINITION,
         "lacking_one_order_definition": LACKING_ONE_ORDER_DEFINITION,
         "accuracy_chart": accuracy_chart(report["single_choice"]) if "single_choice" in report else "",
-    }  # fmt: skip
+    }

@@ -47,8 +47,14 @@ def suite_report(request, suite: str, pk: int, *, admin_site):
     if request.method == "POST":
         return redirect(PAGE, suite=suite, pk=pk)
     name = subject.get("study") or subject.get("cast_set")
-    context = {**admin_site.each_context(request), "title": f"{Suite(suite).label}: {name}", "subject": name,
-               "suite": suite, "pk": pk, "job": job}  # fmt: skip
+    context = {
+        **admin_site.each_context(request),
+        "title": f"{Suite(suite).label}: {name}",
+        "subject": name,
+        "suite": suite,
+        "pk": pk,
+        "job": job,
+    }
     if job.status == SuiteReport.Status.SUCCEEDED:
         report = json.loads(job.result_json)
         context |= {"report": report, "tables": suite_tables(report), "charts": suite_charts(report)}

@@ -24,17 +24,44 @@ ADD = ("modelzoo.add_benchmarkrun", "evaluation.view_labelset")  # a launch read
 @admin.register(BenchmarkRun)
 class BenchmarkRunAdmin(admin.ModelAdmin):
     # The choices' short values, not their long labels: the list stays one line a run.
-    list_display = ["pk", "label_set", "detector_name", "mode", "setting_label", "state", "headline", "group_short",
-                    "created_at"]  # fmt: skip
+    list_display = [
+        "pk",
+        "label_set",
+        "detector_name",
+        "mode",
+        "setting_label",
+        "state",
+        "headline",
+        "group_short",
+        "created_at",
+    ]
     list_display_links = ["pk", "setting_label"]
     list_filter = ["status", "detector", "label_mode", "setting_kind", "label_set"]
     list_select_related = ["label_set"]
     search_fields = ["setting_label", "=group"]
     fields = readonly_fields = [
-        "group_link", "label_set", "test_label_set", "detector", "backbone", "label_mode", "setting_label", "setting",
-        "config_overrides", "resamples", "seed", "devices", "status", "attempts", "cancel_requested", "created_by",
-        "created_at", "started_at", "finished_at", "predictions_count", "checkpoint_size_text",
-    ]  # fmt: skip
+        "group_link",
+        "label_set",
+        "test_label_set",
+        "detector",
+        "backbone",
+        "label_mode",
+        "setting_label",
+        "setting",
+        "config_overrides",
+        "resamples",
+        "seed",
+        "devices",
+        "status",
+        "attempts",
+        "cancel_requested",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "predictions_count",
+        "checkpoint_size_text",
+    ]
     change_form_template = "admin/modelzoo/benchmarkrun/change_form.html"
     actions = ["compare_runs", "cancel_runs"]
 
@@ -45,13 +72,21 @@ class BenchmarkRunAdmin(admin.ModelAdmin):
             path("<int:pk>/cancel/", wrap(benchmark_runs.run_cancel), name="modelzoo_benchmarkrun_cancel"),
             path("<int:pk>/metrics.<str:kind>", wrap(benchmark_runs.run_metrics), name="modelzoo_benchmarkrun_metrics"),
             path("<int:pk>/files/<str:kind>/", wrap(benchmark_runs.run_file), name="modelzoo_benchmarkrun_file"),
-            path("group/<uuid:group>/", wrap(benchmark_results.group_page), {"admin_site": site},
-                 name="modelzoo_benchmarkrun_group"),
-            path("compare/", wrap(benchmark_results.compare_page), {"admin_site": site},
-                 name="modelzoo_benchmarkrun_compare"),
+            path(
+                "group/<uuid:group>/",
+                wrap(benchmark_results.group_page),
+                {"admin_site": site},
+                name="modelzoo_benchmarkrun_group",
+            ),
+            path(
+                "compare/",
+                wrap(benchmark_results.compare_page),
+                {"admin_site": site},
+                name="modelzoo_benchmarkrun_compare",
+            ),
             path("results.<str:kind>", wrap(benchmark_results.results_download), name="modelzoo_benchmarkrun_results"),
             *super().get_urls(),
-        ]  # fmt: skip
+        ]
 
     def has_add_permission(self, request):
         return all(request.user.has_perm(perm) for perm in ADD)
@@ -100,8 +135,12 @@ class BenchmarkRunAdmin(admin.ModelAdmin):
                 if len(runs) == 1:
                     return redirect(reverse("admin:modelzoo_benchmarkrun_change", args=[runs[0].pk]))
                 return redirect(reverse("admin:modelzoo_benchmarkrun_group", args=[runs[0].group]))
-        context = {**self.admin_site.each_context(request), "title": "Launch a benchmark", "form": form,
-                   "opts": self.model._meta}  # fmt: skip
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Launch a benchmark",
+            "form": form,
+            "opts": self.model._meta,
+        }
         return TemplateResponse(request, "admin/modelzoo/benchmarkrun/add.html", context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):

@@ -31,16 +31,19 @@ class DetectionRunForm(forms.Form):
         queryset=source_runs(), help_text="A succeeded benchmark run, trained in binary or both modes."
     )
     study = forms.ModelChoiceField(
-        queryset=Study.objects.filter(kind=Study.Kind.LISTENING_FORM), required=False,
-        label="Listening form (StressTest SSD)", help_text="Its stressed_words items' clips.",
-    )  # fmt: skip
+        queryset=Study.objects.filter(kind=Study.Kind.LISTENING_FORM),
+        required=False,
+        label="Listening form (StressTest SSD)",
+        help_text="Its stressed_words items' clips.",
+    )
     cast_set = forms.ModelChoiceField(
         queryset=CastSet.objects.all(), required=False, label="or a CAST set", help_text="Its renditions' clips."
     )
     language = forms.CharField(
-        required=False, max_length=35,
+        required=False,
+        max_length=35,
         help_text="The language of clips that have none, e.g. en (untimed English clips are aligned).",
-    )  # fmt: skip
+    )
 
     def clean(self):
         cleaned = super().clean()
@@ -55,14 +58,36 @@ class DetectionRunForm(forms.Form):
 
 @admin.register(DetectionRun)
 class DetectionRunAdmin(admin.ModelAdmin):
-    list_display = ["pk", "source", "target_label", "state", "outputs_count", "stressed_count", "system_link",
-                    "created_at"]  # fmt: skip
+    list_display = [
+        "pk",
+        "source",
+        "target_label",
+        "state",
+        "outputs_count",
+        "stressed_count",
+        "system_link",
+        "created_at",
+    ]
     list_filter = ["status"]
     list_select_related = ["source_run__label_set", "study", "cast_set", "system"]
     fields = readonly_fields = [
-        "source", "target_label", "language", "status", "phase", "error", "attempts", "created_by", "created_at",
-        "started_at", "finished_at", "system_link", "outputs_count", "clips_count", "words_count", "stressed_count",
-    ]  # fmt: skip
+        "source",
+        "target_label",
+        "language",
+        "status",
+        "phase",
+        "error",
+        "attempts",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "system_link",
+        "outputs_count",
+        "clips_count",
+        "words_count",
+        "stressed_count",
+    ]
 
     def has_add_permission(self, request):
         return all(request.user.has_perm(perm) for perm in ADD)
@@ -87,8 +112,12 @@ class DetectionRunAdmin(admin.ModelAdmin):
             else:
                 messages.info(request, "The detector run is queued for a GPU worker.")
                 return redirect(reverse("admin:modelzoo_detectionrun_change", args=[run.pk]))
-        context = {**self.admin_site.each_context(request), "title": "Run a detector", "form": form,
-                   "opts": self.model._meta}  # fmt: skip
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Run a detector",
+            "form": form,
+            "opts": self.model._meta,
+        }
         return TemplateResponse(request, "admin/modelzoo/detectionrun/add.html", context)
 
     @admin.display(description="detector", ordering="source_run")

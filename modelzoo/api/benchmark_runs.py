@@ -44,14 +44,16 @@ class BenchmarkSettingSerializer(serializers.Serializer):
 
     kind = serializers.ChoiceField(choices=BenchmarkRun.Kind.choices)
     languages = serializers.ListField(
-        child=serializers.CharField(), required=False,
+        child=serializers.CharField(),
+        required=False,
         help_text="Monolingual and cross-lingual: one model per language. Default: every language with train, "
         "validation and test clips.",
-    )  # fmt: skip
+    )
     language = serializers.CharField(
-        required=False, allow_blank=True,
+        required=False,
+        allow_blank=True,
         help_text="Data-scale and cross-dataset: train on this language only; elsewhere the same as one language.",
-    )  # fmt: skip
+    )
     test_language = serializers.CharField(required=False, allow_blank=True, help_text="Cross-dataset only.")
     by = serializers.ChoiceField(choices=["language", "variety"], required=False)
     with_diagonal = serializers.BooleanField(
@@ -62,9 +64,10 @@ class BenchmarkSettingSerializer(serializers.Serializer):
         choices=BenchmarkRun.Arousal.choices, required=False, help_text="Cross-arousal; without both, both directions."
     )
     percents = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=100), required=False,
+        child=serializers.IntegerField(min_value=1, max_value=100),
+        required=False,
         help_text="Data-scale: one model per percentage. Default: the set's nested steps.",
-    )  # fmt: skip
+    )
 
 
 class BenchmarkLaunchSerializer(serializers.Serializer):
@@ -102,10 +105,29 @@ class BenchmarkRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = BenchmarkRun
         fields = [
-            "id", "url", "results_url", "group", "label_set", "test_label_set", "detector", "backbone", "label_mode",
-            "setting_kind", "setting", "setting_label", "config_overrides", "resamples", "seed", "devices", "cancel_requested",
-            "cancelled", "attempts", "log", "metrics", *JOB_FIELDS,
-        ]  # fmt: skip
+            "id",
+            "url",
+            "results_url",
+            "group",
+            "label_set",
+            "test_label_set",
+            "detector",
+            "backbone",
+            "label_mode",
+            "setting_kind",
+            "setting",
+            "setting_label",
+            "config_overrides",
+            "resamples",
+            "seed",
+            "devices",
+            "cancel_requested",
+            "cancelled",
+            "attempts",
+            "log",
+            "metrics",
+            *JOB_FIELDS,
+        ]
 
 
 class BenchmarkLaunchedSerializer(serializers.Serializer):
@@ -147,11 +169,18 @@ class BenchmarkRunViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
         data = given.validated_data
         try:
             runs = benchmark_runs_launch(
-                label_set=data["label_set"], test_label_set=data.get("test_label_set"), detector=data["detector"],
-                label_mode=data["label_mode"], plan=Plan.from_dict(data["setting"]), backbone=data["backbone"],
-                config=data["config"], resamples=data["resamples"], seed=data["seed"], devices=data["devices"],
+                label_set=data["label_set"],
+                test_label_set=data.get("test_label_set"),
+                detector=data["detector"],
+                label_mode=data["label_mode"],
+                plan=Plan.from_dict(data["setting"]),
+                backbone=data["backbone"],
+                config=data["config"],
+                resamples=data["resamples"],
+                seed=data["seed"],
+                devices=data["devices"],
                 user=request.user,
-            )  # fmt: skip
+            )
         except (BenchmarkRefused, ValueError) as refusal:
             raise Refused(str(refusal)) from None
         for run in runs:

@@ -28,9 +28,11 @@ class DetectionLaunchSerializer(serializers.Serializer):
         queryset=BenchmarkRun.objects.all(), help_text="A succeeded benchmark run: its detector."
     )
     study = serializers.PrimaryKeyRelatedField(
-        queryset=Study.objects.all(), required=False, allow_null=True,
+        queryset=Study.objects.all(),
+        required=False,
+        allow_null=True,
         help_text="A listening form: its stressed_words items. Give this or cast_set.",
-    )  # fmt: skip
+    )
     cast_set = serializers.PrimaryKeyRelatedField(
         queryset=CastSet.objects.all(), required=False, allow_null=True, help_text="A CAST set: its renditions."
     )
@@ -48,9 +50,20 @@ class DetectionRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = DetectionRun
         fields = [
-            "id", "url", "source_run", "study", "cast_set", "language", "system", "outputs_count", "clips_count",
-            "words_count", "stressed_count", "attempts", *JOB_FIELDS,
-        ]  # fmt: skip
+            "id",
+            "url",
+            "source_run",
+            "study",
+            "cast_set",
+            "language",
+            "system",
+            "outputs_count",
+            "clips_count",
+            "words_count",
+            "stressed_count",
+            "attempts",
+            *JOB_FIELDS,
+        ]
 
 
 class DetectionRunViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
@@ -70,9 +83,12 @@ class DetectionRunViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
             require_perm(request, "evaluation.view_castset")
         try:
             run = detection_run_create(
-                source_run=data["source_run"], study=data.get("study"), cast_set=data.get("cast_set"),
-                language=data["language"], user=request.user,
-            )  # fmt: skip
+                source_run=data["source_run"],
+                study=data.get("study"),
+                cast_set=data.get("cast_set"),
+                language=data["language"],
+                user=request.user,
+            )
         except DetectionRefused as refusal:
             raise Refused(str(refusal)) from None
         run.refresh_from_db()  # a worker in this process (eager tasks) may have run it already

@@ -63,9 +63,13 @@ class BenchmarkRun(BackgroundJob):
     group = models.UUIDField(default=uuid.uuid4, db_index=True, help_text="Shared by the runs launched together.")
     label_set = models.ForeignKey(LabelSet, on_delete=models.PROTECT, related_name="benchmark_runs")
     test_label_set = models.ForeignKey(
-        LabelSet, on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+        LabelSet,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
         help_text="Cross-dataset: the set whose test clips the model is tested on.",
-    )  # fmt: skip
+    )
     detector = models.CharField(max_length=20, choices=Detector.choices)
     backbone = models.CharField(max_length=200, blank=True, help_text="Blank: the detector's default.")
     label_mode = models.CharField(max_length=8, choices=LabelMode.choices)

@@ -34,26 +34,41 @@ class DetectionRun(BackgroundJob):
     STALE_AFTER = timedelta(seconds=90)
 
     source_run = models.ForeignKey(
-        BenchmarkRun, on_delete=models.PROTECT, related_name="detection_runs",
+        BenchmarkRun,
+        on_delete=models.PROTECT,
+        related_name="detection_runs",
         help_text="A succeeded benchmark run: its checkpoint is the detector.",
-    )  # fmt: skip
+    )
     study = models.ForeignKey(
-        Study, on_delete=models.CASCADE, null=True, blank=True, related_name="detection_runs",
+        Study,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="detection_runs",
         help_text="A listening form: the clips of its stressed_words items.",
-    )  # fmt: skip
+    )
     cast_set = models.ForeignKey(
-        CastSet, on_delete=models.CASCADE, null=True, blank=True, related_name="detection_runs",
+        CastSet,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="detection_runs",
         help_text="A CAST set: its renditions' clips.",
-    )  # fmt: skip
+    )
     language = models.CharField(
-        max_length=35, blank=True,
+        max_length=35,
+        blank=True,
         help_text="The language of clips that have none (word times are aligned per language). Blank: none.",
-    )  # fmt: skip
+    )
     # Written once, by the worker that finishes the run (annotation.jobs stores them with the status).
     system = models.ForeignKey(
-        System, on_delete=models.SET_NULL, null=True, blank=True, related_name="detection_runs",
+        System,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="detection_runs",
         help_text="The detector as a benchmark system: its outputs are the predictions.",
-    )  # fmt: skip
+    )
     outputs_count = models.PositiveIntegerField(default=0, help_text="Items or renditions given a prediction.")
     clips_count = models.PositiveIntegerField(default=0, help_text="Clips the detector ran over.")
     words_count = models.PositiveIntegerField(default=0, help_text="Words of those items or renditions.")

@@ -31,10 +31,15 @@ def group_runs(*, group) -> list[BenchmarkRun]:
 def run_summary(run: BenchmarkRun) -> dict:
     """The run as modelzoo.results reads it."""
     return {
-        "id": run.pk, "label_set": str(run.label_set), "detector": run.detector,
-        "backbone": (run.details or {}).get("backbone") or run.backbone, "label_mode": run.label_mode,
-        "setting": run.setting, "setting_label": run.setting_label, "metrics": run.metrics,
-    }  # fmt: skip
+        "id": run.pk,
+        "label_set": str(run.label_set),
+        "detector": run.detector,
+        "backbone": (run.details or {}).get("backbone") or run.backbone,
+        "label_mode": run.label_mode,
+        "setting": run.setting,
+        "setting_label": run.setting_label,
+        "metrics": run.metrics,
+    }
 
 
 def human_agreement(*, label_sets: Iterable[LabelSet]) -> list[dict]:
@@ -47,17 +52,25 @@ def human_agreement(*, label_sets: Iterable[LabelSet]) -> list[dict]:
         seen.add(label_set.pk)
         for study, agreement in sorted((label_set.summary or {}).get("agreement", {}).items()):
             scopes = [("pooled", agreement.get("pooled") or {}), *sorted(agreement.get("language", {}).items())]
-            rows += [{"label_set": str(label_set), "study": study, "scope": scope, **figures}
-                     for scope, figures in scopes]  # fmt: skip
+            rows += [
+                {"label_set": str(label_set), "study": study, "scope": scope, **figures} for scope, figures in scopes
+            ]
     return rows
 
 
 def run_results(run: BenchmarkRun) -> dict:
     """What a finished run found, as the results download and the API give it."""
     return {
-        "run": run.pk, "group": str(run.group), "label_set": str(run.label_set),
-        "test_label_set": str(run.test_label_set) if run.test_label_set else None, "detector": run.detector,
-        "label_mode": run.label_mode, "measures": list(run.measures), "setting": run.setting,
-        "setting_label": run.setting_label, "metrics": run.metrics, "details": run.details,
+        "run": run.pk,
+        "group": str(run.group),
+        "label_set": str(run.label_set),
+        "test_label_set": str(run.test_label_set) if run.test_label_set else None,
+        "detector": run.detector,
+        "label_mode": run.label_mode,
+        "measures": list(run.measures),
+        "setting": run.setting,
+        "setting_label": run.setting_label,
+        "metrics": run.metrics,
+        "details": run.details,
         "human_agreement": human_agreement(label_sets=[run.label_set]),
-    }  # fmt: skip
+    }

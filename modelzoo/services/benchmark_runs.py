@@ -38,10 +38,19 @@ class BenchmarkRefused(ValueError):
 
 
 def benchmark_runs_launch(
-    *, label_set: LabelSet, detector: str, label_mode: str, plan: Plan, test_label_set: LabelSet | None = None,
-    backbone: str = "", config: dict | None = None, resamples: int = 1000, seed: int = 0, devices: int = 1,
+    *,
+    label_set: LabelSet,
+    detector: str,
+    label_mode: str,
+    plan: Plan,
+    test_label_set: LabelSet | None = None,
+    backbone: str = "",
+    config: dict | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    devices: int = 1,
     user=None,
-) -> list[BenchmarkRun]:  # fmt: skip
+) -> list[BenchmarkRun]:
     """One queued run per model the plan needs (see modelzoo.plans), sharing a group id; each is
     sent to the `gpu` queue once this transaction commits. Everything a worker would refuse is
     refused here first: sets that are not final, unknown hyperparameters, settings the set
@@ -52,16 +61,25 @@ def benchmark_runs_launch(
         overrides = run_overrides(detector=detector, label_mode=label_mode, overrides=config)
         backbone = check_backbone(detector, backbone)
         steps = label_set.parameters.get("scale_steps") or list(SCALE_STEPS)
-        settings = plan_settings(plan, languages=trainable_languages(label_set=label_set, by=plan.by),
-                                 scale_steps=steps)  # fmt: skip
+        settings = plan_settings(
+            plan, languages=trainable_languages(label_set=label_set, by=plan.by), scale_steps=steps
+        )
     except ValueError as error:
         raise BenchmarkRefused(str(error)) from None
     _check_backbone_present(detector, backbone)
     common = {
-        "group": uuid.uuid4(), "label_set": label_set, "test_label_set": test_label_set, "detector": detector,
-        "backbone": backbone, "label_mode": label_mode, "config_overrides": overrides, "resamples": resamples,
-        "seed": seed, "devices": devices, "created_by": user if user is not None and user.is_authenticated else None,
-    }  # fmt: skip
+        "group": uuid.uuid4(),
+        "label_set": label_set,
+        "test_label_set": test_label_set,
+        "detector": detector,
+        "backbone": backbone,
+        "label_mode": label_mode,
+        "config_overrides": overrides,
+        "resamples": resamples,
+        "seed": seed,
+        "devices": devices,
+        "created_by": user if user is not None and user.is_authenticated else None,
+    }
     with transaction.atomic():
         runs = [_create_run(setting, common) for setting in settings]
         for run in runs:
@@ -141,9 +159,12 @@ def benchmark_file_link(*, run: BenchmarkRun, kind: str) -> str:
     if run.status != Status.SUCCEEDED or not stored:
         raise BenchmarkRefused(f"run {run.pk} has no {kind} file to download ({run.status})")
     return signed_file_url(
-        stored.name, purpose=_LINK_PURPOSE, view="modelzoo:file_download", ttl_seconds=LINK_TTL_SECONDS,
+        stored.name,
+        purpose=_LINK_PURPOSE,
+        view="modelzoo:file_download",
+        ttl_seconds=LINK_TTL_SECONDS,
         download_name=f"benchmark-run-{run.pk}-{run.detector}-{FILES[kind]}",
-    )  # fmt: skip
+    )
 
 
 def benchmark_file_grant(*, token: str) -> Grant:

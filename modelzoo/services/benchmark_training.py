@@ -128,9 +128,11 @@ def benchmark_outputs_store(run: BenchmarkRun, result: dict, model_dir: Path, sc
     with archive.open("rb") as handle:
         checkpoint = default_storage.save(f"{folder}/{archive.name}", File(handle))
     return {
-        "predictions": predictions, "predictions_count": len(result["predictions"]), "checkpoint": checkpoint,
+        "predictions": predictions,
+        "predictions_count": len(result["predictions"]),
+        "checkpoint": checkpoint,
         "checkpoint_size": archive.stat().st_size,
-    }  # fmt: skip
+    }
 
 
 class RunLog:

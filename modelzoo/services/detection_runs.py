@@ -35,9 +35,13 @@ class DetectionRefused(ValueError):
 
 
 def detection_run_create(
-    *, source_run: BenchmarkRun, study: Study | None = None, cast_set: CastSet | None = None, language: str = "",
+    *,
+    source_run: BenchmarkRun,
+    study: Study | None = None,
+    cast_set: CastSet | None = None,
+    language: str = "",
     user=None,
-) -> DetectionRun:  # fmt: skip
+) -> DetectionRun:
     """A queued run of `source_run`'s detector over one target (a listening-form study or a CAST
     set), sent to the `gpu` queue once this transaction commits. Refused: a source run that has not
     succeeded or has no checkpoint, or was trained for the scalar label only; no target or two; a
@@ -79,11 +83,14 @@ def system_name(source_run: BenchmarkRun) -> str:
 
 def system_metadata(source_run: BenchmarkRun) -> dict:
     return {
-        "source_run": source_run.pk, "detector": source_run.detector,
+        "source_run": source_run.pk,
+        "detector": source_run.detector,
         "backbone": (source_run.details or {}).get("backbone") or source_run.backbone or None,
-        "label_set": str(source_run.label_set), "label_set_id": source_run.label_set_id,
-        "label_mode": source_run.label_mode, "setting": source_run.setting_label,
-    }  # fmt: skip
+        "label_set": str(source_run.label_set),
+        "label_set_id": source_run.label_set_id,
+        "label_mode": source_run.label_mode,
+        "setting": source_run.setting_label,
+    }
 
 
 def _form_items(study: Study) -> list[ListeningFormItem]:
@@ -143,10 +150,12 @@ def _predict(run: DetectionRun, progress) -> dict:
     progress("storing the predictions", 0, 1)  # JobLost here if this worker no longer holds the run
     system = detection_predictions_store(run, targets, stressed)
     return {
-        "system": system, "outputs_count": len(targets), "clips_count": len(clips),
+        "system": system,
+        "outputs_count": len(targets),
+        "clips_count": len(clips),
         "words_count": sum(len(clips[t.clip_id].words) for t in targets),
         "stressed_count": sum(len(stressed[t.clip_id]) for t in targets),
-    }  # fmt: skip
+    }
 
 
 def _targets(run: DetectionRun) -> list[Target]:
@@ -225,10 +234,16 @@ def detection_predictions_store(run: DetectionRun, targets: list[Target], stress
         if run.study_id is not None:
             SystemOutput.objects.filter(system=system, form_item__study=run.study).delete()
             SystemOutput.objects.bulk_create(
-                SystemOutput(system=system, suite=SystemOutput.Suite.STRESSTEST, form_item=target.row, pole_order="",
-                             raw=stressed[target.clip_id], line=0)
+                SystemOutput(
+                    system=system,
+                    suite=SystemOutput.Suite.STRESSTEST,
+                    form_item=target.row,
+                    pole_order="",
+                    raw=stressed[target.clip_id],
+                    line=0,
+                )
                 for target in targets
-            )  # fmt: skip
+            )
         else:
             RenditionDetection.objects.filter(detector=system, rendition__item__cast_set=run.cast_set).delete()
             RenditionDetection.objects.bulk_create(

@@ -23,10 +23,33 @@ NOT_WORDS = {"<s>", "</s>", "<sil>", "[NOISE]", "(NULL)"}
 # A rough letter -> phone spelling for words missing from the dictionary (names, rare words):
 # the aligner only needs some phones of about the right length to place the word.
 LETTER_PHONES = {
-    "a": "AE", "b": "B", "c": "K", "d": "D", "e": "EH", "f": "F", "g": "G", "h": "HH", "i": "IH", "j": "JH",
-    "k": "K", "l": "L", "m": "M", "n": "N", "o": "AA", "p": "P", "q": "K", "r": "R", "s": "S", "t": "T",
-    "u": "AH", "v": "V", "w": "W", "x": "K S", "y": "Y", "z": "Z",
-}  # fmt: skip
+    "a": "AE",
+    "b": "B",
+    "c": "K",
+    "d": "D",
+    "e": "EH",
+    "f": "F",
+    "g": "G",
+    "h": "HH",
+    "i": "IH",
+    "j": "JH",
+    "k": "K",
+    "l": "L",
+    "m": "M",
+    "n": "N",
+    "o": "AA",
+    "p": "P",
+    "q": "K",
+    "r": "R",
+    "s": "S",
+    "t": "T",
+    "u": "AH",
+    "v": "V",
+    "w": "W",
+    "x": "K S",
+    "y": "Y",
+    "z": "Z",
+}
 
 
 class WordTimesMissing(ValueError):
@@ -141,8 +164,9 @@ def _decoder(with_silences: bool):
     )
 
 
-def trim_to_sound(audio: np.ndarray, segments: list[tuple[float, float]],
-                  floor_db: float = 35.0) -> list[tuple[float, float]]:  # fmt: skip
+def trim_to_sound(
+    audio: np.ndarray, segments: list[tuple[float, float]], floor_db: float = 35.0
+) -> list[tuple[float, float]]:
     """Each word's span without its quiet edges: 10 ms frames more than `floor_db` below the
     clip's loudest frame. A word with no loud frame keeps its span."""
     hop = SAMPLE_RATE // FRAMES_PER_SECOND
@@ -175,8 +199,12 @@ def speech_bounds(audio: np.ndarray) -> tuple[float, float] | None:
     import torch
     from silero_vad import get_speech_timestamps
 
-    spans = get_speech_timestamps(torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32)), model,
-                                  sampling_rate=SAMPLE_RATE, return_seconds=True)  # fmt: skip
+    spans = get_speech_timestamps(
+        torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32)),
+        model,
+        sampling_rate=SAMPLE_RATE,
+        return_seconds=True,
+    )
     if not spans:
         return None
     # a little margin: the VAD cuts close, and the aligner wants the word's onset whole

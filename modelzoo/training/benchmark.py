@@ -69,12 +69,18 @@ def run_benchmark(
         model.save(Path(output_dir))
     report("finished", 1, 1)
     return {
-        "detector": detector, "backbone": backbone if cls.kind != "acoustic" else None,
-        "setting": setting.as_dict(), "setting_label": setting.label, "config": train_config.as_dict(),
-        "clips": chosen.sizes(), "test_languages": sorted(metrics["by_language"]),
-        "history": model.history, "metrics": metrics, "predictions": rows,
+        "detector": detector,
+        "backbone": backbone if cls.kind != "acoustic" else None,
+        "setting": setting.as_dict(),
+        "setting_label": setting.label,
+        "config": train_config.as_dict(),
+        "clips": chosen.sizes(),
+        "test_languages": sorted(metrics["by_language"]),
+        "history": model.history,
+        "metrics": metrics,
+        "predictions": rows,
         "seconds": {"training": round(trained - started, 3), "total": round(time.monotonic() - started, 3)},
-    }  # fmt: skip
+    }
 
 
 def _main_rank() -> bool:

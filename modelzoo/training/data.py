@@ -163,13 +163,18 @@ def _clip_from_metadata(row: dict, audio_path: Path) -> Clip:
 
 def _clip(row: dict, words: tuple[Word, ...], audio_path: Path) -> Clip:
     return Clip(
-        clip_id=str(row["clip_id"]), language=row.get("language") or "", split=row["split"], words=words,
-        variety=row.get("variety") or "", speaker=row.get("speaker") or "", emotion=row.get("emotion") or "",
+        clip_id=str(row["clip_id"]),
+        language=row.get("language") or "",
+        split=row["split"],
+        words=words,
+        variety=row.get("variety") or "",
+        speaker=row.get("speaker") or "",
+        emotion=row.get("emotion") or "",
         arousal=row.get("arousal") or "",
         # the audiofolder writes 0 for clips in no training subset (validation, test)
         scale_step=row.get("scale_step") or None,
         audio_path=audio_path,
-    )  # fmt: skip
+    )
 
 
 def _seconds(value) -> float | None:

@@ -93,9 +93,10 @@ def _choose(setting: Setting, clips: list[Clip], test_clips: list[Clip]) -> Part
         return Partition(train, validation, test)
     if setting.kind == "cross-arousal":
         return Partition(
-            of_arousal(train, setting.train_arousal), of_arousal(validation, setting.train_arousal),
+            of_arousal(train, setting.train_arousal),
+            of_arousal(validation, setting.train_arousal),
             of_arousal(test, setting.test_arousal),
-        )  # fmt: skip
+        )
     if setting.kind == "data-scale":
         # the training subset shrinks; validation and test stay fixed (MMEE section 4.2)
         return Partition(language(training_subset(clips, setting.percent)), language(validation), language(test))

@@ -65,8 +65,9 @@ def autocast(device: torch.device, precision: str):
 
 
 def to_device(batch: dict, device: torch.device) -> dict:
-    return {key: value.to(device, non_blocking=True) if torch.is_tensor(value) else value
-            for key, value in batch.items()}  # fmt: skip
+    return {
+        key: value.to(device, non_blocking=True) if torch.is_tensor(value) else value for key, value in batch.items()
+    }
 
 
 def seeded_generator(seed: int) -> torch.Generator:
@@ -145,9 +146,17 @@ def updates_per_epoch(batches: int, config: TrainConfig) -> int:
     return math.ceil(batches / config.gradient_accumulation)
 
 
-def train_epochs(*, trainer: Trainer, trainable: nn.Module, batches: Callable[[], Iterable[dict]], batch_count: int,
-                 validate: Callable[[], dict], config: TrainConfig, progress: Progress | None,
-                 should_stop: StopCheck | None) -> list[dict]:  # fmt: skip
+def train_epochs(
+    *,
+    trainer: Trainer,
+    trainable: nn.Module,
+    batches: Callable[[], Iterable[dict]],
+    batch_count: int,
+    validate: Callable[[], dict],
+    config: TrainConfig,
+    progress: Progress | None,
+    should_stop: StopCheck | None,
+) -> list[dict]:
     """Train for config.epochs (or until config.max_steps updates), validate after each epoch,
     and leave `trainable` in the state of the epoch with the best validation measure.
     Returns the history: one dict per epoch."""
@@ -172,10 +181,12 @@ def train_epochs(*, trainer: Trainer, trainable: nn.Module, batches: Callable[[]
         if improved:
             best_value, best_state, best_epoch = value, _copy_state(trainable), epoch
         record = {
-            "epoch": epoch, "updates": trainer.updates, "loss": distributed.mean_over_ranks(losses),
+            "epoch": epoch,
+            "updates": trainer.updates,
+            "loss": distributed.mean_over_ranks(losses),
             "validation": {name: metrics["pooled"][name]["value"] for name in ("accuracy", "f1", "pearson")},
             "seconds": round(time.monotonic() - started, 3),
-        }  # fmt: skip
+        }
         history.append(record)
         report(_epoch_line(record, config), epoch, config.epochs)
         if config.max_steps is not None and trainer.updates >= config.max_steps:

@@ -28,10 +28,21 @@ def clip_statistics(rows: list[dict]) -> np.ndarray:
     guess = np.array([row["binary_pred"] for row in rows], dtype=bool)
     x = np.array([row["scalar_true"] for row in rows], dtype=np.float64)
     y = np.array([row["scalar_pred"] for row in rows], dtype=np.float64)
-    return np.array([
-        len(rows), np.sum(truth == guess), np.sum(truth & guess), np.sum(~truth & guess), np.sum(truth & ~guess),
-        x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum(),
-    ], dtype=np.float64)  # fmt: skip
+    return np.array(
+        [
+            len(rows),
+            np.sum(truth == guess),
+            np.sum(truth & guess),
+            np.sum(~truth & guess),
+            np.sum(truth & ~guess),
+            x.sum(),
+            y.sum(),
+            (x * x).sum(),
+            (y * y).sum(),
+            (x * y).sum(),
+        ],
+        dtype=np.float64,
+    )
 
 
 def measures_from_sums(sums: np.ndarray) -> dict[str, np.ndarray]:
@@ -51,8 +62,9 @@ def measures_from_sums(sums: np.ndarray) -> dict[str, np.ndarray]:
     return {"accuracy": accuracy, "f1": f1, "pearson": pearson}
 
 
-def score(rows: Iterable[dict], *, resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
-          by: str = "language") -> dict:  # fmt: skip
+def score(
+    rows: Iterable[dict], *, resamples: int = 1000, seed: int = 0, confidence: float = 0.95, by: str = "language"
+) -> dict:
     """Metrics of per-word prediction rows (clip_id, language, binary_true, binary_pred,
     scalar_true, scalar_pred): {"pooled": group, "by_language": {language: group}, "interval": how},
     grouped by the rows' `by` column ("language", or "variety" for regional varieties),

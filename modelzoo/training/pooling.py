@@ -38,8 +38,9 @@ def frame_targets(words: Sequence[Word], frames: int, frame_seconds: float) -> t
     return binary, scalar
 
 
-def frames_to_words(frame_binary: np.ndarray, frame_scalar: np.ndarray, words: Sequence[Word],
-                    frame_seconds: float) -> tuple[list[int], list[float]]:  # fmt: skip
+def frames_to_words(
+    frame_binary: np.ndarray, frame_scalar: np.ndarray, words: Sequence[Word], frame_seconds: float
+) -> tuple[list[int], list[float]]:
     """Word labels from frame predictions: a word is emphasized when MORE than half of its frames
     are (EmphaClass); its scalar score is the mean of its frames' scores."""
     binary, scalar = [], []
@@ -54,8 +55,9 @@ def frames_to_words(frame_binary: np.ndarray, frame_scalar: np.ndarray, words: S
 TOKEN_RULES = ("any", "first", "mean")
 
 
-def tokens_to_words(token_probability: np.ndarray, token_scalar: np.ndarray, token_word: np.ndarray,
-                    words: int, rule: str = "any") -> tuple[list[int], list[float]]:  # fmt: skip
+def tokens_to_words(
+    token_probability: np.ndarray, token_scalar: np.ndarray, token_word: np.ndarray, words: int, rule: str = "any"
+) -> tuple[list[int], list[float]]:
     """Word labels from token predictions; `token_word` gives each token's word index (-1 for the
     prompt and padding). Binary: with "any" (WhiStress's merge of sub-word tokens) a word is
     emphasized when any of its tokens is, with "first" when its first token is, with "mean" when

@@ -13,15 +13,47 @@ from evaluation.reports.label_set_files import audiofolder_metadata, canonical_l
 from modelzoo.training.data import SAMPLE_RATE, Clip, Word, write_wav
 
 VOCABULARY = (
-    "the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "she", "said", "never", "that",
-    "house", "was", "red", "today", "we", "will", "go", "home", "it", "is", "my", "book", "not", "yours",
-)  # fmt: skip
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "lazy",
+    "dog",
+    "she",
+    "said",
+    "never",
+    "that",
+    "house",
+    "was",
+    "red",
+    "today",
+    "we",
+    "will",
+    "go",
+    "home",
+    "it",
+    "is",
+    "my",
+    "book",
+    "not",
+    "yours",
+)
 EMOTIONS = {"high": ("anger", "excitement", "fear"), "low": ("sadness", "calmness", "boredom")}
 
 
-def synthetic_clip(rng: np.random.Generator, *, clip_id: str, language: str = "en", split: str = "train",
-                   words: int | None = None, emotion: str = "", arousal: str = "",
-                   scale_step: int | None = None) -> Clip:  # fmt: skip
+def synthetic_clip(
+    rng: np.random.Generator,
+    *,
+    clip_id: str,
+    language: str = "en",
+    split: str = "train",
+    words: int | None = None,
+    emotion: str = "",
+    arousal: str = "",
+    scale_step: int | None = None,
+) -> Clip:
     count = int(words or rng.integers(4, 8))
     texts = [str(text) for text in rng.choice(VOCABULARY, size=count)]
     emphasized = set(rng.choice(count, size=1 + int(rng.random() < 0.3), replace=False).tolist())
@@ -44,9 +76,18 @@ def synthetic_clip(rng: np.random.Generator, *, clip_id: str, language: str = "e
         Word(text, start, end, int(i in emphasized), round(scalar, 4))
         for i, (text, (start, end), scalar) in enumerate(zip(texts, spans, scalars))
     )
-    return Clip(clip_id=clip_id, language=language, split=split, words=labelled, variety=language,
-                speaker=f"{language}-speaker", emotion=emotion, arousal=arousal, scale_step=scale_step,
-                samples=audio.astype(np.float32))  # fmt: skip
+    return Clip(
+        clip_id=clip_id,
+        language=language,
+        split=split,
+        words=labelled,
+        variety=language,
+        speaker=f"{language}-speaker",
+        emotion=emotion,
+        arousal=arousal,
+        scale_step=scale_step,
+        samples=audio.astype(np.float32),
+    )
 
 
 def _silence(seconds: float) -> np.ndarray:
@@ -65,8 +106,9 @@ def _harmonic_word(rng: np.random.Generator, duration: float, f0: float, amplitu
     return amplitude * tone * envelope
 
 
-def synthetic_set(count: int, *, seed: int = 0, languages: tuple[str, ...] = ("en",),
-                  words: int | None = None) -> list[Clip]:  # fmt: skip
+def synthetic_set(
+    count: int, *, seed: int = 0, languages: tuple[str, ...] = ("en",), words: int | None = None
+) -> list[Clip]:
     """`count` clips per language, split 80/10/10 in order, alternating high and low arousal,
     training clips spread over the data-scale steps 10..100."""
     rng = np.random.default_rng(seed)
@@ -75,26 +117,48 @@ def synthetic_set(count: int, *, seed: int = 0, languages: tuple[str, ...] = ("e
         for i in range(count):
             split = "train" if i < round(0.8 * count) else "validation" if i < round(0.9 * count) else "test"
             arousal = ("high", "low")[i % 2]
-            clips.append(synthetic_clip(
-                rng, clip_id=f"{language}-{i:04d}", language=language, split=split, words=words,
-                emotion=EMOTIONS[arousal][i % 3], arousal=arousal,
-                scale_step=10 * (1 + i % 10) if split == "train" else None,
-            ))  # fmt: skip
+            clips.append(
+                synthetic_clip(
+                    rng,
+                    clip_id=f"{language}-{i:04d}",
+                    language=language,
+                    split=split,
+                    words=words,
+                    emotion=EMOTIONS[arousal][i % 3],
+                    arousal=arousal,
+                    scale_step=10 * (1 + i % 10) if split == "train" else None,
+                )
+            )
     return clips
 
 
 def set_row(clip: Clip, *, with_times: bool = True) -> dict:
     """The clip as a label set's stored row (evaluation.models.LabelSetClip.as_row)."""
     return {
-        "clip_id": clip.clip_id, "study": "synthetic", "split": clip.split, "language": clip.language,
-        "variety": clip.variety, "speaker": clip.speaker, "emotion": clip.emotion, "arousal": clip.arousal,
-        "scale_step": clip.scale_step, "duration": round(len(clip.audio) / SAMPLE_RATE, 3), "annotators": [],
+        "clip_id": clip.clip_id,
+        "study": "synthetic",
+        "split": clip.split,
+        "language": clip.language,
+        "variety": clip.variety,
+        "speaker": clip.speaker,
+        "emotion": clip.emotion,
+        "arousal": clip.arousal,
+        "scale_step": clip.scale_step,
+        "duration": round(len(clip.audio) / SAMPLE_RATE, 3),
+        "annotators": [],
         "words": [
-            {"index": i, "text": w.text, "start": w.start if with_times else None, "end": w.end if with_times else None,
-             "binary": bool(w.binary), "scalar": w.scalar, "levels": []}
+            {
+                "index": i,
+                "text": w.text,
+                "start": w.start if with_times else None,
+                "end": w.end if with_times else None,
+                "binary": bool(w.binary),
+                "scalar": w.scalar,
+                "levels": [],
+            }
             for i, w in enumerate(clip.words)
         ],
-    }  # fmt: skip
+    }
 
 
 def write_export_folder(folder: Path, clips: list[Clip], *, clips_jsonl: bool = True, with_times: bool = True) -> Path:

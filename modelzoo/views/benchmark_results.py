@@ -32,8 +32,10 @@ def group_page(request, group, *, admin_site):
     if not runs:
         raise Http404("No benchmark runs in this group.")
     title = f"Benchmark: {runs[0].get_detector_display()} on {runs[0].label_set}"
-    context = _results_context(runs) | {"charts": _charts([run_summary(run) for run in runs], _measures(runs)),
-                                        "download_query": f"group={group}"}  # fmt: skip
+    context = _results_context(runs) | {
+        "charts": _charts([run_summary(run) for run in runs], _measures(runs)),
+        "download_query": f"group={group}",
+    }
     return _page(request, admin_site, title, context)
 
 
@@ -90,15 +92,27 @@ def _charts(runs: list[dict], measures: tuple[str, ...]) -> list[str]:
     for measure in measures:
         matrix = cross_lingual_matrix(runs, measure)
         if matrix["cells"]:
-            charts.append(heatmap_chart(
-                matrix["rows"], matrix["columns"], matrix["cells"], title=f"Cross-lingual {MEASURE_NAMES[measure]}",
-                row_label="trained on", column_label="tested on",
-            ))  # fmt: skip
+            charts.append(
+                heatmap_chart(
+                    matrix["rows"],
+                    matrix["columns"],
+                    matrix["cells"],
+                    title=f"Cross-lingual {MEASURE_NAMES[measure]}",
+                    row_label="trained on",
+                    column_label="tested on",
+                )
+            )
     curves = [(MEASURE_NAMES[measure], data_scale_curve(runs, measure)) for measure in measures]
     if any(points for _, points in curves):
         series = [(name, [(x, e["value"], e["low"], e["high"]) for x, e in points]) for name, points in curves]
-        charts.append(curve_chart(series, title="Data scale: pooled test scores", x_label="% of the training clips",
-                                  y_label="score (95 % interval)"))  # fmt: skip
+        charts.append(
+            curve_chart(
+                series,
+                title="Data scale: pooled test scores",
+                x_label="% of the training clips",
+                y_label="score (95 % interval)",
+            )
+        )
     return [mark_safe(chart) for chart in charts]  # built from escaped text only (evaluation.reports.svg)
 
 

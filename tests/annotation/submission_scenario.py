@@ -30,16 +30,21 @@ def run_scenario() -> dict:
             item = first_pending(task)
             played = [{"kind": "play", "track": 0, "t": 0, "rate": 1, "at": 100}]
             try:
-                annotation_submit(participant_id=participant.pk, item_id=item.pk, levels=marks(item, 4),
-                                  mismatch=False, events=played)  # fmt: skip
+                annotation_submit(
+                    participant_id=participant.pk, item_id=item.pk, levels=marks(item, 4), mismatch=False, events=played
+                )
             except SubmissionRefused:
                 pass  # as it should be: the report is kept all the same
             else:
                 raise AssertionError("an answer to a clip not listened to was accepted")
         while number < 3 and (item := first_pending(task)) is not None:
             listened(item)
-            annotation_submit(participant_id=participant.pk, item_id=item.pk, levels=marks(item, number),
-                              mismatch=item.clip_id == first_clip)  # fmt: skip
+            annotation_submit(
+                participant_id=participant.pk,
+                item_id=item.pk,
+                levels=marks(item, number),
+                mismatch=item.clip_id == first_clip,
+            )
     return stored_rows(study)
 
 
@@ -47,12 +52,20 @@ def stored_rows(study) -> dict:
     """The rows the run left: clips by their rank in the study, participants by arrival."""
     from annotation.models import Annotation, Participant, PlaybackEvent, StudyItem, Task, TaskItem
 
-    clips = {pk: rank for rank, pk in enumerate(StudyItem.objects.filter(study=study).order_by("clip_id")
-                                                .values_list("clip_id", flat=True))}  # fmt: skip
-    people = {pk: rank for rank, pk in enumerate(Participant.objects.filter(study=study).order_by("pk")
-                                                 .values_list("pk", flat=True))}  # fmt: skip
-    items = {item.pk: (people[item.task.participant_id], clips[item.clip_id])
-             for item in TaskItem.objects.filter(task__study=study).select_related("task")}  # fmt: skip
+    clips = {
+        pk: rank
+        for rank, pk in enumerate(
+            StudyItem.objects.filter(study=study).order_by("clip_id").values_list("clip_id", flat=True)
+        )
+    }
+    people = {
+        pk: rank
+        for rank, pk in enumerate(Participant.objects.filter(study=study).order_by("pk").values_list("pk", flat=True))
+    }
+    items = {
+        item.pk: (people[item.task.participant_id], clips[item.clip_id])
+        for item in TaskItem.objects.filter(task__study=study).select_related("task")
+    }
     return {
         "study_items": sorted(
             [clips[s.clip_id], s.completed_count, s.reserved_count, s.mismatch_count, s.review]

@@ -204,8 +204,14 @@ def test_listening_form_answers_are_shown_in_the_items_terms(client, login):
 
     page = listed(client)
 
-    for text in ("meaning: “a threat”", "pair: no preference", "mos: 3 – great", "slider: 72 / 100",
-                 "tone: cold (sure: 80 %)", "ssd: I did not¹ say she stole it"):  # fmt: skip
+    for text in (
+        "meaning: “a threat”",
+        "pair: no preference",
+        "mos: 3 – great",
+        "slider: 72 / 100",
+        "tone: cold (sure: 80 %)",
+        "ssd: I did not¹ say she stole it",
+    ):
         assert text in page
     assert page.count(">failed<") == 1  # the stressed-words item is the form's attention check
 

@@ -41,8 +41,15 @@ def corpus():
         ("c", "de", "de-AT", "happy", "s1", []),
         ("d", "de", "de-DE", "neutral", "s3", ["long"]),
     ]:
-        ClipFactory(corpus=corpus, external_id=external_id, language=language, variety=variety, emotion=emotion,
-                    speaker=speakers[speaker], tags=tags)  # fmt: skip
+        ClipFactory(
+            corpus=corpus,
+            external_id=external_id,
+            language=language,
+            variety=variety,
+            emotion=emotion,
+            speaker=speakers[speaker],
+            tags=tags,
+        )
     ClipFactory(external_id="elsewhere", language="en", tags=["news"])
     return corpus
 
@@ -57,10 +64,16 @@ class TestCreate:
     def test_the_page_offers_the_issue_defaults_and_the_corpus_values(self, admin_client, corpus):
         form = admin_client.get(ADD_URL).context["form"]
 
-        initial = {name: form[name].value() for name in
-                   ("clips_per_task", "target_annotations", "min_marked_words", "max_marked_fraction")}  # fmt: skip
-        assert initial == {"clips_per_task": 20, "target_annotations": 10, "min_marked_words": 1,
-                           "max_marked_fraction": 0.3}  # fmt: skip
+        initial = {
+            name: form[name].value()
+            for name in ("clips_per_task", "target_annotations", "min_marked_words", "max_marked_fraction")
+        }
+        assert initial == {
+            "clips_per_task": 20,
+            "target_annotations": 10,
+            "min_marked_words": 1,
+            "max_marked_fraction": 0.3,
+        }
         assert [value for value, _ in form.fields["varieties"].choices] == ["de-AT", "de-DE", "en-GB", "en-US"]
 
     @pytest.mark.parametrize(
@@ -109,8 +122,9 @@ class TestCreate:
         assert not Study.objects.exists()
 
     def test_a_selection_without_clips_is_refused(self, admin_client, corpus):
-        response = admin_client.post(ADD_URL, create_payload(admin_client, corpus, languages=["en"],
-                                                             varieties=["de-AT"]))  # fmt: skip
+        response = admin_client.post(
+            ADD_URL, create_payload(admin_client, corpus, languages=["en"], varieties=["de-AT"])
+        )
 
         assert "matches this selection" in response.content.decode()
         assert not Study.objects.exists()
@@ -220,17 +234,27 @@ class TestChangePage:
         assert Study.objects.get(pk=study.pk).places == 40
 
     def test_the_fields_shown_follow_the_study_kind(self, admin_client):
-        emphasis_only = {"min_marked_words", "max_marked_fraction", "mismatch_threshold", "example_clip",
-                         "example_levels", "review_min_kappa"}  # fmt: skip
+        emphasis_only = {
+            "min_marked_words",
+            "max_marked_fraction",
+            "mismatch_threshold",
+            "example_clip",
+            "example_levels",
+            "review_min_kappa",
+        }
         emphasis = StudyFactory(interface_language="ar", text_direction="rtl")
-        form_study = live_form(specs=lambda clips: [ListeningFormItemSpec("c", ListeningFormItem.Type.SINGLE_CHOICE, clips[0],
-                                                                 options=["a", "b"], gold=0)])  # fmt: skip
+        form_study = live_form(
+            specs=lambda clips: [
+                ListeningFormItemSpec("c", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["a", "b"], gold=0)
+            ]
+        )
 
         shown = admin_client.get(change_url(emphasis))
         assert emphasis_only | {"interface_language", "text_direction"} <= set(shown.context["adminform"].form.fields)
         assert [inline.formset.prefix for inline in shown.context["inline_admin_formsets"]] == [
-            "prerequisites", "attention_checks",
-        ]  # fmt: skip
+            "prerequisites",
+            "attention_checks",
+        ]
         assert "Three-level word emphasis" in shown.content.decode()  # the kind, read only
 
         response = admin_client.get(change_url(form_study))

@@ -22,8 +22,14 @@ class TestAttentionChecks:
     def post_check(self, client, study, expected):
         clip = ClipFactory(corpus=study.corpus, external_id="check-1")  # "the cat sat on the mat": 6 words
         data = change_page_data(client.get(change_url(study)))
-        data.update({"attention_checks-TOTAL_FORMS": "1", "attention_checks-0-clip": str(clip.pk),
-                     "attention_checks-0-kind": "instructed", "attention_checks-0-expected": expected})  # fmt: skip
+        data.update(
+            {
+                "attention_checks-TOTAL_FORMS": "1",
+                "attention_checks-0-clip": str(clip.pk),
+                "attention_checks-0-kind": "instructed",
+                "attention_checks-0-expected": expected,
+            }
+        )
         return client.post(change_url(study), data)
 
     @pytest.mark.parametrize(
@@ -54,15 +60,23 @@ class TestAttentionChecks:
         clip = ClipFactory(corpus=study.corpus)
         data = change_page_data(admin_client.get(change_url(study)))
 
-        response = admin_client.post(change_url(study), {**data, "example_clip": clip.pk,
-                                                         "example_levels": "[0, 0, 0, 0, 0, 0, 1]"})  # fmt: skip
+        response = admin_client.post(
+            change_url(study), {**data, "example_clip": clip.pk, "example_levels": "[0, 0, 0, 0, 0, 0, 1]"}
+        )
 
         assert "Word index 6 is outside clip" in " ".join(response.context["adminform"].form.errors["example_levels"])
 
     def test_accepted_prerequisite_answers_must_be_choices(self, admin_client, study):
         data = change_page_data(admin_client.get(change_url(study)))
-        data.update({"prerequisites-TOTAL_FORMS": "1", "prerequisites-0-position": "0", "prerequisites-0-text": "Q?",
-                     "prerequisites-0-choices": '["Yes", "No"]', "prerequisites-0-accepted": '["Maybe"]'})  # fmt: skip
+        data.update(
+            {
+                "prerequisites-TOTAL_FORMS": "1",
+                "prerequisites-0-position": "0",
+                "prerequisites-0-text": "Q?",
+                "prerequisites-0-choices": '["Yes", "No"]',
+                "prerequisites-0-accepted": '["Maybe"]',
+            }
+        )
 
         response = admin_client.post(change_url(study), data)
 

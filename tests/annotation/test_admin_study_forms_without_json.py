@@ -29,9 +29,15 @@ def study():
 
 def test_screening_answers_are_typed_one_per_line(admin_client, study):
     data = change_page_data(admin_client.get(change_url(study)))
-    data.update({"prerequisites-TOTAL_FORMS": "1", "prerequisites-0-position": "0",
-                 "prerequisites-0-text": "Do you speak German fluently?",
-                 "prerequisites-0-choices": "Yes\nNo\nA little\n", "prerequisites-0-accepted": "Yes"})  # fmt: skip
+    data.update(
+        {
+            "prerequisites-TOTAL_FORMS": "1",
+            "prerequisites-0-position": "0",
+            "prerequisites-0-text": "Do you speak German fluently?",
+            "prerequisites-0-choices": "Yes\nNo\nA little\n",
+            "prerequisites-0-accepted": "Yes",
+        }
+    )
 
     assert admin_client.post(change_url(study), data).status_code == 302
 
@@ -44,8 +50,15 @@ def test_screening_answers_are_typed_one_per_line(admin_client, study):
 
 def test_an_accepted_answer_that_is_not_offered_is_named(admin_client, study):
     data = change_page_data(admin_client.get(change_url(study)))
-    data.update({"prerequisites-TOTAL_FORMS": "1", "prerequisites-0-position": "0", "prerequisites-0-text": "Q?",
-                 "prerequisites-0-choices": "Yes\nNo", "prerequisites-0-accepted": "Yes\nMaybe"})  # fmt: skip
+    data.update(
+        {
+            "prerequisites-TOTAL_FORMS": "1",
+            "prerequisites-0-position": "0",
+            "prerequisites-0-text": "Q?",
+            "prerequisites-0-choices": "Yes\nNo",
+            "prerequisites-0-accepted": "Yes\nMaybe",
+        }
+    )
 
     response = admin_client.post(change_url(study), data)
 
@@ -56,8 +69,13 @@ def test_an_accepted_answer_that_is_not_offered_is_named(admin_client, study):
 def post_check(client, study, **levels):
     clip = ClipFactory(corpus=study.corpus, external_id="check-1")  # "the cat sat on the mat"
     data = change_page_data(client.get(change_url(study)))
-    data.update({"attention_checks-TOTAL_FORMS": "1", "attention_checks-0-clip": str(clip.pk),
-                 "attention_checks-0-kind": "instructed"})  # fmt: skip
+    data.update(
+        {
+            "attention_checks-TOTAL_FORMS": "1",
+            "attention_checks-0-clip": str(clip.pk),
+            "attention_checks-0-kind": "instructed",
+        }
+    )
     data.update({f"attention_checks-0-{name}": value for name, value in levels.items()})
     return client.post(change_url(study), data)
 
@@ -75,13 +93,17 @@ def test_an_attention_check_names_its_words_and_their_levels(admin_client, study
 @pytest.mark.parametrize(
     ("levels", "field", "message"),
     [
-        ({"heavily_emphasized": "the"}, "heavily_emphasized", "'the' occurs 2 times in clip check-1: give its position (1, 5)."),
+        (
+            {"heavily_emphasized": "the"},
+            "heavily_emphasized",
+            "'the' occurs 2 times in clip check-1: give its position (1, 5).",
+        ),
         ({"emphasized": "dog"}, "emphasized", "'dog' is not a word of clip check-1 (the cat sat on the mat)."),
         ({"unmarked": "7"}, "unmarked", "Position 7 is outside clip check-1, which has 6 word(s) (1 to 6)."),
         ({"heavily_emphasized": "cat", "unmarked": "2"}, "unmarked", "Word 2 (cat) is named for two levels."),
         ({}, "heavily_emphasized", "Name at least one word and the level it must take"),
     ],
-)  # fmt: skip
+)
 def test_a_check_that_names_words_wrongly_is_explained(admin_client, study, levels, field, message):
     response = post_check(admin_client, study, **levels)
 

@@ -22,9 +22,12 @@ class TestMismatchReview:
     def study(self):
         study = StudyFactory(status="live", clips_per_task=5, attention_checks_per_task=0)
         for clip_id in ("matches", "wrong"):
-            StudyItemFactory(study=study, clip=ClipFactory(corpus=study.corpus, external_id=clip_id,
-                                                           transcript=f"clip {clip_id}"),
-                             mismatch_count=2, review=StudyItem.Review.NEEDS_REVIEW)  # fmt: skip
+            StudyItemFactory(
+                study=study,
+                clip=ClipFactory(corpus=study.corpus, external_id=clip_id, transcript=f"clip {clip_id}"),
+                mismatch_count=2,
+                review=StudyItem.Review.NEEDS_REVIEW,
+            )
         return study
 
     def claimed(self, study) -> list[str]:

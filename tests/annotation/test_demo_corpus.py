@@ -22,9 +22,20 @@ from annotation.demo.make_demo_corpus import (
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "annotation" / "demo_corpus"
 MANIFEST_KEYS = {
-    "id", "audio", "transcript", "words", "language", "variety", "speaker", "emotion",
-    "synthetic", "intended_emphasis", "generator", "prosody", "loudness_distractor",
-}  # fmt: skip
+    "id",
+    "audio",
+    "transcript",
+    "words",
+    "language",
+    "variety",
+    "speaker",
+    "emotion",
+    "synthetic",
+    "intended_emphasis",
+    "generator",
+    "prosody",
+    "loudness_distractor",
+}
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +94,20 @@ def test_intended_emphasis_indexes_existing_words(rows):
 
 def decoded_duration(path: Path) -> float:
     imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
-    command = [imageio_ffmpeg.get_ffmpeg_exe(), "-v", "error", "-i", str(path), "-f", "s16le",
-               "-ac", "1", "-ar", "22050", "-"]  # fmt: skip
+    command = [
+        imageio_ffmpeg.get_ffmpeg_exe(),
+        "-v",
+        "error",
+        "-i",
+        str(path),
+        "-f",
+        "s16le",
+        "-ac",
+        "1",
+        "-ar",
+        "22050",
+        "-",
+    ]
     pcm = subprocess.run(command, capture_output=True, check=True).stdout
     return len(pcm) / 2 / 22050
 

@@ -34,12 +34,17 @@ class FormFolder:
     def stresstest(self, n: int, **extra) -> dict:
         binary = [0] * 7
         binary[n % 7] = 1
-        return self.add(**{
-            "transcription": SENTENCE, "audio": self.audio(f"audio/sample_{n:02d}.wav"),
-            "stress_pattern": {"binary": binary, "indices": [n % 7], "words": [SENTENCE.split()[n % 7]]},
-            "possible_answers": ["Someone else said it", "I only implied it"], "label": n % 2,
-            "metadata": {"stress_category": "contrastive" if n % 2 else "emphatic"}, **extra,
-        })  # fmt: skip
+        return self.add(
+            **{
+                "transcription": SENTENCE,
+                "audio": self.audio(f"audio/sample_{n:02d}.wav"),
+                "stress_pattern": {"binary": binary, "indices": [n % 7], "words": [SENTENCE.split()[n % 7]]},
+                "possible_answers": ["Someone else said it", "I only implied it"],
+                "label": n % 2,
+                "metadata": {"stress_category": "contrastive" if n % 2 else "emphatic"},
+                **extra,
+            }
+        )
 
     def write(self, text: str | None = None):
         (self.root / "items.jsonl").write_text(text or "".join(json.dumps(row) + "\n" for row in self.rows))
@@ -211,31 +216,51 @@ def test_importing_again_into_the_same_corpus_reuses_the_clips(folder):
 
 GOOD = {"id": "ok", "type": "single_choice", "audio": "audio/ok.wav", "options": ["x", "y"], "gold": 0}
 REFUSALS = [
-    ({"id": "q", "type": "single_choice", "audio": "audio/ok.wav", "options": ["x", "y"], "gold": 2},
-     "line 2 (item 'q'), gold: 2 is out of range: the item has 2 options, 0 to 1"),
-    ({"transcription": "a b", "audio": "audio/ok.wav", "possible_answers": ["x", "y"], "label": 3},
-     "line 2 (item 'ok'), label: 3 is out of range"),
-    ({"id": "q", "type": "single_choice", "audio": "audio/ok.wav", "options": ["only"]},
-     "line 2 (item 'q'), options: a single_choice item needs at least 2 options, got 1"),
+    (
+        {"id": "q", "type": "single_choice", "audio": "audio/ok.wav", "options": ["x", "y"], "gold": 2},
+        "line 2 (item 'q'), gold: 2 is out of range: the item has 2 options, 0 to 1",
+    ),
+    (
+        {"transcription": "a b", "audio": "audio/ok.wav", "possible_answers": ["x", "y"], "label": 3},
+        "line 2 (item 'ok'), label: 3 is out of range",
+    ),
+    (
+        {"id": "q", "type": "single_choice", "audio": "audio/ok.wav", "options": ["only"]},
+        "line 2 (item 'q'), options: a single_choice item needs at least 2 options, got 1",
+    ),
     ({"id": "q", "type": "single_choice", "options": ["x", "y"]}, "line 2 (item 'q'), audio: missing audio path"),
-    ({"id": "q", "type": "rating", "audio": "audio/none.wav"},
-     "line 2 (item 'q'), audio: audio file 'audio/none.wav' not found"),
+    (
+        {"id": "q", "type": "rating", "audio": "audio/none.wav"},
+        "line 2 (item 'q'), audio: audio file 'audio/none.wav' not found",
+    ),
     ({"id": "q", "type": "ranking", "audio": "audio/ok.wav"}, "line 2 (item 'q'), type: unknown item type 'ranking'"),
-    ({"id": "ok", "type": "rating", "audio": "audio/ok.wav"},
-     "line 2 (item 'ok'), id: duplicate id, first used on line 1"),
-    ({"id": "q", "type": "stance", "audio": "audio/ok.wav", "settings": {"dimension": "warmth"}},
-     "line 2 (item 'q'), settings: a stance item needs its two poles"),
-    ({"id": "q", "type": "pairwise", "audio": "audio/ok.wav"},
-     "line 2 (item 'q'), audio_b: a pairwise item needs audio_b"),
-    ({"id": "q", "type": "stressed_words", "audio": "audio/ok.wav", "transcript": "one two three", "gold": [0, 1]},
-     "line 2 (item 'q'), gold: has 2 values but the transcript has 3 words"),
-    ({"id": "q", "type": "single_choice", "audio": "audio/ok.wav", "options": ["x", "y"], "optons": []},
-     "line 2 (item 'q'), optons: unknown field 'optons'"),
+    (
+        {"id": "ok", "type": "rating", "audio": "audio/ok.wav"},
+        "line 2 (item 'ok'), id: duplicate id, first used on line 1",
+    ),
+    (
+        {"id": "q", "type": "stance", "audio": "audio/ok.wav", "settings": {"dimension": "warmth"}},
+        "line 2 (item 'q'), settings: a stance item needs its two poles",
+    ),
+    (
+        {"id": "q", "type": "pairwise", "audio": "audio/ok.wav"},
+        "line 2 (item 'q'), audio_b: a pairwise item needs audio_b",
+    ),
+    (
+        {"id": "q", "type": "stressed_words", "audio": "audio/ok.wav", "transcript": "one two three", "gold": [0, 1]},
+        "line 2 (item 'q'), gold: has 2 values but the transcript has 3 words",
+    ),
+    (
+        {"id": "q", "type": "single_choice", "audio": "audio/ok.wav", "options": ["x", "y"], "optons": []},
+        "line 2 (item 'q'), optons: unknown field 'optons'",
+    ),
     ({"id": "q", "type": "rating", "audio": "../ok.wav"}, "line 2 (item 'q'), audio: path '../ok.wav' escapes"),
-    ({"id": "q", "type": "rating", "audio": "audio/ok.wav", "transcript": "something else"},
-     "line 2 (item 'q'), audio: 'audio/ok.wav' has the transcript 'ok words' on line 1, here 'something else'"),
+    (
+        {"id": "q", "type": "rating", "audio": "audio/ok.wav", "transcript": "something else"},
+        "line 2 (item 'q'), audio: 'audio/ok.wav' has the transcript 'ok words' on line 1, here 'something else'",
+    ),
     ({"audio": "audio/ok.wav"}, "line 2, type: unknown layout"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("row", "message"), REFUSALS, ids=[message.split(": ")[1][:30] for _, message in REFUSALS])

@@ -55,8 +55,11 @@ def test_an_expected_failure_keeps_its_message_and_fields():
 
     job = stored(job)
     assert (job.status, job.error, job.problems, job.phase) == (
-        Status.FAILED, "2 bad row(s); nothing was imported", [{"line": 3}], "failed"
-    )  # fmt: skip
+        Status.FAILED,
+        "2 bad row(s); nothing was imported",
+        [{"line": 3}],
+        "failed",
+    )
 
 
 def test_a_crash_fails_the_job_instead_of_leaving_it_running():

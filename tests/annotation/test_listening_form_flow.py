@@ -236,8 +236,9 @@ def test_a_submit_to_an_item_not_yet_shown_reveals_nothing_of_it(client):
 
     replies = [
         client.post(f"/s/{study.slug}/task/items/{item.pk}/submit", answer, HTTP_HX_REQUEST="true")
-        for item in pending[1:] for answer in answers
-    ]  # fmt: skip
+        for item in pending[1:]
+        for answer in answers
+    ]
 
     texts = {reply.content.decode().strip() for reply in replies}
     assert {reply.status_code for reply in replies} == {422}

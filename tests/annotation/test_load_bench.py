@@ -59,11 +59,26 @@ def run_bench(*arguments: str) -> subprocess.CompletedProcess:
     server = "postgres://postgres@127.0.0.1:5432"
     require_service("PostgreSQL", server)
     return subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "annotate_load.py"), "--server", server, "--workers", "2", "--threads",
-         "2", "--floor-seconds", "1", *arguments],
-        capture_output=True, text=True, timeout=300, check=False, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "annotate_load.py"),
+            "--server",
+            server,
+            "--workers",
+            "2",
+            "--threads",
+            "2",
+            "--floor-seconds",
+            "1",
+            *arguments,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=ROOT,
         env={key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"},
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.postgres
@@ -81,12 +96,32 @@ def test_the_load_benchmark_runs_and_checks_its_invariants(server):
 
 @pytest.mark.postgres
 def test_the_realistic_mode_searches_for_the_most_participants_served():
-    result = run_bench("--mode", "realistic", "--start", "2", "--most", "4", "--clips", "40", "--clips-per-task",
-                       "3", "--target", "2", "--clip-seconds", "0.3,0.4", "--marking-seconds", "0.1,0.2",
-                       "--level-seconds", "1.5", "--budget-seconds", "120",
-                       # The search is under test, not this machine's speed: a shared CI box's
-                       # stalls must not fail a level of two participants.
-                       "--p99-ms", "5000")  # fmt: skip
+    result = run_bench(
+        "--mode",
+        "realistic",
+        "--start",
+        "2",
+        "--most",
+        "4",
+        "--clips",
+        "40",
+        "--clips-per-task",
+        "3",
+        "--target",
+        "2",
+        "--clip-seconds",
+        "0.3,0.4",
+        "--marking-seconds",
+        "0.1,0.2",
+        "--level-seconds",
+        "1.5",
+        "--budget-seconds",
+        "120",
+        # The search is under test, not this machine's speed: a shared CI box's
+        # stalls must not fail a level of two participants.
+        "--p99-ms",
+        "5000",
+    )
 
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "2 participants: " in result.stdout and "4 participants: " in result.stdout, result.stdout[-3000:]
@@ -112,8 +147,15 @@ def test_the_asyncio_client_round_trips_a_real_submit(live_server):
     corpus = Corpus.objects.create(name="async client")
     for _ in range(3):
         ClipFactory(corpus=corpus, transcript="she never said he stole", duration=0.3)
-    study = study_create(name="async client", corpus=corpus, selection=ClipSelection(), clips_per_task=2,
-                         target_annotations=1, attention_checks_per_task=0, status=Study.Status.LIVE)  # fmt: skip
+    study = study_create(
+        name="async client",
+        corpus=corpus,
+        selection=ClipSelection(),
+        clips_per_task=2,
+        target_annotations=1,
+        attention_checks_per_task=0,
+        status=Study.Status.LIVE,
+    )
     host, port = live_server.thread.host, live_server.thread.port
     browser, rng, log = AsyncBrowser(AsyncHttpTransport(host, port, timeout=10)), random.Random(0), ParticipantLog()
 
@@ -140,8 +182,10 @@ def test_the_asyncio_client_reads_chunked_replies_and_reconnects_when_the_server
 
     async def serve(reader, writer):  # one request per connection, chunked, then the connection is closed
         requests.append(await reader.readuntil(b"\r\n\r\n"))
-        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nSet-Cookie: csrftoken=abc; Path=/\r\n\r\n"
-                     b"3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n")  # fmt: skip
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nSet-Cookie: csrftoken=abc; Path=/\r\n\r\n"
+            b"3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n"
+        )
         await writer.drain()
         writer.close()
 

@@ -201,14 +201,28 @@ def test_the_hand_written_statements_store_the_same_rows_on_every_backend(client
 
     position = {item: index for index, item in enumerate(items)}
     events = sorted(
-        (position[e.item_id], round((e.received_at - page.t0).total_seconds(), 3), e.client_ms, e.kind, e.track,
-         e.media_time, e.rate, e.page)
+        (
+            position[e.item_id],
+            round((e.received_at - page.t0).total_seconds(), 3),
+            e.client_ms,
+            e.kind,
+            e.track,
+            e.media_time,
+            e.rate,
+            e.page,
+        )
         for e in PlaybackEvent.objects.all()
-    )  # fmt: skip
+    )
     answers = sorted(
-        (position[a.item_id], a.levels, a.coverage, a.seconds_spent, round((a.submitted_at - page.t0).total_seconds(), 3))
+        (
+            position[a.item_id],
+            a.levels,
+            a.coverage,
+            a.seconds_spent,
+            round((a.submitted_at - page.t0).total_seconds(), 3),
+        )
         for a in Annotation.objects.all()
-    )  # fmt: skip
+    )
 
     client_ms = [10000.0, 10250.0, 10500.0, 10750.0, 11000.0, 11250.0, 11500.0, 11750.0, 12000.0, 12000.0]
     times = [0.0, 1.0, 1.0, 1.0, 1.0, 2.2, 2.2, 2.2, 2.2, 2.2]
@@ -216,8 +230,9 @@ def test_the_hand_written_statements_store_the_same_rows_on_every_backend(client
     media = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.0]
     first = [(0, at, ms, kind, 0, t, 1.0, 41) for at, ms, kind, t in zip(times, client_ms, kinds, media, strict=True)]
     times = [3.0, 3.5, 3.5, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1]
-    second = [(1, at, ms + 3000, kind, 0, t, 1.0, 41)
-              for at, ms, kind, t in zip(times, client_ms, kinds, media, strict=True)]  # fmt: skip
+    second = [
+        (1, at, ms + 3000, kind, 0, t, 1.0, 41) for at, ms, kind, t in zip(times, client_ms, kinds, media, strict=True)
+    ]
     assert events == sorted(first + second)
     level = [1] + [0] * 9
     assert answers == [(0, level, 1.0, 2.2, 2.2), (1, level, 1.0, 3.0, 5.2)]  # seconds from each hand-out
@@ -277,8 +292,9 @@ def test_reports_held_in_a_slow_servers_queue_cost_no_listening(client, study):
 
 @pytest.mark.parametrize("how", ["with the submit", "separately"])
 @pytest.mark.parametrize(("submitted", "status"), [(1.6, 422), (2.0, 302)])
-def test_a_script_is_refused_until_the_clip_could_have_been_heard_since_its_hand_out(client, study, how, submitted,
-                                                                                     status):  # fmt: skip
+def test_a_script_is_refused_until_the_clip_could_have_been_heard_since_its_hand_out(
+    client, study, how, submitted, status
+):
     page, items = handed_out_page(client, study, 9)
     # A script claims a full play-through of the 2 s clip from the moment it was handed out.
     left = sent_as(page, items[0], play_through(page, 0.0), how)

@@ -60,8 +60,10 @@ class FakeProlific:
 
     def add(self, participant, status="AWAITING REVIEW"):
         self.submissions[participant.prolific_session_id] = {
-            "participant": participant.prolific_pid, "study_id": participant.prolific_study_id, "status": status,
-        }  # fmt: skip
+            "participant": participant.prolific_pid,
+            "study_id": participant.prolific_study_id,
+            "status": status,
+        }
 
     def bodies(self, path_part: str) -> list[dict]:
         return [json.loads(call["raw"]) for call in self.calls if path_part in call["path"]]
@@ -296,9 +298,11 @@ def test_admin_sends_approvals_in_bulk_rejections_and_return_requests(
         {"request_return_reasons": ["Didn't finish the study"]}
     ]
     assert {s["participant"]: s["status"] for s in prolific.submissions.values()} == {
-        ana.prolific_pid: "APPROVED", ben.prolific_pid: "APPROVED", dan.prolific_pid: "REJECTED",
+        ana.prolific_pid: "APPROVED",
+        ben.prolific_pid: "APPROVED",
+        dan.prolific_pid: "REJECTED",
         eve.prolific_pid: "AWAITING REVIEW",
-    }  # fmt: skip
+    }
     for participant in (ana, ben, dan, eve):
         participant.refresh_from_db()
         assert participant.decision_sent_at is not None

@@ -166,8 +166,11 @@ def test_the_review_page_shows_the_reports_kappa_for_every_participant(small):
     for pid, row in reported.items():
         review = by_annotator_id[pid]
         assert review.kappa == pytest.approx(row["kappa"], abs=1e-9), pid  # the report rounds to 10 decimals
-        assert (review.kappa_reason, review.flags, review.clips) == (row["kappa_reason"], tuple(row["flags"]),
-                                                                     row["clips"]), pid  # fmt: skip
+        assert (review.kappa_reason, review.flags, review.clips) == (
+            row["kappa_reason"],
+            tuple(row["flags"]),
+            row["clips"],
+        ), pid
         assert review.marked_share == pytest.approx(row["marked_share"], abs=1e-9)
     assert rows[small.ana.prolific_pid].kappa is not None and rows[small.ben.prolific_pid].clips == 3  # 1 malformed
     assert rows[small.ana.prolific_pid].clips == 4  # not the excluded clip
@@ -232,7 +235,7 @@ def test_approve_and_set_back_to_pending():
         ("FAILED_CHECK", "You failed the check.", "at least 100 characters explaining the reason (.*) has 21"),
         ("FAILED_CHECK", " " * 200, "this one has 0"),
     ],
-)  # fmt: skip
+)
 def test_a_rejection_needs_a_category_and_a_long_message(category, message, error):
     participant = ParticipantFactory()
 
@@ -341,13 +344,19 @@ def test_each_participant_shows_an_id_and_a_status_and_entrants_without_a_task_a
     small.ana.save()
 
     rows = {row.participant_id: row for row in participant_review_rows(study=study)}
-    assert {person.pk: (rows[person.pk].status, rows[person.pk].had_task) for person in (
-        small.ana, small.fay, screened, deaf, retrying, local, annotating, expired)} == {
-        small.ana.pk: ("completed", True), small.fay.pk: ("consented, not screened", False),
-        screened.pk: ("screened out", False), deaf.pk: ("failed the sound check", False),
-        retrying.pk: ("at the sound check", False), local.pk: ("no task", False),
-        annotating.pk: ("annotating", True), expired.pk: ("task expired", True),
-    }  # fmt: skip
+    assert {
+        person.pk: (rows[person.pk].status, rows[person.pk].had_task)
+        for person in (small.ana, small.fay, screened, deaf, retrying, local, annotating, expired)
+    } == {
+        small.ana.pk: ("completed", True),
+        small.fay.pk: ("consented, not screened", False),
+        screened.pk: ("screened out", False),
+        deaf.pk: ("failed the sound check", False),
+        retrying.pk: ("at the sound check", False),
+        local.pk: ("no task", False),
+        annotating.pk: ("annotating", True),
+        expired.pk: ("task expired", True),
+    }
     assert rows[local.pk].shown_id == f"local #{local.pk}"
 
     page = client.get(review_url(study)).content.decode()

@@ -54,10 +54,14 @@ def test_the_participants_earlier_orders_count_and_a_full_tie_is_random():
 def stance_items(count: int):
     def specs(clips):
         return [
-            ListeningFormItemSpec(f"s{n}", ListeningFormItem.Type.STANCE, clips[n],
-                         settings={"dimension": "warmth", "positive": "warm", "negative": "cold"})
+            ListeningFormItemSpec(
+                f"s{n}",
+                ListeningFormItem.Type.STANCE,
+                clips[n],
+                settings={"dimension": "warmth", "positive": "warm", "negative": "cold"},
+            )
             for n in range(count)
-        ]  # fmt: skip
+        ]
 
     return specs
 

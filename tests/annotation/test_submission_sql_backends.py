@@ -26,18 +26,26 @@ def test_the_submissions_leave_exactly_these_rows():
     assert [mismatch_sends_to_review(reports=reports, threshold=THRESHOLD) for reports in (1, 2)] == [False, True]
     # clip rank, completed, reserved (the fourth participant's), mismatch reports, review
     assert rows["study_items"] == [[0, 2, 0, 2, Review.NEEDS_REVIEW], [1, 3, 1, 0, Review.ACTIVE]]
-    assert rows["tasks"] == [[0, "completed", True], [1, "completed", True], [2, "completed", True],
-                             [3, "open", False]]  # fmt: skip
+    assert rows["tasks"] == [[0, "completed", True], [1, "completed", True], [2, "completed", True], [3, "open", False]]
     assert rows["participants"] == [[0, True], [1, True], [2, True], [3, False]]
     assert rows["task_items"] == [
-        [0, 0, "submitted"], [0, 1, "submitted"], [1, 0, "submitted"], [1, 1, "submitted"], [2, 1, "submitted"],
+        [0, 0, "submitted"],
+        [0, 1, "submitted"],
+        [1, 0, "submitted"],
+        [1, 1, "submitted"],
+        [2, 1, "submitted"],
         [3, 1, "pending"],
-    ]  # fmt: skip
-    assert [(person, clip, levels.index(1) if 1 in levels else None, mismatch, coverage, passed)
-            for person, clip, levels, mismatch, coverage, passed in rows["annotations"]] == [
-        (0, 0, 0, True, 1.0, None), (0, 1, 0, False, 1.0, None), (1, 0, 1, True, 1.0, None),
-        (1, 1, 1, False, 1.0, None), (2, 1, 2, False, 1.0, None),
-    ]  # fmt: skip
+    ]
+    assert [
+        (person, clip, levels.index(1) if 1 in levels else None, mismatch, coverage, passed)
+        for person, clip, levels, mismatch, coverage, passed in rows["annotations"]
+    ] == [
+        (0, 0, 0, True, 1.0, None),
+        (0, 1, 0, False, 1.0, None),
+        (1, 0, 1, True, 1.0, None),
+        (1, 1, 1, False, 1.0, None),
+        (2, 1, 2, False, 1.0, None),
+    ]
     kept = [event for event in rows["events"] if event[6] == 100]
     assert kept == [[2, 1, "play", 0, 0.0, 1.0, 100.0, 0]]  # the refused answer's report, kept
     assert len(rows["events"]) == 1 + 5 * 10  # and each listening: play, 8 timeupdates, ended
@@ -51,8 +59,13 @@ def test_sqlite_and_postgresql_store_the_same_rows_side_by_side(tmp_path):
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     result = subprocess.run(
         [sys.executable, "-m", "tests.annotation.submission_scenario", f"sqlite:///{tmp_path / 'compare.sqlite3'}"],
-        capture_output=True, text=True, timeout=300, check=False, cwd=ROOT, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=ROOT,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     on_sqlite = json.loads(result.stdout.strip().splitlines()[-1])
 

@@ -41,8 +41,13 @@ def make_study(*, english=4, german=2, **settings) -> Study:
     corpus = CorpusFactory()
     for index in range(english + german):
         ClipFactory(corpus=corpus, language="en" if index < english else "de")
-    settings = {"status": Study.Status.LIVE, "clips_per_task": 3, "target_annotations": 2,
-                "attention_checks_per_task": 0, **settings}  # fmt: skip
+    settings = {
+        "status": Study.Status.LIVE,
+        "clips_per_task": 3,
+        "target_annotations": 2,
+        "attention_checks_per_task": 0,
+        **settings,
+    }
     return study_create(name=f"topup-{corpus.pk}", corpus=corpus, selection=ClipSelection(), **settings)
 
 
@@ -55,14 +60,26 @@ def complete(task: Task) -> None:
     for item in task.items.order_by("position"):
         played = T0 + timedelta(seconds=10 * (item.position + 1))
         handed_out_before(item, played)
-        PlaybackEvent.objects.bulk_create([
-            PlaybackEvent(item=item, kind="play", media_time=0, client_ms=0, received_at=played),
-            PlaybackEvent(item=item, kind="ended", media_time=item.duration, client_ms=item.duration * 1000,
-                          received_at=played + timedelta(seconds=item.duration)),
-        ])  # fmt: skip
+        PlaybackEvent.objects.bulk_create(
+            [
+                PlaybackEvent(item=item, kind="play", media_time=0, client_ms=0, received_at=played),
+                PlaybackEvent(
+                    item=item,
+                    kind="ended",
+                    media_time=item.duration,
+                    client_ms=item.duration * 1000,
+                    received_at=played + timedelta(seconds=item.duration),
+                ),
+            ]
+        )
         levels = [1] + [0] * (item.word_count - 1)
-        annotation_submit(participant_id=task.participant_id, item_id=item.pk, levels=levels, mismatch=False,
-                          now=played + timedelta(seconds=item.duration + 1))  # fmt: skip
+        annotation_submit(
+            participant_id=task.participant_id,
+            item_id=item.pk,
+            levels=levels,
+            mismatch=False,
+            now=played + timedelta(seconds=item.duration + 1),
+        )
 
 
 def drop_out() -> int:
@@ -71,8 +88,10 @@ def drop_out() -> int:
 
 
 def rows(plan) -> dict:
-    return {row.language: (row.clips_below_target, row.missing_annotations, row.places_needed)
-            for row in [*plan.languages, plan.total]}  # fmt: skip
+    return {
+        row.language: (row.clips_below_target, row.missing_annotations, row.places_needed)
+        for row in [*plan.languages, plan.total]
+    }
 
 
 @pytest.mark.django_db
@@ -267,8 +286,16 @@ def test_form_studies_count_items_as_the_page_says():
                 )
             )
             specs.append(ListeningFormItemSpec(f"s{index}", ListeningFormItem.Type.STRESSED_WORDS, clip))
-        specs.append(ListeningFormItemSpec("check", ListeningFormItem.Type.SINGLE_CHOICE, clips[3], options=["x", "y"], gold=1,
-                                  settings={"attention_check": True}))  # fmt: skip
+        specs.append(
+            ListeningFormItemSpec(
+                "check",
+                ListeningFormItem.Type.SINGLE_CHOICE,
+                clips[3],
+                options=["x", "y"],
+                gold=1,
+                settings={"attention_check": True},
+            )
+        )
         return specs
 
     study = live_form(specs=two_questions_per_clip, clips_per_task=6, target_annotations=2, places=0)

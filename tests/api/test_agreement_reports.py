@@ -59,10 +59,12 @@ def test_null_subsample_uses_every_annotation_and_language_scopes(api, study):
         ({"subsample": 1}, {"parameters": {"subsample": ["Ensure this value is greater than or equal to 2."]}}),
         ({"resamples": -1}, {"parameters": {"resamples": ["Ensure this value is greater than or equal to 0."]}}),
         ({"language": "fr"}, {"parameters": {"language": ["not a language of golden (it has: de, en, zh)"]}}),
-        ({"thresholds": {"min_attention": 2}},
-         {"parameters": {"thresholds": {"min_attention": ["Ensure this value is less than or equal to 1."]}}}),
+        (
+            {"thresholds": {"min_attention": 2}},
+            {"parameters": {"thresholds": {"min_attention": ["Ensure this value is less than or equal to 1."]}}},
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_parameters_name_their_field(api, study, parameters, errors):
     response = ask(api, study, **parameters)
 

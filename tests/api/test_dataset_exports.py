@@ -12,8 +12,12 @@ from tests.evaluation.builders import golden_study
 from tests.evaluation.export_builders import final_label_set
 
 pytestmark = pytest.mark.django_db
-PERMS = ("evaluation.add_datasetexport", "evaluation.view_datasetexport", "evaluation.view_labelset",
-         "annotation.view_annotation")  # fmt: skip
+PERMS = (
+    "evaluation.add_datasetexport",
+    "evaluation.view_datasetexport",
+    "evaluation.view_labelset",
+    "annotation.view_annotation",
+)
 
 
 @pytest.fixture

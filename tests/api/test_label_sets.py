@@ -10,8 +10,12 @@ from tests.evaluation.builders import golden_study
 from tests.evaluation.export_builders import final_label_set
 
 pytestmark = pytest.mark.django_db
-PERMS = ("evaluation.view_labelset", "evaluation.add_labelset", "evaluation.change_labelset",
-         "evaluation.delete_labelset")  # fmt: skip
+PERMS = (
+    "evaluation.view_labelset",
+    "evaluation.add_labelset",
+    "evaluation.change_labelset",
+    "evaluation.delete_labelset",
+)
 
 
 @pytest.fixture
@@ -33,9 +37,12 @@ def create(api, capture, **body):
 
 def test_a_label_set_is_built_with_the_first_studys_defaults(api, study, django_capture_on_commit_callbacks):
     label_set = create(
-        api, django_capture_on_commit_callbacks, name="golden", studies=[study.pk],
+        api,
+        django_capture_on_commit_callbacks,
+        name="golden",
+        studies=[study.pk],
         parameters={"resamples": 0, "proportions": [0.6, 0.2, 0.2], "thresholds": {"min_kappa": None}},
-    )  # fmt: skip
+    )
 
     assert label_set["status"] == "succeeded", label_set["error"]
     assert (label_set["state"], label_set["version"], label_set["studies"]) == ("draft", 1, [study.pk])
@@ -101,14 +108,20 @@ def test_a_built_draft_can_be_deleted(api, study, django_capture_on_commit_callb
     [
         ({"studies": []}, {"name": ["This field is required."], "studies": ["This list may not be empty."]}),
         ({"name": "x", "studies": [999999]}, {"studies": ['Invalid pk "999999" - object does not exist.']}),
-        ({"name": "x", "studies": ["{study}"], "parameters": {"proportions": [0.5, 0.5]}},
-         {"parameters": {"proportions": ["Ensure this field has at least 3 elements."]}}),
-        ({"name": "x", "studies": ["{study}"], "parameters": {"proportions": [0.5, 0.5, 0.5]}},
-         {"parameters": ["proportions must be three non-negative shares (train, validation, test) adding up to 1"]}),
-        ({"name": "x", "studies": ["{study}"], "parameters": {"subsample": 0}},
-         {"parameters": {"subsample": ["Ensure this value is greater than or equal to 1."]}}),
+        (
+            {"name": "x", "studies": ["{study}"], "parameters": {"proportions": [0.5, 0.5]}},
+            {"parameters": {"proportions": ["Ensure this field has at least 3 elements."]}},
+        ),
+        (
+            {"name": "x", "studies": ["{study}"], "parameters": {"proportions": [0.5, 0.5, 0.5]}},
+            {"parameters": ["proportions must be three non-negative shares (train, validation, test) adding up to 1"]},
+        ),
+        (
+            {"name": "x", "studies": ["{study}"], "parameters": {"subsample": 0}},
+            {"parameters": {"subsample": ["Ensure this value is greater than or equal to 1."]}},
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_requests_name_their_field(api, study, body, errors):
     body = {key: [study.pk] if value == ["{study}"] else value for key, value in body.items()}
 

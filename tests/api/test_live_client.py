@@ -17,10 +17,15 @@ from tests.evaluation.builders import golden_study
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PERMS = (
-    "annotation.view_study", "evaluation.add_agreementreport", "evaluation.view_agreementreport",
-    "evaluation.add_labelset", "evaluation.view_labelset", "evaluation.change_labelset",
-    "evaluation.add_datasetexport", "evaluation.view_datasetexport",
-)  # fmt: skip
+    "annotation.view_study",
+    "evaluation.add_agreementreport",
+    "evaluation.view_agreementreport",
+    "evaluation.add_labelset",
+    "evaluation.view_labelset",
+    "evaluation.change_labelset",
+    "evaluation.add_datasetexport",
+    "evaluation.view_datasetexport",
+)
 
 
 class ApiScript:
@@ -76,9 +81,10 @@ def test_a_script_goes_from_a_study_to_a_downloaded_export(live_server):
     assert report["result"]["agreement"]["pooled"]["clips"] == 10
 
     label_set = api.post(
-        "/api/v1/label-sets/", {"name": "golden labels", "studies": [study["id"]], "parameters": {"resamples": 20}},
+        "/api/v1/label-sets/",
+        {"name": "golden labels", "studies": [study["id"]], "parameters": {"resamples": 20}},
         expect=202,
-    )  # fmt: skip
+    )
     label_set = api.wait(label_set["url"])
     assert label_set["status"] == "succeeded", label_set["error"]
     label_set = api.post(f"/api/v1/label-sets/{label_set['id']}/finalize/", expect=200)

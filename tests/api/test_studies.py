@@ -33,10 +33,13 @@ def test_a_study_shows_its_progress(api):
         "annotations_done": 4,
         "annotations_target": 6,
         "participants": {
-            "total": 4, "completed": 2, "screened_out": 1, "in_progress": 1,
+            "total": 4,
+            "completed": 2,
+            "screened_out": 1,
+            "in_progress": 1,
             "decisions": {"pending": 2, "approved": 1, "rejected": 1, "return_requested": 0},
         },
-    }  # fmt: skip
+    }
 
 
 def test_a_study_without_clips_or_participants_counts_zeros(api):

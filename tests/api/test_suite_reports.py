@@ -25,9 +25,13 @@ def study(tmp_path):
 @pytest.fixture
 def api():
     return token_client(
-        staff_with("evaluation.add_suitereport", "evaluation.view_suitereport", "annotation.view_study",
-                   "evaluation.view_castset")
-    )  # fmt: skip
+        staff_with(
+            "evaluation.add_suitereport",
+            "evaluation.view_suitereport",
+            "annotation.view_study",
+            "evaluation.view_castset",
+        )
+    )
 
 
 def test_a_request_is_queued_then_polled_to_its_result(api, study, django_capture_on_commit_callbacks):

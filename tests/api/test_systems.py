@@ -45,8 +45,12 @@ def test_uploading_stresstest_answers_imports_them(study, tmp_path):
     assert response.status_code == 201, response.json()
     body = response.json()
     assert (body["system"], body["outputs"], body["items"], body["studies"], body["file"]) == (
-        "m1", 6, 6, [study.slug], "m1.jsonl",
-    )  # fmt: skip
+        "m1",
+        6,
+        6,
+        [study.slug],
+        "m1.jsonl",
+    )
     assert SystemOutput.objects.filter(system__name="m1").count() == 6
 
 
@@ -59,10 +63,19 @@ def test_a_bad_line_is_400_naming_line_item_and_field_and_writes_nothing(study, 
     body = response.json()
     assert body["detail"].startswith("m1.jsonl: 2 bad row(s), nothing was imported")
     assert body["problems"] == [
-        {"line": 2, "item": "st-404", "field": "item", "reason": "unknown item 'st-404': no listening-form item has this id"},
-        {"line": 3, "item": "st-001-ssd", "field": "stressed",
-         "reason": "word indices [9] are out of range: the item has 7 words, 0 to 6"},
-    ]  # fmt: skip
+        {
+            "line": 2,
+            "item": "st-404",
+            "field": "item",
+            "reason": "unknown item 'st-404': no listening-form item has this id",
+        },
+        {
+            "line": 3,
+            "item": "st-001-ssd",
+            "field": "stressed",
+            "reason": "word indices [9] are out of range: the item has 7 words, 0 to 6",
+        },
+    ]
     assert body["more_problems"] == 0
     assert not System.objects.exists()
 
@@ -93,8 +106,14 @@ def test_uploading_stance_answers_with_the_judges_metadata(tmp_path):
     client = token_client(staff_with(ADD))
     path = write_jsonl(tmp_path / "judge.jsonl", stance_outputs())
 
-    response = post_outputs(client, path, suite="stance", system="judge", study=stance.pk,
-                            metadata='{"prompt": "rate warmth", "temperature": 0}')  # fmt: skip
+    response = post_outputs(
+        client,
+        path,
+        suite="stance",
+        system="judge",
+        study=stance.pk,
+        metadata='{"prompt": "rate warmth", "temperature": 0}',
+    )
 
     assert response.status_code == 201, response.json()
     assert (response.json()["outputs"], response.json()["items"]) == (8, 4)
@@ -136,8 +155,10 @@ def test_cast_items_then_a_zip_of_renditions(tmp_path):
 
 def test_a_bad_cast_items_file_is_400(tmp_path):
     client = token_client(staff_with("evaluation.add_castitem"))
-    path = write_jsonl(tmp_path / "items.jsonl", [{"id": "c1", "sentence": "a b", "context_a": "x", "context_b": "y",
-                                                   "word_a": 0, "word_b": 0}])  # fmt: skip
+    path = write_jsonl(
+        tmp_path / "items.jsonl",
+        [{"id": "c1", "sentence": "a b", "context_a": "x", "context_b": "y", "word_a": 0, "word_b": 0}],
+    )
     response = client.post("/api/v1/cast-sets/upload/", {"file": upload(path), "set": "s"}, format="multipart")
 
     assert response.status_code == 400
@@ -146,8 +167,12 @@ def test_a_bad_cast_items_file_is_400(tmp_path):
 
 
 def test_systems_and_their_outputs_are_read_with_the_view_permissions(study, tmp_path):
-    post_outputs(token_client(staff_with(ADD)), write_jsonl(tmp_path / "m.jsonl", stresstest_outputs()),
-                 suite="stresstest", system="m1")  # fmt: skip
+    post_outputs(
+        token_client(staff_with(ADD)),
+        write_jsonl(tmp_path / "m.jsonl", stresstest_outputs()),
+        suite="stresstest",
+        system="m1",
+    )
     system = System.objects.get()
     reader = token_client(staff_with("evaluation.view_system", "evaluation.view_systemoutput"))
 
@@ -155,8 +180,9 @@ def test_systems_and_their_outputs_are_read_with_the_view_permissions(study, tmp
     assert [(s["name"], s["kind"], s["outputs"], s["renditions"]) for s in listed] == [("m1", "model", 6, 0)]
     outputs = reader.get(f"/api/v1/systems/{system.pk}/outputs/?suite=stresstest").json()["results"]
     assert [(o["item"], o["raw"], o["line"], o["study"]) for o in outputs[:2]] == [
-        ("st-001", 0, 1, study.slug), ("st-001-ssd", [0], 2, study.slug),
-    ]  # fmt: skip
+        ("st-001", 0, 1, study.slug),
+        ("st-001-ssd", [0], 2, study.slug),
+    ]
     assert reader.get("/api/v1/systems/99999/outputs/").status_code == 404
 
 
@@ -172,7 +198,12 @@ def test_systems_and_their_outputs_are_read_with_the_view_permissions(study, tmp
 )
 def test_each_endpoint_needs_its_permission(method, path, perm):
     assert getattr(APIClient(), method)(path).status_code == 401
-    others = {"evaluation.view_system", "evaluation.view_systemoutput", ADD, "evaluation.view_castset",
-              "evaluation.add_castitem"} - {perm}  # fmt: skip
+    others = {
+        "evaluation.view_system",
+        "evaluation.view_systemoutput",
+        ADD,
+        "evaluation.view_castset",
+        "evaluation.add_castitem",
+    } - {perm}
     assert getattr(token_client(staff_with(*others)), method)(path).status_code == 403
     assert getattr(token_client(staff_with(perm)), method)(path).status_code in (200, 400, 404)

@@ -18,14 +18,17 @@ def study_with_audio(corpus_folder, transcripts: dict[str, str], *, name: str = 
     for seed, (clip_id, transcript) in enumerate(transcripts.items()):
         corpus_folder.add(clip_id, transcript, seconds=CLIP_SECONDS, seed=seed)
     corpus_folder.write_jsonl()
-    call_command("import_corpus", str(corpus_folder.root), "--corpus", name.lower(), "--no-progress",
-                 stdout=io.StringIO())  # fmt: skip
+    call_command(
+        "import_corpus", str(corpus_folder.root), "--corpus", name.lower(), "--no-progress", stdout=io.StringIO()
+    )
     corpus = Corpus.objects.get(name=name.lower())
     defaults = {
-        "status": Study.Status.LIVE, "clips_per_task": len(transcripts), "attention_checks_per_task": 0,
+        "status": Study.Status.LIVE,
+        "clips_per_task": len(transcripts),
+        "attention_checks_per_task": 0,
         "consent_text": "We record which words you mark. Taking part is voluntary.",
         "instructions": "Mark the words the speaker **stressed**.",
-    }  # fmt: skip
+    }
     return study_create(name=name, corpus=corpus, selection=ClipSelection(), **{**defaults, **settings})
 
 

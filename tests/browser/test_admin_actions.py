@@ -121,8 +121,9 @@ def test_cancel_stops_a_queued_benchmark_run(admin_page, live_server, corpus_fol
 
     label_set = tiny_label_set(corpus_folder)
     monkeypatch.setattr("annotation.jobs._send", lambda model, job_id: None)  # no worker takes it
-    [run] = benchmark_runs_launch(label_set=label_set, detector="acoustic", label_mode="binary",
-                                  plan=Plan("multilingual"))  # fmt: skip
+    [run] = benchmark_runs_launch(
+        label_set=label_set, detector="acoustic", label_mode="binary", plan=Plan("multilingual")
+    )
     open_admin(admin_page, live_server, "admin:modelzoo_benchmarkrun_change", run.pk)
 
     admin_page.get_by_role("button", name="Cancel this run").click()

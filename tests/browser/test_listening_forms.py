@@ -24,9 +24,14 @@ def clips(corpus_folder, count: int) -> list[Clip]:
 
 def open_form(specs, **settings) -> Study:
     return listening_form_study_create(
-        name="Form", corpus=Corpus.objects.get(name="forms"), items=specs, status=Study.Status.LIVE,
-        clips_per_task=len(specs), consent_text="Answers are stored.", **settings,
-    )  # fmt: skip
+        name="Form",
+        corpus=Corpus.objects.get(name="forms"),
+        items=specs,
+        status=Study.Status.LIVE,
+        clips_per_task=len(specs),
+        consent_text="Answers are stored.",
+        **settings,
+    )
 
 
 def enter(page, base, study):
@@ -90,12 +95,20 @@ def run_through(page, base, study):
 
 def test_a_fifteen_item_single_choice_form(production_page, production_server, corpus_folder):
     made = clips(corpus_folder, 15)
-    study = open_form([
-        ListeningFormItemSpec(f"q{n}", ListeningFormItem.Type.SINGLE_CHOICE, clip, prompt="Which meaning did the speaker intend?",
-                     options=["Someone else said it", "She did something else"], gold=n % 2,
-                     metadata={"stress_category": "contrastive"})
-        for n, clip in enumerate(made)
-    ])  # fmt: skip
+    study = open_form(
+        [
+            ListeningFormItemSpec(
+                f"q{n}",
+                ListeningFormItem.Type.SINGLE_CHOICE,
+                clip,
+                prompt="Which meaning did the speaker intend?",
+                options=["Someone else said it", "She did something else"],
+                gold=n % 2,
+                metadata={"stress_category": "contrastive"},
+            )
+            for n, clip in enumerate(made)
+        ]
+    )
 
     run_through(production_page, production_server.url, study)
 
@@ -106,16 +119,33 @@ def test_a_fifteen_item_single_choice_form(production_page, production_server, c
 
 def test_a_form_with_one_item_of_every_type(production_page, production_server, corpus_folder):
     made = clips(corpus_folder, 6)
-    study = open_form([
-        ListeningFormItemSpec("choice", ListeningFormItem.Type.SINGLE_CHOICE, made[0], options=["A meaning", "Another"], gold=0),
-        ListeningFormItemSpec("pair", ListeningFormItem.Type.PAIRWISE, made[1], second_clip=made[2], settings={"allow_tie": True}),
-        ListeningFormItemSpec("mos", ListeningFormItem.Type.RATING, made[3], options=["Bad", "Poor", "Fair", "Good", "Excellent"]),
-        ListeningFormItemSpec("slider", ListeningFormItem.Type.RATING, made[4]),
-        ListeningFormItemSpec("warmth", ListeningFormItem.Type.STANCE, made[5], settings={
-            "dimension": "warmth", "positive": "warm", "negative": "cold",
-            "positive_definition": "friendly, caring", "negative_definition": "distant, detached"}),
-        ListeningFormItemSpec("ssd", ListeningFormItem.Type.STRESSED_WORDS, made[0], gold=[0, 0, 0, 1, 0, 0, 0, 0]),
-    ])  # fmt: skip
+    study = open_form(
+        [
+            ListeningFormItemSpec(
+                "choice", ListeningFormItem.Type.SINGLE_CHOICE, made[0], options=["A meaning", "Another"], gold=0
+            ),
+            ListeningFormItemSpec(
+                "pair", ListeningFormItem.Type.PAIRWISE, made[1], second_clip=made[2], settings={"allow_tie": True}
+            ),
+            ListeningFormItemSpec(
+                "mos", ListeningFormItem.Type.RATING, made[3], options=["Bad", "Poor", "Fair", "Good", "Excellent"]
+            ),
+            ListeningFormItemSpec("slider", ListeningFormItem.Type.RATING, made[4]),
+            ListeningFormItemSpec(
+                "warmth",
+                ListeningFormItem.Type.STANCE,
+                made[5],
+                settings={
+                    "dimension": "warmth",
+                    "positive": "warm",
+                    "negative": "cold",
+                    "positive_definition": "friendly, caring",
+                    "negative_definition": "distant, detached",
+                },
+            ),
+            ListeningFormItemSpec("ssd", ListeningFormItem.Type.STRESSED_WORDS, made[0], gold=[0, 0, 0, 1, 0, 0, 0, 0]),
+        ]
+    )
 
     run_through(production_page, production_server.url, study)
 
@@ -134,10 +164,14 @@ def test_the_browser_asks_for_a_missing_answer_and_a_refused_one_keeps_the_liste
     a submit the server refuses all the same (a script, an old page) keeps the reports it carried."""
     page, base = production_page, production_server.url
     made = clips(corpus_folder, 2)
-    study = open_form([
-        ListeningFormItemSpec(f"q{n}", ListeningFormItem.Type.SINGLE_CHOICE, clip, options=["One meaning", "Another"], gold=0)
-        for n, clip in enumerate(made)
-    ])  # fmt: skip
+    study = open_form(
+        [
+            ListeningFormItemSpec(
+                f"q{n}", ListeningFormItem.Type.SINGLE_CHOICE, clip, options=["One meaning", "Another"], gold=0
+            )
+            for n, clip in enumerate(made)
+        ]
+    )
     enter(page, base, study)
     submits = []
     page.on("request", lambda request: submits.append(request) if request.url.endswith("/submit") else None)

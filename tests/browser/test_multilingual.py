@@ -50,13 +50,19 @@ def study_in(case: dict, corpus_folder) -> Study:
     extra = {"words": case["words"]} if case["words"] else {}
     corpus_folder.add("clip", case["transcript"], seconds=1.2, language=case["language"], **extra)
     corpus_folder.write_jsonl()
-    call_command("import_corpus", str(corpus_folder.root), "--corpus", case["language"], "--no-progress",
-                 stdout=io.StringIO())  # fmt: skip
+    call_command(
+        "import_corpus", str(corpus_folder.root), "--corpus", case["language"], "--no-progress", stdout=io.StringIO()
+    )
     return study_create(
-        name=f"study-{case['language']}", corpus=Corpus.objects.get(name=case["language"]),
-        selection=ClipSelection(), status=Study.Status.LIVE, clips_per_task=1, attention_checks_per_task=0,
-        interface_language=case["interface"], consent_text="…",
-    )  # fmt: skip
+        name=f"study-{case['language']}",
+        corpus=Corpus.objects.get(name=case["language"]),
+        selection=ClipSelection(),
+        status=Study.Status.LIVE,
+        clips_per_task=1,
+        attention_checks_per_task=0,
+        interface_language=case["interface"],
+        consent_text="…",
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

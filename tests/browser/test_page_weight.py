@@ -76,8 +76,10 @@ def test_annotation_page_transfers_at_most_50_kb_before_the_audio(production_pag
 
     static = [row for row in page_rows if "/static/" in row["url"]]
     assert {row["url"].removeprefix(base) for row in static} == {
-        "/static/participant/site.css", "/static/vendor/htmx-2.0.11.min.js", "/static/annotation/task.js",
-    }  # fmt: skip
+        "/static/participant/site.css",
+        "/static/vendor/htmx-2.0.11.min.js",
+        "/static/annotation/task.js",
+    }
     assert all(row["encoding"] in ("gzip", "br") for row in static), static  # as WhiteNoise serves them
     assert audio_rows, "the page did not start loading its audio"
     assert total <= BUDGET, "\n".join(lines)

@@ -52,12 +52,16 @@ def test_participant_walks_from_the_prolific_link_to_the_completion_redirect(pro
 
     # Nothing leaves the machine: other hosts are refused, and Prolific is answered here.
     outside, prolific = [], []
-    page.context.route(lambda url: not url.startswith(base),
-                       lambda route: (outside.append(route.request.url), route.abort()))  # fmt: skip
-    page.route("https://app.prolific.com/**", lambda route: (
-        prolific.append(route.request.url),
-        route.fulfill(status=200, content_type="text/html", body="<h1>Prolific (stand-in)</h1>"),
-    ))  # fmt: skip
+    page.context.route(
+        lambda url: not url.startswith(base), lambda route: (outside.append(route.request.url), route.abort())
+    )
+    page.route(
+        "https://app.prolific.com/**",
+        lambda route: (
+            prolific.append(route.request.url),
+            route.fulfill(status=200, content_type="text/html", body="<h1>Prolific (stand-in)</h1>"),
+        ),
+    )
 
     walk_to_task(page, base, study)
     progress, submit = page.locator(".progress"), page.locator("#submit")
@@ -158,12 +162,14 @@ def test_participant_walks_from_the_prolific_link_to_the_completion_redirect(pro
     # Nor can the submitted clip be changed by posting to it again, as a form or as htmx.
     old_submit = f"{base}/s/{slug}/task/items/{first_item}/submit"
     token = csrf_token(page)
-    as_form = page.request.post(old_submit, form={"csrfmiddlewaretoken": token, "levels": "0,0,2,0,0,0,1"},
-                                max_redirects=0)  # fmt: skip
+    as_form = page.request.post(
+        old_submit, form={"csrfmiddlewaretoken": token, "levels": "0,0,2,0,0,0,1"}, max_redirects=0
+    )
     assert as_form.status == 409
     assert "answers are final" in as_form.text() and "Clip 2 of 3" in as_form.text()
-    as_htmx = page.request.post(old_submit, form={"levels": "0,0,2,0,0,0,1"},
-                                headers={"X-CSRFToken": token, "HX-Request": "true"})  # fmt: skip
+    as_htmx = page.request.post(
+        old_submit, form={"levels": "0,0,2,0,0,0,1"}, headers={"X-CSRFToken": token, "HX-Request": "true"}
+    )
     assert as_htmx.status == 409 and "answers are final" in as_htmx.text()
     # And a stale page still aimed at the submitted clip shows the refusal where the gates speak.
     page.evaluate(
@@ -230,11 +236,13 @@ def test_participant_walks_from_the_prolific_link_to_the_completion_redirect(pro
 
 
 def test_the_task_fits_a_phone(production_page_factory, production_server, corpus_folder, tmp_path):
-    study = study_with_audio(corpus_folder, {"p1": "the internationalization committee absolutely never said that"},
-                             name="Phone")  # fmt: skip
+    study = study_with_audio(
+        corpus_folder, {"p1": "the internationalization committee absolutely never said that"}, name="Phone"
+    )
     base = production_server.url
-    page = production_page_factory(viewport={"width": 375, "height": 740}, device_scale_factor=2, is_mobile=True,
-                                   has_touch=True)  # fmt: skip
+    page = production_page_factory(
+        viewport={"width": 375, "height": 740}, device_scale_factor=2, is_mobile=True, has_touch=True
+    )
     page.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="Prolific (stand-in)"))
 
     walk_to_task(page, base, study, check=no_horizontal_overflow)

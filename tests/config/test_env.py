@@ -90,8 +90,10 @@ def test_the_embedded_default_shows_no_debug_pages_and_still_serves_static_files
     result = subprocess.run(
         [sys.executable, "-c", EMBEDDED_REQUESTS],
         env={"DATA_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "config.settings"},
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
 
     answers = json.loads(result.stdout)
     assert answers["debug"] is False

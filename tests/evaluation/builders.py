@@ -27,8 +27,14 @@ def annotated_study(*, annotations, clips, checks=(), shuffle_seed=None, **study
     study = StudyFactory(**{"slug": "golden", "name": "golden", **study_fields})
     clip_objects = {}
     for key, (words, language, variety, emotion) in clips.items():
-        clip = ClipFactory(corpus=study.corpus, external_id=key, transcript=" ".join(f"w{i}" for i in range(words)),
-                           language=language, variety=variety, emotion=emotion)  # fmt: skip
+        clip = ClipFactory(
+            corpus=study.corpus,
+            external_id=key,
+            transcript=" ".join(f"w{i}" for i in range(words)),
+            language=language,
+            variety=variety,
+            emotion=emotion,
+        )
         StudyItemFactory(study=study, clip=clip)
         clip_objects[key] = clip
     participants, tasks = {}, {}
@@ -42,13 +48,20 @@ def annotated_study(*, annotations, clips, checks=(), shuffle_seed=None, **study
         participants[pid] = ParticipantFactory(study=study, prolific_pid=pid)
         tasks[pid] = TaskFactory(participant=participants[pid])
     for key, pid, levels, mismatch, seconds in rows:
-        AnnotationFactory(item=TaskItemFactory(task=tasks[pid], clip=clip_objects[key]), levels=list(levels),
-                          mismatch_reported=mismatch, seconds_spent=seconds)  # fmt: skip
+        AnnotationFactory(
+            item=TaskItemFactory(task=tasks[pid], clip=clip_objects[key]),
+            levels=list(levels),
+            mismatch_reported=mismatch,
+            seconds_spent=seconds,
+        )
     for pid, passed in checks:
         check = AttentionCheckFactory(study=study, expected={"0": 2})
         levels = [2, 0, 0, 0, 0, 0] if passed else [0, 0, 0, 0, 0, 0]
-        AnnotationFactory(item=TaskItemFactory(task=tasks[pid], clip=check.clip, attention_check=check),
-                          levels=levels, seconds_spent=7.5)  # fmt: skip
+        AnnotationFactory(
+            item=TaskItemFactory(task=tasks[pid], clip=check.clip, attention_check=check),
+            levels=levels,
+            seconds_spent=7.5,
+        )
     return study
 
 
@@ -78,9 +91,16 @@ def golden_rows(seed: int = 7):
 
 def golden_study(*, shuffle_seed=None):
     clips, annotations, checks = golden_rows()
-    return annotated_study(clips=clips, annotations=annotations, checks=checks, shuffle_seed=shuffle_seed,
-                           target_annotations=6, review_min_kappa=0.1, review_min_attention=1.0,
-                           review_min_time_ratio=1.0)  # fmt: skip
+    return annotated_study(
+        clips=clips,
+        annotations=annotations,
+        checks=checks,
+        shuffle_seed=shuffle_seed,
+        target_annotations=6,
+        review_min_kappa=0.1,
+        review_min_attention=1.0,
+        review_min_time_ratio=1.0,
+    )
 
 
 def exclude_clip(study, key):

@@ -60,12 +60,19 @@ def audio_study(corpus_folder, *, slug="voices"):
     """Eight imported clips in two languages, each annotated by the same three participants."""
     for index, clip_id in enumerate(AUDIO_CLIPS):
         words = WORDS[: 4 + index % 3]
-        timed = [{"text": word, "start": round(0.1 + 0.2 * k, 3), "end": round(0.3 + 0.2 * k, 3)}
-                 for k, word in enumerate(words)]  # fmt: skip
+        timed = [
+            {"text": word, "start": round(0.1 + 0.2 * k, 3), "end": round(0.3 + 0.2 * k, 3)}
+            for k, word in enumerate(words)
+        ]
         corpus_folder.add(
-            clip_id, " ".join(words), seconds=1.6, language=("en", "de")[index % 2], speaker=f"s{index % 3}",
-            emotion=("happy", "calm")[index % 2], **({} if clip_id == UNTIMED else {"words": timed}),
-        )  # fmt: skip
+            clip_id,
+            " ".join(words),
+            seconds=1.6,
+            language=("en", "de")[index % 2],
+            speaker=f"s{index % 3}",
+            emotion=("happy", "calm")[index % 2],
+            **({} if clip_id == UNTIMED else {"words": timed}),
+        )
     corpus_folder.write_jsonl()
     corpus_import(path=corpus_folder.root, corpus_name=slug)
     corpus = Corpus.objects.get(name=slug)

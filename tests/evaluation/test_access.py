@@ -27,7 +27,7 @@ def staff_request(*codenames: str):
 def report(**fields) -> AgreementReport:
     return AgreementReport.objects.create(
         study=StudyFactory(), parameters={}, parameters_key="k", fingerprint="f", **fields
-    )  # fmt: skip
+    )
 
 
 def test_report_is_returned_with_its_study():

@@ -21,9 +21,11 @@ def test_progress_is_polled_until_the_report_is_ready(page, live_server, setting
     User.objects.create_superuser("admin", password="secret-pass-1")
     parameters = report_parameters(study=study, resamples=200)
     report = AgreementReport.objects.create(  # queued, as if no worker had picked it up yet
-        study=study, parameters=parameters.as_dict(), parameters_key=parameters_key(parameters),
+        study=study,
+        parameters=parameters.as_dict(),
+        parameters_key=parameters_key(parameters),
         fingerprint=annotations_fingerprint(study=study),
-    )  # fmt: skip
+    )
     url = reverse("admin:evaluation_agreementreport_study", args=[study.pk])
     page.goto(f"{live_server.url}{reverse('admin:login')}")
     page.fill("#id_username", "admin")

@@ -14,8 +14,15 @@ from tests.annotation.factories import StudyFactory
 from tests.evaluation.builders import golden_study
 
 pytestmark = pytest.mark.django_db
-QUERY = {"language": "", "subsample": 6, "seed": 0, "resamples": 100, "min_kappa": 0.1, "min_attention": 1.0,
-         "min_time_ratio": 1.0}  # fmt: skip
+QUERY = {
+    "language": "",
+    "subsample": 6,
+    "seed": 0,
+    "resamples": 100,
+    "min_kappa": 0.1,
+    "min_attention": 1.0,
+    "min_time_ratio": 1.0,
+}
 
 
 @pytest.fixture
@@ -89,9 +96,18 @@ def test_computing_a_report_shows_tables_plots_and_downloads(admin_client, study
 def test_the_page_shows_the_new_measures_with_their_methods(admin_client, study, django_capture_on_commit_callbacks):
     html = compute(admin_client, study, django_capture_on_commit_callbacks).content.decode()
 
-    for text in ("Gwet's AC1 [95 % CI]", "Gwet's AC2, quadratic", "alpha ratio", "Three levels (0, 1, 2)",
-                 "Light&#x27;s kappa (Light 1971)", "Fleiss, Cohen &amp; Everitt (1969)", "Gwet 2008",
-                 "Krippendorff 2011", "no interval: too few clips for an interval", "time / clip length"):  # fmt: skip
+    for text in (
+        "Gwet's AC1 [95 % CI]",
+        "Gwet's AC2, quadratic",
+        "alpha ratio",
+        "Three levels (0, 1, 2)",
+        "Light&#x27;s kappa (Light 1971)",
+        "Fleiss, Cohen &amp; Everitt (1969)",
+        "Gwet 2008",
+        "Krippendorff 2011",
+        "no interval: too few clips for an interval",
+        "time / clip length",
+    ):
         assert text in html, text
 
 

@@ -54,8 +54,21 @@ def test_the_json_is_byte_for_byte_the_report_pages(tmp_path, django_capture_on_
 def test_options_change_the_parameters(tmp_path):
     golden_study()
 
-    run("golden", "--language", "de", "--subsample", "0", "--resamples", "0", "--min-kappa", "0.9",
-        "--max-marked-share", "0.5", "--json", str(tmp_path / "r.json"))  # fmt: skip
+    run(
+        "golden",
+        "--language",
+        "de",
+        "--subsample",
+        "0",
+        "--resamples",
+        "0",
+        "--min-kappa",
+        "0.9",
+        "--max-marked-share",
+        "0.5",
+        "--json",
+        str(tmp_path / "r.json"),
+    )
 
     text = (tmp_path / "r.json").read_text()
     assert '"language": "de"' in text and '"subsample": null' in text and '"min_kappa": 0.9' in text

@@ -62,9 +62,15 @@ def study():
     report = corpus_import(path=DEMO, corpus_name="Demo (synthetic, espeak-ng)")
     assert report.created == 64
     study = study_create(
-        name="Demo export", slug="demo-export", corpus=Corpus.objects.get(), selection=ClipSelection(languages=["de"]),
-        clips_per_task=11, target_annotations=3, attention_checks_per_task=0, status=Study.Status.LIVE,
-    )  # fmt: skip
+        name="Demo export",
+        slug="demo-export",
+        corpus=Corpus.objects.get(),
+        selection=ClipSelection(languages=["de"]),
+        clips_per_task=11,
+        target_annotations=3,
+        attention_checks_per_task=0,
+        status=Study.Status.LIVE,
+    )
     targets = intended()
     for listener, pid in enumerate(LISTENERS):
         participant = ready_participant(study, prolific_pid=pid)

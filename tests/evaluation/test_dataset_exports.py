@@ -51,8 +51,11 @@ def test_jsonl_holds_the_set_rows_and_one_row_per_word(label_set, django_capture
     assert hashlib.sha256(entries["clips.jsonl"]).hexdigest() == label_set.checksum
     words = jsonl(entries["words.jsonl"])
     assert len(words) == label_set.summary["words"] == sum(len(row["words"]) for row in rows)
-    expected = [(row["clip_id"], w["index"], w["text"], int(w["binary"]), w["scalar"], len(row["annotators"]))
-                for row in rows for w in row["words"]]  # fmt: skip
+    expected = [
+        (row["clip_id"], w["index"], w["text"], int(w["binary"]), w["scalar"], len(row["annotators"]))
+        for row in rows
+        for w in row["words"]
+    ]
     assert [(w["clip_id"], w["word_index"], w["word"], w["binary"], w["scalar"], w["annotators"]) for w in words] == (
         expected
     )
@@ -83,11 +86,20 @@ def test_the_data_card_says_what_the_set_is(label_set, django_capture_on_commit_
     card = card.decode()
 
     assert card.startswith("# golden labels v1: JSONL")
-    for text in (label_set.checksum, label_set.code_version, "golden (golden)", "split seed**: 0",
-                 "## Clips per language and split", "## Agreement of the annotations in this set",
-                 "golden, all languages: 10 clips", "Fleiss' kappa", "## Left out",
-                 "golden: 2 clip(s) with fewer annotations than the subsample: clip-03 (2), clip-10 (2)",
-                 "`clips.jsonl`", "`words.jsonl`"):  # fmt: skip
+    for text in (
+        label_set.checksum,
+        label_set.code_version,
+        "golden (golden)",
+        "split seed**: 0",
+        "## Clips per language and split",
+        "## Agreement of the annotations in this set",
+        "golden, all languages: 10 clips",
+        "Fleiss' kappa",
+        "## Left out",
+        "golden: 2 clip(s) with fewer annotations than the subsample: clip-03 (2), clip-10 (2)",
+        "`clips.jsonl`",
+        "`words.jsonl`",
+    ):
         assert text in card, text
     for language, splits in label_set.summary["counts"].items():
         assert f"| {language} |" in card and f"| {sum(splits.values())} |" in card
@@ -165,8 +177,9 @@ def test_raw_export_has_one_row_per_annotator_clip_and_word_with_opaque_ids(stud
 
     assert sorted(entries) == ["README.md", "annotations.csv"]
     assert export.file_name == "golden-raw.zip"
-    levels = [level for annotation in study.participants.all() for a in annotation.annotations.all()
-              for level in a.levels]  # fmt: skip
+    levels = [
+        level for annotation in study.participants.all() for a in annotation.annotations.all() for level in a.levels
+    ]
     assert len(rows) == len(levels)
     pids = set(study.participants.values_list("prolific_pid", flat=True))
     assert {row["annotator"] for row in rows} == {opaque_annotator_id("golden", pid) for pid in pids}

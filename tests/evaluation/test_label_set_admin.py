@@ -10,8 +10,16 @@ from tests.evaluation.builders import golden_study
 
 pytestmark = pytest.mark.django_db
 
-FORM = {"name": "golden labels", "seed": 0, "split_seed": 3, "train": 0.8, "validation": 0.1, "test": 0.1,
-        "resamples": 20, "subsample": ""}  # fmt: skip
+FORM = {
+    "name": "golden labels",
+    "seed": 0,
+    "split_seed": 3,
+    "train": 0.8,
+    "validation": 0.1,
+    "test": 0.1,
+    "resamples": 20,
+    "subsample": "",
+}
 
 
 def staff(client, *codenames):
@@ -34,8 +42,10 @@ def test_a_set_is_made_built_shown_and_finalized(client, django_capture_on_commi
 
     label_set = make(client, study, django_capture_on_commit_callbacks)
     assert (label_set.status, label_set.parameters["split_seed"], label_set.parameters["subsample"]) == (
-        "succeeded", 3, study.target_annotations
-    )  # fmt: skip
+        "succeeded",
+        3,
+        study.target_annotations,
+    )
 
     page = client.get(reverse("admin:evaluation_labelset_change", args=[label_set.pk])).content.decode()
     assert "10 clips" in page and "Agreement of the annotations in this set" in page

@@ -59,10 +59,16 @@ def test_the_set_and_the_report_use_exactly_the_same_annotations(study, django_c
     label_set = built(study, django_capture_on_commit_callbacks, exclude_flagged=True)
     parameters = label_set.parameters
     data = study_data(study=study)
-    report = report_compute(data, label_set_default_parameters(studies=[study], resamples=20,
-                                                               exclude_flagged=True).report_parameters(study))  # fmt: skip
-    selection = select_annotations(data, thresholds=label_set_default_parameters(studies=[study]).thresholds,
-                                   exclude_flagged=True, n=parameters["subsample"], seed=parameters["seed"])  # fmt: skip
+    report = report_compute(
+        data, label_set_default_parameters(studies=[study], resamples=20, exclude_flagged=True).report_parameters(study)
+    )
+    selection = select_annotations(
+        data,
+        thresholds=label_set_default_parameters(studies=[study]).thresholds,
+        exclude_flagged=True,
+        n=parameters["subsample"],
+        seed=parameters["seed"],
+    )
 
     from_set = {
         (row["clip_id"], annotator, tuple(word["levels"][i] for word in row["words"]))
@@ -70,10 +76,13 @@ def test_the_set_and_the_report_use_exactly_the_same_annotations(study, django_c
         for i, annotator in enumerate(row["annotators"])
     }
     from_report = {
-        (data.clip_keys[data.clip[i]], opaque_annotator_id("golden", data.annotator_keys[data.annotator[i]]),
-         tuple(int(level) for level in data.levels[i, : data.clip_words[data.clip[i]]]))
+        (
+            data.clip_keys[data.clip[i]],
+            opaque_annotator_id("golden", data.annotator_keys[data.annotator[i]]),
+            tuple(int(level) for level in data.levels[i, : data.clip_words[data.clip[i]]]),
+        )
         for i in np.flatnonzero(selection.kept)
-    }  # fmt: skip
+    }
     assert from_set == from_report
     assert len(from_set) == report["data"]["annotations_used"]
     assert report["annotators"]["excluded"]  # the flagged annotator really was left out of both
@@ -102,8 +111,10 @@ def test_a_final_set_never_changes_and_new_annotations_make_a_new_version(study,
 
     short_clip = study.items.get(clip__external_id="clip-03").clip
     for other in study.participants.exclude(annotations__clip=short_clip):  # clip-03 reaches 6 annotations
-        AnnotationFactory(item=TaskItemFactory(task=TaskFactory(participant=other), clip=short_clip),
-                          levels=[1] + [0] * (short_clip.words.count() - 1))  # fmt: skip
+        AnnotationFactory(
+            item=TaskItemFactory(task=TaskFactory(participant=other), clip=short_clip),
+            levels=[1] + [0] * (short_clip.words.count() - 1),
+        )
 
     assert list(label_set_rows(label_set_id=label_set.pk)) == before
     with pytest.raises(LabelSetRefused, match="already final"):

@@ -31,10 +31,17 @@ def stresstest_folder(root, items: int):
     rows = []
     for n in range(items):
         write_audio(root / f"audio/{n:02d}.wav", speechlike(1.0, seed=n + 1))
-        rows.append({"id": f"st-{n:02d}", "transcription": SENTENCE, "audio": f"audio/{n:02d}.wav",
-                     "possible_answers": ["Someone else said it", "She took something else"], "label": n % 2,
-                     "stress_pattern": {"binary": [0, 1, 0, 0, 0, 0, 0], "indices": [1], "words": ["didn't"]},
-                     "metadata": {"half": "first" if n < items // 2 else "second"}})  # fmt: skip
+        rows.append(
+            {
+                "id": f"st-{n:02d}",
+                "transcription": SENTENCE,
+                "audio": f"audio/{n:02d}.wav",
+                "possible_answers": ["Someone else said it", "She took something else"],
+                "label": n % 2,
+                "stress_pattern": {"binary": [0, 1, 0, 0, 0, 0, 0], "indices": [1], "words": ["didn't"]},
+                "metadata": {"half": "first" if n < items // 2 else "second"},
+            }
+        )
     (root / "items.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     return root
 
@@ -46,14 +53,16 @@ def take_form(study: Study, answer) -> Participant:
     for item in task.items.order_by("position").select_related("study_item__form_item"):
         listened_to_all(item)
         levels, response = answer(item.study_item.form_item, item)
-        annotation_submit(participant_id=participant.pk, item_id=item.pk, levels=levels, response=response,
-                          mismatch=False)  # fmt: skip
+        annotation_submit(
+            participant_id=participant.pk, item_id=item.pk, levels=levels, response=response, mismatch=False
+        )
     return participant
 
 
 def test_stresstest_form_of_20_items_with_3_participants_matches_a_hand_count(tmp_path):
-    call_command("import_form_items", str(stresstest_folder(tmp_path / "st", 20)), "--study", "SSR",
-                 "--items-per-form", "20")  # fmt: skip
+    call_command(
+        "import_form_items", str(stresstest_folder(tmp_path / "st", 20)), "--study", "SSR", "--items-per-form", "20"
+    )
     study = Study.objects.get(name="SSR")
     Study.objects.filter(pk=study.pk).update(status=Study.Status.LIVE)
     study.refresh_from_db()
@@ -82,15 +91,32 @@ def test_stresstest_form_of_20_items_with_3_participants_matches_a_hand_count(tm
 
 def every_type(clips):
     return [
-        ListeningFormItemSpec("choice", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y", "z"], gold=1,
-                     metadata={"secret": "gold-is-y"}),
-        ListeningFormItemSpec("pair", ListeningFormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}),
-        ListeningFormItemSpec("mos", ListeningFormItem.Type.RATING, clips[1], options=["Bad", "Poor", "Fair", "Good", "Excellent"],
-                     metadata={"system": "tts-a"}),
-        ListeningFormItemSpec("warm", ListeningFormItem.Type.STANCE, clips[3], settings={"dimension": "warmth", "positive": "warm",
-                     "negative": "cold"}),
+        ListeningFormItemSpec(
+            "choice",
+            ListeningFormItem.Type.SINGLE_CHOICE,
+            clips[0],
+            options=["x", "y", "z"],
+            gold=1,
+            metadata={"secret": "gold-is-y"},
+        ),
+        ListeningFormItemSpec(
+            "pair", ListeningFormItem.Type.PAIRWISE, clips[1], second_clip=clips[2], settings={"allow_tie": True}
+        ),
+        ListeningFormItemSpec(
+            "mos",
+            ListeningFormItem.Type.RATING,
+            clips[1],
+            options=["Bad", "Poor", "Fair", "Good", "Excellent"],
+            metadata={"system": "tts-a"},
+        ),
+        ListeningFormItemSpec(
+            "warm",
+            ListeningFormItem.Type.STANCE,
+            clips[3],
+            settings={"dimension": "warmth", "positive": "warm", "negative": "cold"},
+        ),
         ListeningFormItemSpec("ssd", ListeningFormItem.Type.STRESSED_WORDS, clips[0], gold=[0, 0, 0, 1, 0, 0, 0]),
-    ]  # fmt: skip
+    ]
 
 
 def answer_every_type(form_item, task_item):

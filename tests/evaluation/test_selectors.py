@@ -16,10 +16,12 @@ CLIPS = {"a": (3, "en", "en-US", "calm"), "b": (2, "de", "de-AT", "angry"), "c":
 
 def small_study(**kwargs):
     annotations = [
-        ("a", "p1", [1, 0, 0], True, 5.0), ("a", "p2", [1, 0, 2], False, 6.0),
-        ("b", "p1", [0, 1], False, 4.0), ("b", "p2", [0, 1], True, 3.0),
+        ("a", "p1", [1, 0, 0], True, 5.0),
+        ("a", "p2", [1, 0, 2], False, 6.0),
+        ("b", "p1", [0, 1], False, 4.0),
+        ("b", "p2", [0, 1], True, 3.0),
         ("c", "p2", [0, 1], False, 2.0),
-    ]  # fmt: skip
+    ]
     return annotated_study(clips=CLIPS, annotations=annotations, checks=[("p1", True), ("p2", False)], **kwargs)
 
 
@@ -27,8 +29,11 @@ def test_arrays_of_a_study():
     data = study_data(study=small_study())
 
     assert data.clip_keys == ("a", "b", "c")
-    assert data.clip_groups == {"language": ("en", "de", "en"), "variety": ("en-US", "de-AT", "en-GB"),
-                                "emotion": ("calm", "angry", "calm")}  # fmt: skip
+    assert data.clip_groups == {
+        "language": ("en", "de", "en"),
+        "variety": ("en-US", "de-AT", "en-GB"),
+        "emotion": ("calm", "angry", "calm"),
+    }
     assert data.clip_words.tolist() == [3, 2, 2]
     assert data.annotator_keys == ("p1", "p2")
     assert data.clip.tolist() == [0, 0, 1, 1, 2] and data.annotator.tolist() == [0, 1, 0, 1, 1]

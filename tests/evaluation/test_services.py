@@ -65,8 +65,7 @@ def test_the_cached_report_is_reused_until_a_new_annotation_arrives(study, djang
     assert other.pk != first.pk  # other parameters, another report
 
     participant = study.participants.order_by("pk").first()
-    AnnotationFactory(item=TaskItemFactory(task=TaskFactory(participant=participant),
-                                           clip=study.items.first().clip))  # fmt: skip
+    AnnotationFactory(item=TaskItemFactory(task=TaskFactory(participant=participant), clip=study.items.first().clip))
     assert agreement_report_current(study=study, parameters=parameters(study)) is None
     with django_capture_on_commit_callbacks(execute=True):
         fresh = agreement_report_request(study=study, parameters=parameters(study))

@@ -46,9 +46,14 @@ def _old_rows(apps) -> dict:
     """One row of each renamed model and field, as today's main writes them."""
     corpus = apps.get_model("annotation", "Corpus").objects.create(name="c")
     clip = apps.get_model("annotation", "Clip").objects.create(
-        corpus=corpus, external_id="c1", transcript="a b", source_path="a.wav", duration=1.0, sample_rate=16000,
+        corpus=corpus,
+        external_id="c1",
+        transcript="a b",
+        source_path="a.wav",
+        duration=1.0,
+        sample_rate=16000,
         checksum="0" * 64,
-    )  # fmt: skip
+    )
     study = apps.get_model("annotation", "Study").objects.create(
         name="s", slug="s", kind="form", corpus=corpus, listening_check=True, listening_check_tries=3
     )
@@ -60,9 +65,13 @@ def _old_rows(apps) -> dict:
     )
     apps.get_model("annotation", "StudyItem").objects.create(study=study, clip=clip, form_item=form_item)
     report = apps.get_model("evaluation", "StudyReport").objects.create(
-        study=study, parameters={"seed": 1}, parameters_key="p" * 64, fingerprint="f", result_json='{"a": 1}',
+        study=study,
+        parameters={"seed": 1},
+        parameters_key="p" * 64,
+        fingerprint="f",
+        result_json='{"a": 1}',
         status="succeeded",
-    )  # fmt: skip
+    )
     label_set = apps.get_model("evaluation", "LabelSet").objects.create(
         name="ls", version=1, parameters={}, state="final", status="succeeded", checksum="c" * 64
     )
@@ -72,8 +81,13 @@ def _old_rows(apps) -> dict:
         Permission.objects.filter(codename__in=["view_studyreport", "add_studyreport", "change_formitem"])
     )
     assert group.permissions.count() == 3  # the old codenames exist before the migration
-    return {"study": study.pk, "participant": participant.pk, "item": form_item.pk, "report": report.pk,
-            "label_set": label_set.pk}  # fmt: skip
+    return {
+        "study": study.pk,
+        "participant": participant.pk,
+        "item": form_item.pk,
+        "report": report.pk,
+        "label_set": label_set.pk,
+    }
 
 
 @pytest.mark.django_db(transaction=True)

@@ -49,8 +49,11 @@ def assert_in_language(response, expected: list[tuple[str, str]], *, status: int
     missing = [translated for _, translated in expected if not shows(page, translated)]
     assert not missing, f"not on the page: {missing}"
     assert any(english != translated for english, translated in expected), "nothing on the page differs from English"
-    english_left = [english for english, translated in expected if english != translated and english not in translated
-                    and shows(page, english)]  # fmt: skip
+    english_left = [
+        english
+        for english, translated in expected
+        if english != translated and english not in translated and shows(page, english)
+    ]
     assert not english_left, f"English still on the page: {english_left}"
     return page
 
@@ -62,16 +65,22 @@ def answers(study: Study) -> dict:
 @pytest.mark.parametrize("language", SHIPPED)
 def test_the_way_through_an_emphasis_study(client, language):
     t = Expect(language)
-    study = live_study(clips=2, clips_per_task=1, interface_language=language, sound_check=True,
-                       sound_check_tries=2)  # fmt: skip
+    study = live_study(clips=2, clips_per_task=1, interface_language=language, sound_check=True, sound_check_tries=2)
     base = f"/s/{study.slug}"
 
     assert client.get(f"{base}/?PROLIFIC_PID={PID}")["Location"] == f"{base}/consent/"
-    page = assert_in_language(client.get(f"{base}/consent/"), [
-        t("Consent"), t("I agree and want to take part"), t("I do not agree"),
-        t("The task takes about %(minutes)s minutes. Please use headphones in a quiet place.",
-          minutes=study.estimated_minutes),
-    ])  # fmt: skip
+    page = assert_in_language(
+        client.get(f"{base}/consent/"),
+        [
+            t("Consent"),
+            t("I agree and want to take part"),
+            t("I do not agree"),
+            t(
+                "The task takes about %(minutes)s minutes. Please use headphones in a quiet place.",
+                minutes=study.estimated_minutes,
+            ),
+        ],
+    )
     rtl = translation.get_language_info(language)["bidi"]
     assert f'<html lang="{language}" dir="{"rtl" if rtl else "ltr"}">' in page
 
@@ -79,16 +88,25 @@ def test_the_way_through_an_emphasis_study(client, language):
     assert_in_language(client.get(f"{base}/screening/"), [t("A few questions first"), t("Continue")])
 
     assert client.post(f"{base}/screening/", answers(study))["Location"] == f"{base}/sound-check/"
-    assert_in_language(client.get(f"{base}/sound-check/"), [
-        t("Sound check"), t("Play the clip and count the tones you hear."), t("How many tones did you hear?"),
-        t("Check"), t.plural("You have %(tries)s try left.", "You have %(tries)s tries left.", 2, tries=2),
-    ])  # fmt: skip
+    assert_in_language(
+        client.get(f"{base}/sound-check/"),
+        [
+            t("Sound check"),
+            t("Play the clip and count the tones you hear."),
+            t("How many tones did you hear?"),
+            t("Check"),
+            t.plural("You have %(tries)s try left.", "You have %(tries)s tries left.", 2, tries=2),
+        ],
+    )
     participant = Participant.objects.get(study=study)
     wrong = tones.tone_count(sound_check_seed(participant)) + 1
-    assert_in_language(client.post(f"{base}/sound-check/", {"count": wrong}), [
-        t("That was not right. Listen to the new clip and try again."),
-        t.plural("You have %(tries)s try left.", "You have %(tries)s tries left.", 1, tries=1),
-    ])  # fmt: skip
+    assert_in_language(
+        client.post(f"{base}/sound-check/", {"count": wrong}),
+        [
+            t("That was not right. Listen to the new clip and try again."),
+            t.plural("You have %(tries)s try left.", "You have %(tries)s tries left.", 1, tries=1),
+        ],
+    )
     assert_in_language(
         client.post(f"{base}/sound-check/", {"count": "many"}), [t("Please type the number of tones as a number.")]
     )
@@ -96,38 +114,71 @@ def test_the_way_through_an_emphasis_study(client, language):
     right = tones.tone_count(sound_check_seed(participant))
     assert client.post(f"{base}/sound-check/", {"count": right})["Location"] == f"{base}/instructions/"
 
-    assert_in_language(client.get(f"{base}/instructions/"), [
-        t("Instructions"), t("How to mark words"), t("Levels"), t("heavily emphasized"), t("Start"),
-    ])  # fmt: skip
+    assert_in_language(
+        client.get(f"{base}/instructions/"),
+        [
+            t("Instructions"),
+            t("How to mark words"),
+            t("Levels"),
+            t("heavily emphasized"),
+            t("Start"),
+        ],
+    )
     assert client.post(f"{base}/instructions/")["Location"] == f"{base}/task/"
 
-    page = assert_in_language(client.get(f"{base}/task/"), [
-        t("Clip %(number)s of %(total)s", number=1, total=1),
-        t.plural("Mark %(fewest)d to %(most)d word the speaker emphasized.",
-                 "Mark %(fewest)d to %(most)d words the speaker emphasized.", 3, fewest=1, most=3),
-        t("Words of the transcript"), t("The audio does not match the text"), t("Listen to the whole clip to continue."),
-        t.plural("Mark at least %(counter)s word.", "Mark at least %(counter)s words.", 1, counter=1),
-        t("Submit and continue"),
-    ])  # fmt: skip
+    page = assert_in_language(
+        client.get(f"{base}/task/"),
+        [
+            t("Clip %(number)s of %(total)s", number=1, total=1),
+            t.plural(
+                "Mark %(fewest)d to %(most)d word the speaker emphasized.",
+                "Mark %(fewest)d to %(most)d words the speaker emphasized.",
+                3,
+                fewest=1,
+                most=3,
+            ),
+            t("Words of the transcript"),
+            t("The audio does not match the text"),
+            t("Listen to the whole clip to continue."),
+            t.plural("Mark at least %(counter)s word.", "Mark at least %(counter)s words.", 1, counter=1),
+            t("Submit and continue"),
+        ],
+    )
     item_id = int(re.search(r'data-item="(\d+)"', page).group(1))
     item = participant.tasks.get().items.get(pk=item_id)
 
-    refused = client.post(f"{base}/task/items/{item_id}/submit", {"levels": ",".join(["0"] * item.word_count)},
-                          HTTP_HX_REQUEST="true")  # fmt: skip
-    assert_in_language(refused, [
-        t.plural("Mark at least %(count)d word as emphasized.", "Mark at least %(count)d words as emphasized.", 1,
-                 count=1),
-        t("Listen to %(which)s first (played so far: %(played)d %%).", which=t("the whole clip")[1], played=0),
-    ], status=422)  # fmt: skip
+    refused = client.post(
+        f"{base}/task/items/{item_id}/submit", {"levels": ",".join(["0"] * item.word_count)}, HTTP_HX_REQUEST="true"
+    )
+    assert_in_language(
+        refused,
+        [
+            t.plural(
+                "Mark at least %(count)d word as emphasized.",
+                "Mark at least %(count)d words as emphasized.",
+                1,
+                count=1,
+            ),
+            t("Listen to %(which)s first (played so far: %(played)d %%).", which=t("the whole clip")[1], played=0),
+        ],
+        status=422,
+    )
 
     listened(item)
-    done = client.post(f"{base}/task/items/{item_id}/submit", {"levels": ",".join(map(str, marks(item, 0)))},
-                       HTTP_HX_REQUEST="true")  # fmt: skip
+    done = client.post(
+        f"{base}/task/items/{item_id}/submit", {"levels": ",".join(map(str, marks(item, 0)))}, HTTP_HX_REQUEST="true"
+    )
     assert done["HX-Redirect"] == f"{base}/done/"
-    assert_in_language(client.get(f"{base}/done/"), [
-        t("Thank you!"), t("You have finished the task."), t("Your completion code:"),
-        t("You will be taken back to Prolific in a few seconds."), t("Return to Prolific now"),
-    ])  # fmt: skip
+    assert_in_language(
+        client.get(f"{base}/done/"),
+        [
+            t("Thank you!"),
+            t("You have finished the task."),
+            t("Your completion code:"),
+            t("You will be taken back to Prolific in a few seconds."),
+            t("Return to Prolific now"),
+        ],
+    )
 
 
 @pytest.mark.parametrize("language", SHIPPED)
@@ -136,28 +187,52 @@ def test_the_pages_that_turn_people_away(client, language):
     study = live_study(interface_language=language)
     base = f"/s/{study.slug}"
 
-    assert_in_language(client.get(f"{base}/task/"), [
-        t("Please use your study link"),
-        t("We could not find your place in this study. Open the link you were given again."),
-    ], status=403)  # fmt: skip
-    assert_in_language(client.get(f"{base}/?STUDY_ID=6a7b8c9d0e1f2a3b4c5d6e7f"), [
-        t("This link does not work"), t("The link has STUDY_ID or SESSION_ID but no PROLIFIC_PID."),
-    ], status=400)  # fmt: skip
+    assert_in_language(
+        client.get(f"{base}/task/"),
+        [
+            t("Please use your study link"),
+            t("We could not find your place in this study. Open the link you were given again."),
+        ],
+        status=403,
+    )
+    assert_in_language(
+        client.get(f"{base}/?STUDY_ID=6a7b8c9d0e1f2a3b4c5d6e7f"),
+        [
+            t("This link does not work"),
+            t("The link has STUDY_ID or SESSION_ID but no PROLIFIC_PID."),
+        ],
+        status=400,
+    )
 
     client.get(f"{base}/?PROLIFIC_PID={PID}")
-    assert_in_language(client.post(f"{base}/consent/", {"agree": "no"}), [
-        t("Thank you for your time"), t("You did not give your consent, so you cannot take part."), t("Your code:"),
-        t("Return to Prolific"),
-    ])  # fmt: skip
+    assert_in_language(
+        client.post(f"{base}/consent/", {"agree": "no"}),
+        [
+            t("Thank you for your time"),
+            t("You did not give your consent, so you cannot take part."),
+            t("Your code:"),
+            t("Return to Prolific"),
+        ],
+    )
 
     closed = live_study(interface_language=language, status=Study.Status.CLOSED)
-    assert_in_language(client.get(f"/s/{closed.slug}/"), [
-        t("This study is closed"), t("Thank you for your interest."),
-    ], status=410)  # fmt: skip
+    assert_in_language(
+        client.get(f"/s/{closed.slug}/"),
+        [
+            t("This study is closed"),
+            t("Thank you for your interest."),
+        ],
+        status=410,
+    )
     draft = live_study(interface_language=language, status=Study.Status.DRAFT)
-    assert_in_language(client.get(f"/s/{draft.slug}/"), [
-        t("This link does not work"), t("This study has not started yet."),
-    ], status=400)  # fmt: skip
+    assert_in_language(
+        client.get(f"/s/{draft.slug}/"),
+        [
+            t("This link does not work"),
+            t("This study has not started yet."),
+        ],
+        status=400,
+    )
 
 
 @pytest.mark.parametrize("language", SHIPPED)
@@ -165,8 +240,11 @@ def test_a_listening_form_page(client, language):
     t = Expect(language)
 
     def pairwise(clips):
-        return [ListeningFormItemSpec("pair", ListeningFormItem.Type.PAIRWISE, clips[0], second_clip=clips[1],
-                             settings={"allow_tie": True})]  # fmt: skip
+        return [
+            ListeningFormItemSpec(
+                "pair", ListeningFormItem.Type.PAIRWISE, clips[0], second_clip=clips[1], settings={"allow_tie": True}
+            )
+        ]
 
     study = live_form(specs=pairwise, clips=2, interface_language=language, instructions="Listen well.")
     base = f"/s/{study.slug}"
@@ -175,14 +253,28 @@ def test_a_listening_form_page(client, language):
     client.post(f"{base}/screening/", answers(study))
     client.post(f"{base}/instructions/")
 
-    page = assert_in_language(client.get(f"{base}/task/"), [
-        t("Item %(number)s of %(total)s", number=1, total=1), t("Which version is better?"), t("The first clip"),
-        t("The second clip"), t("No preference"), t("First clip"), t("Second clip"),
-        t("Listen to every clip to the end to continue."), t("Submit and continue"), t("Instructions"),
-    ])  # fmt: skip
+    page = assert_in_language(
+        client.get(f"{base}/task/"),
+        [
+            t("Item %(number)s of %(total)s", number=1, total=1),
+            t("Which version is better?"),
+            t("The first clip"),
+            t("The second clip"),
+            t("No preference"),
+            t("First clip"),
+            t("Second clip"),
+            t("Listen to every clip to the end to continue."),
+            t("Submit and continue"),
+            t("Instructions"),
+        ],
+    )
     item_id = int(re.search(r'data-item="(\d+)"', page).group(1))
     refused = client.post(f"{base}/task/items/{item_id}/submit", {"prefer": "a"}, HTTP_HX_REQUEST="true")
-    assert_in_language(refused, [
-        t("Listen to %(which)s first (played so far: %(played)d %%).", which=t("the first clip")[1], played=0),
-        t("Listen to %(which)s first (played so far: %(played)d %%).", which=t("the second clip")[1], played=0),
-    ], status=422)  # fmt: skip
+    assert_in_language(
+        refused,
+        [
+            t("Listen to %(which)s first (played so far: %(played)d %%).", which=t("the first clip")[1], played=0),
+            t("Listen to %(which)s first (played so far: %(played)d %%).", which=t("the second clip")[1], played=0),
+        ],
+        status=422,
+    )

@@ -21,9 +21,15 @@ ERROR_PAGES = ("400.html", "403.html", "403_csrf.html", "404.html", "500.html", 
 
 # Attributes a person reads or hears (screen readers announce aria-*).
 HUMAN_ATTRIBUTES = {
-    "aria-label", "aria-description", "aria-roledescription", "aria-placeholder", "aria-valuetext",
-    "title", "alt", "placeholder",
-}  # fmt: skip
+    "aria-label",
+    "aria-description",
+    "aria-roledescription",
+    "aria-placeholder",
+    "aria-valuetext",
+    "title",
+    "alt",
+    "placeholder",
+}
 # <input type=...> whose value is the label on the button.
 BUTTON_INPUT_TYPES = {"submit", "button", "reset"}
 # <meta name=...> whose content a person reads (htmx-config, viewport and the like are for machines).
@@ -157,8 +163,14 @@ TEMPLATES = participant_templates()
 
 def test_the_participant_templates_are_found():
     names = {name for name, _ in TEMPLATES}
-    assert {"participant/consent.html", "participant/screening.html", "participant/task.html",
-            "participant/listening_form_task.html", "participant/done.html", "participant/message.html"} <= names  # fmt: skip
+    assert {
+        "participant/consent.html",
+        "participant/screening.html",
+        "participant/task.html",
+        "participant/listening_form_task.html",
+        "participant/done.html",
+        "participant/message.html",
+    } <= names
 
 
 @pytest.mark.parametrize(("name", "path"), TEMPLATES, ids=[name for name, _ in TEMPLATES])

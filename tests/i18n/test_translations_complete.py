@@ -87,13 +87,17 @@ def test_catalog_is_complete(language):
                 if not text:
                     problems.append(f"msgstr[{index}] untranslated: {entry.msgid!r}")
                 elif placeholders(entry, text) != expected:
-                    problems.append(f"msgstr[{index}] placeholders {dict(placeholders(entry, text))} "
-                                    f"!= {dict(expected)}: {entry.msgid!r}")  # fmt: skip
+                    problems.append(
+                        f"msgstr[{index}] placeholders {dict(placeholders(entry, text))} "
+                        f"!= {dict(expected)}: {entry.msgid!r}"
+                    )
         elif not entry.msgstr:
             problems.append(f"untranslated: {entry.msgid!r}")
         elif placeholders(entry, entry.msgstr) != placeholders(entry, entry.msgid):
-            problems.append(f"placeholders {dict(placeholders(entry, entry.msgstr))} "
-                            f"!= {dict(placeholders(entry, entry.msgid))}: {entry.msgid!r}")  # fmt: skip
+            problems.append(
+                f"placeholders {dict(placeholders(entry, entry.msgstr))} "
+                f"!= {dict(placeholders(entry, entry.msgid))}: {entry.msgid!r}"
+            )
     assert not problems, f"{po_path(language)}:\n  " + "\n  ".join(problems)
 
 
@@ -142,11 +146,13 @@ def _copy_sources(target: Path) -> None:
     def ignore(folder, names):
         inside = Path(folder).relative_to(base)
         return {
-            name for name in names
-            if (inside == Path(".") and name in skipped_top) or name == "__pycache__"
+            name
+            for name in names
+            if (inside == Path(".") and name in skipped_top)
+            or name == "__pycache__"
             or (Path(folder) / name).resolve() in skipped_roots
             or ((Path(folder) / name).is_file() and Path(name).suffix not in (".py", ".html", ".txt"))
-        }  # fmt: skip
+        }
 
     shutil.copytree(base, target, ignore=ignore, symlinks=True)
 
@@ -162,8 +168,14 @@ def test_every_participant_string_in_the_code_is_in_the_catalogs(tmp_path, setti
     _copy_sources(sources)
     settings.LOCALE_PATHS = [str(output)]
     monkeypatch.chdir(sources)
-    call_command("makemessages", locale=["es"], ignore_patterns=list(MAKEMESSAGES_IGNORE), no_obsolete=True,
-                 keep_pot=True, verbosity=0)  # fmt: skip
+    call_command(
+        "makemessages",
+        locale=["es"],
+        ignore_patterns=list(MAKEMESSAGES_IGNORE),
+        no_obsolete=True,
+        keep_pot=True,
+        verbosity=0,
+    )
     found = _message_keys(polib.pofile(str(output / "django.pot")))
     assert found, "makemessages found no messages at all"
     for language in SHIPPED:

@@ -69,28 +69,98 @@ def served(*, database: str, broker: str, scratch: Path):
     logs.mkdir()
     env = environment(database=database, broker=broker, data_dir=data_dir)
     stack = Stack(url="", data_dir=data_dir, logs=logs)
-    collect = subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT,
-                             env=env, capture_output=True, text=True)  # fmt: skip
+    collect = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if collect.returncode:
         raise RuntimeError(f"collectstatic failed:\n{collect.stdout}{collect.stderr}")
     port = _free_port()
     with ExitStack() as processes:
-        web = processes.enter_context(_process("granian", [
-            sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
-            "--no-ws", "--workers", "2", "--blocking-threads", "4", "--respawn-failed-workers",
-            "config.wsgi:application",
-        ], env, logs))  # fmt: skip
+        web = processes.enter_context(
+            _process(
+                "granian",
+                [
+                    sys.executable,
+                    "-m",
+                    "granian",
+                    "--interface",
+                    "wsgi",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--no-ws",
+                    "--workers",
+                    "2",
+                    "--blocking-threads",
+                    "4",
+                    "--respawn-failed-workers",
+                    "config.wsgi:application",
+                ],
+                env,
+                logs,
+            )
+        )
         workers = [
-            processes.enter_context(_process("worker", [
-                sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "celery", "--concurrency", "1",
-                "--hostname", "journey-worker@%h", "--without-mingle", "--without-gossip", "--loglevel", "WARNING",
-            ], env, logs)),
-            processes.enter_context(_process("gpu-worker", [
-                sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu", "--concurrency", "1",
-                "--hostname", "journey-gpu@%h", "--prefetch-multiplier", "1", "--max-tasks-per-child", "1",
-                "--without-mingle", "--without-gossip", "--loglevel", "WARNING",
-            ], env, logs)),
-        ]  # fmt: skip
+            processes.enter_context(
+                _process(
+                    "worker",
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "config",
+                        "worker",
+                        "-Q",
+                        "celery",
+                        "--concurrency",
+                        "1",
+                        "--hostname",
+                        "journey-worker@%h",
+                        "--without-mingle",
+                        "--without-gossip",
+                        "--loglevel",
+                        "WARNING",
+                    ],
+                    env,
+                    logs,
+                )
+            ),
+            processes.enter_context(
+                _process(
+                    "gpu-worker",
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "config",
+                        "worker",
+                        "-Q",
+                        "gpu",
+                        "--concurrency",
+                        "1",
+                        "--hostname",
+                        "journey-gpu@%h",
+                        "--prefetch-multiplier",
+                        "1",
+                        "--max-tasks-per-child",
+                        "1",
+                        "--without-mingle",
+                        "--without-gossip",
+                        "--loglevel",
+                        "WARNING",
+                    ],
+                    env,
+                    logs,
+                )
+            ),
+        ]
         stack.url = f"http://127.0.0.1:{port}"
         _wait_until_serving(stack, web, workers)
         try:
@@ -107,8 +177,15 @@ def _failed(web, workers) -> bool:
 @contextmanager
 def _process(name: str, command: list[str], env: dict, logs: Path):
     with (logs / f"{name}.log").open("wb") as output:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
-                                   preexec_fn=_die_with_parent, start_new_session=True)  # noqa: PLW1509  # fmt: skip
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 (the server dies with the test process)
+            start_new_session=True,
+        )
     try:
         yield process
     finally:

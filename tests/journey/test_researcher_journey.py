@@ -102,8 +102,10 @@ def journey(stack, chromium, tmp_path, django_user_model):
     django_user_model.objects.create_superuser("researcher", "researcher@example.org", PASSWORD)
     context = chromium.new_context(base_url=stack.url, accept_downloads=True, viewport={"width": 1280, "height": 900})
     # Nothing leaves the machine; Prolific's completion page is answered here.
-    context.route(re.compile(r"^https://app\.prolific\.com/"), lambda route: route.fulfill(
-        status=200, content_type="text/html", body="<h1>Prolific (stand-in)</h1>"))  # fmt: skip
+    context.route(
+        re.compile(r"^https://app\.prolific\.com/"),
+        lambda route: route.fulfill(status=200, content_type="text/html", body="<h1>Prolific (stand-in)</h1>"),
+    )
     page = context.new_page()
     page.set_default_timeout(30_000)
     corpus = write_corpus_zip(tmp_path / "corpus")
@@ -133,8 +135,12 @@ def test_a_researchers_study_from_corpus_upload_to_benchmark(journey, stack):
             step(journey)
             journey.steps[step.__name__.removeprefix("step_")] = round(time.perf_counter() - begun, 2)
     finally:
-        timings = {"journey_seconds": round(time.perf_counter() - started, 2), "person_waits_seconds": journey.waits,
-                   "step_seconds": journey.steps, "listening_refusals": journey.listening_refusals}  # fmt: skip
+        timings = {
+            "journey_seconds": round(time.perf_counter() - started, 2),
+            "person_waits_seconds": journey.waits,
+            "step_seconds": journey.steps,
+            "listening_refusals": journey.listening_refusals,
+        }
         (journey.tmp / "journey-timings.json").write_text(json.dumps(timings, indent=2))
         print("\njourney timings:", json.dumps(timings, indent=2), f"\n(written to {journey.tmp}/journey-timings.json)")
 
@@ -213,8 +219,10 @@ def step_participants_in_chromium(j: Journey) -> None:
     study = _study()
     for number in range(BROWSER_PARTICIPANTS):  # each in a browser of their own
         context = j.page.context.browser.new_context(base_url=j.base)
-        context.route(re.compile(r"^https://app\.prolific\.com/"), lambda route: route.fulfill(
-            status=200, content_type="text/html", body="<h1>Prolific (stand-in)</h1>"))  # fmt: skip
+        context.route(
+            re.compile(r"^https://app\.prolific\.com/"),
+            lambda route: route.fulfill(status=200, content_type="text/html", body="<h1>Prolific (stand-in)</h1>"),
+        )
         try:
             page = context.new_page()
             page.set_default_timeout(30_000)
@@ -489,8 +497,11 @@ def _clip_annotators(clip: dict) -> set[str]:
 def _assert_no_prolific_ids(text: str, *, where: str) -> None:
     from annotation.models import Participant
 
-    shown = [pid for pid in Participant.objects.exclude(prolific_pid="").values_list("prolific_pid", flat=True)
-             if pid and pid in text]  # fmt: skip
+    shown = [
+        pid
+        for pid in Participant.objects.exclude(prolific_pid="").values_list("prolific_pid", flat=True)
+        if pid and pid in text
+    ]
     assert not shown, f"{where} shows Prolific ids: {shown[:3]}"
 
 

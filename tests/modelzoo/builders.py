@@ -55,10 +55,19 @@ def tiny_label_set(corpus_folder, *, name: str = "tiny", languages=("en", "de"),
     for language in languages:
         for index in range(per_language):
             words = WORDS[: 4 + index % 3]
-            timed = [{"text": w, "start": round(0.1 + 0.2 * k, 3), "end": round(0.3 + 0.2 * k, 3)}
-                     for k, w in enumerate(words)]  # fmt: skip
-            corpus_folder.add(f"{name}-{language}-{index}", " ".join(words), seconds=1.6, language=language,
-                              speaker=f"{language}{index % 2}", emotion=("anger", "sadness")[index % 2], words=timed)  # fmt: skip
+            timed = [
+                {"text": w, "start": round(0.1 + 0.2 * k, 3), "end": round(0.3 + 0.2 * k, 3)}
+                for k, w in enumerate(words)
+            ]
+            corpus_folder.add(
+                f"{name}-{language}-{index}",
+                " ".join(words),
+                seconds=1.6,
+                language=language,
+                speaker=f"{language}{index % 2}",
+                emotion=("anger", "sadness")[index % 2],
+                words=timed,
+            )
     corpus_folder.write_jsonl()
     corpus_import(path=corpus_folder.root, corpus_name=name)
     corpus = Corpus.objects.get(name=name)
@@ -94,9 +103,15 @@ def demo_label_set(*, name: str = "demo benchmark") -> LabelSet:
     """All 64 demo clips (en, es, de), annotated by three listeners through the real services."""
     corpus_import(path=DEMO, corpus_name="Demo (synthetic, espeak-ng)")
     study = study_create(
-        name=name, slug="demo-benchmark", corpus=Corpus.objects.get(), selection=ClipSelection(), clips_per_task=64,
-        target_annotations=3, attention_checks_per_task=0, status=Study.Status.LIVE,
-    )  # fmt: skip
+        name=name,
+        slug="demo-benchmark",
+        corpus=Corpus.objects.get(),
+        selection=ClipSelection(),
+        clips_per_task=64,
+        target_annotations=3,
+        attention_checks_per_task=0,
+        status=Study.Status.LIVE,
+    )
     targets = intended_emphasis()
     for listener, pid in enumerate(LISTENERS):
         participant = ready_participant(study, prolific_pid=pid)

@@ -33,9 +33,12 @@ def app_on_isolated_broker(app, prefix: str, *, redeliver_soon: bool = False):
     """Point the app at the test broker under `prefix`; put everything back and remove the
     prefix's keys afterwards."""
     overrides = {
-        "broker_url": BROKER_URL, "broker_transport_options": transport_options(prefix, redeliver_soon=redeliver_soon), "task_always_eager": False,
-        "worker_enable_remote_control": False, "worker_hijack_root_logger": False,
-    }  # fmt: skip
+        "broker_url": BROKER_URL,
+        "broker_transport_options": transport_options(prefix, redeliver_soon=redeliver_soon),
+        "task_always_eager": False,
+        "worker_enable_remote_control": False,
+        "worker_hijack_root_logger": False,
+    }
     previous_conf = {key: app.conf[key] for key in overrides}
     # app.amqp caches queues, router and producer pool, app._pool the connection pool: drop both
     # so that they are rebuilt for the test broker, and restore them afterwards.

@@ -28,8 +28,9 @@ def test_emphasized_words_are_louder_higher_and_longer_in_the_features():
 def test_the_baseline_beats_the_majority_class():
     train = synthetic_set(50, seed=21)
     test = synthetic_set(30, seed=22)
-    detector = AcousticDetector().fit([c for c in train if c.split != "validation"],
-                                      [c for c in train if c.split == "validation"], AcousticConfig())  # fmt: skip
+    detector = AcousticDetector().fit(
+        [c for c in train if c.split != "validation"], [c for c in train if c.split == "validation"], AcousticConfig()
+    )
     metrics = score(prediction_rows(test, detector.predict(test)), resamples=200)["pooled"]
     labels = np.array([w.binary for clip in test for w in clip.words])
     majority = max(labels.mean(), 1 - labels.mean())

@@ -39,8 +39,9 @@ def test_punctuation_gets_the_time_where_the_last_word_ended():
 
 def test_untimed_english_clips_are_aligned_and_other_languages_refused():
     audio, words = demo_clip("demo-en-022")
-    timed = Clip("en-1", "en", "train", tuple(Word(w["text"], w["start"], w["end"], 0, 0.0) for w in words),
-                 samples=audio)  # fmt: skip
+    timed = Clip(
+        "en-1", "en", "train", tuple(Word(w["text"], w["start"], w["end"], 0, 0.0) for w in words), samples=audio
+    )
     untimed = Clip("en-2", "en-GB", "train", tuple(Word(w["text"], None, None, 0, 0.0) for w in words), samples=audio)
     done = ensure_word_times([timed, untimed], needed_by="This detector")
     assert done[0] is timed and done[1].has_word_times

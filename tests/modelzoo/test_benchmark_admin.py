@@ -41,13 +41,27 @@ def browser(*perms) -> Client:
 
 
 def form(label_set, **fields) -> dict:
-    return {"label_set": label_set.pk, "detector": "acoustic", "label_mode": "both", "setting": "multilingual",
-            "by": "language", "config": "{}", "resamples": 50, "seed": 0, **fields}  # fmt: skip
+    return {
+        "label_set": label_set.pk,
+        "detector": "acoustic",
+        "label_mode": "both",
+        "setting": "multilingual",
+        "by": "language",
+        "config": "{}",
+        "resamples": 50,
+        "seed": 0,
+        **fields,
+    }
 
 
 def launched(capture, label_set, **arguments) -> list[BenchmarkRun]:
-    arguments = {"detector": "acoustic", "label_mode": "both", "plan": Plan("multilingual"), "resamples": 50,
-                 **arguments}  # fmt: skip
+    arguments = {
+        "detector": "acoustic",
+        "label_mode": "both",
+        "plan": Plan("multilingual"),
+        "resamples": 50,
+        **arguments,
+    }
     with capture(execute=True):
         runs = benchmark_runs_launch(label_set=label_set, **arguments)
     return [BenchmarkRun.objects.get(pk=run.pk) for run in runs]
@@ -113,8 +127,9 @@ def test_a_launch_of_several_models_opens_their_group_page_with_the_matrix(
 
 
 def test_a_data_scale_group_shows_its_curve(boss, label_set, django_capture_on_commit_callbacks):
-    [first, _] = launched(django_capture_on_commit_callbacks, label_set, label_mode="binary",
-                          plan=Plan("data-scale", percents=(50, 100)))  # fmt: skip
+    [first, _] = launched(
+        django_capture_on_commit_callbacks, label_set, label_mode="binary", plan=Plan("data-scale", percents=(50, 100))
+    )
 
     html = boss.get(reverse("admin:modelzoo_benchmarkrun_group", args=[first.group])).content.decode()
 
@@ -131,8 +146,15 @@ def test_runs_picked_in_the_list_are_compared_side_by_side_and_downloaded(
 
     picked = boss.post(changelist, {"action": "compare_runs", "_selected_action": [second.pk, first.pk]})
     html = boss.get(picked["Location"]).content.decode()
-    rows = list(csv.DictReader(io.StringIO(boss.get(reverse("admin:modelzoo_benchmarkrun_results", args=["csv"]),
-                                                    {"ids": f"{first.pk},{second.pk}"}).content.decode())))  # fmt: skip
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                boss.get(
+                    reverse("admin:modelzoo_benchmarkrun_results", args=["csv"]), {"ids": f"{first.pk},{second.pk}"}
+                ).content.decode()
+            )
+        )
+    )
     results = boss.get(reverse("admin:modelzoo_benchmarkrun_results", args=["json"]), {"ids": str(first.pk)}).json()
 
     assert picked["Location"].endswith(f"?ids={first.pk},{second.pk}")
@@ -143,8 +165,9 @@ def test_runs_picked_in_the_list_are_compared_side_by_side_and_downloaded(
 
 def test_a_run_page_polls_until_the_run_ends(boss, label_set, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
-        [queued] = benchmark_runs_launch(label_set=label_set, detector="acoustic", label_mode="binary",
-                                         plan=Plan("multilingual"))  # fmt: skip
+        [queued] = benchmark_runs_launch(
+            label_set=label_set, detector="acoustic", label_mode="binary", plan=Plan("multilingual")
+        )
     progress = reverse("admin:modelzoo_benchmarkrun_progress", args=[queued.pk])
 
     waiting = boss.get(progress, headers={"HX-Request": "true"})
@@ -209,8 +232,9 @@ def test_the_downloads_give_metrics_predictions_and_checkpoint(boss, label_set, 
 )
 def test_staff_without_the_permission_get_403(method, name, args, perms, label_set, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
-        [run] = benchmark_runs_launch(label_set=label_set, detector="acoustic", label_mode="binary",
-                                      plan=Plan("multilingual"))  # fmt: skip
+        [run] = benchmark_runs_launch(
+            label_set=label_set, detector="acoustic", label_mode="binary", plan=Plan("multilingual")
+        )
     ids = {"{run}": run.pk, "{group}": run.group}
     url = reverse(name, args=[ids.get(arg, arg) for arg in args])
 
@@ -249,8 +273,9 @@ def test_runs_picked_in_the_list_are_cancelled_only_by_who_may_change_them(
     label_set, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=False):
-        runs = benchmark_runs_launch(label_set=label_set, detector="acoustic", label_mode="binary",
-                                     plan=Plan("monolingual"))  # fmt: skip
+        runs = benchmark_runs_launch(
+            label_set=label_set, detector="acoustic", label_mode="binary", plan=Plan("monolingual")
+        )
     changelist = reverse("admin:modelzoo_benchmarkrun_changelist")
     picked = {"action": "cancel_runs", "_selected_action": [run.pk for run in runs]}
 

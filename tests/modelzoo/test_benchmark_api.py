@@ -11,8 +11,12 @@ from tests.modelzoo.builders import tiny_label_set
 pytestmark = pytest.mark.django_db
 pytest.importorskip("parselmouth")
 RUNS = "/api/v1/benchmark-runs/"
-PERMS = ("modelzoo.add_benchmarkrun", "modelzoo.view_benchmarkrun", "modelzoo.change_benchmarkrun",
-         "evaluation.view_labelset")  # fmt: skip
+PERMS = (
+    "modelzoo.add_benchmarkrun",
+    "modelzoo.view_benchmarkrun",
+    "modelzoo.change_benchmarkrun",
+    "evaluation.view_labelset",
+)
 
 
 @pytest.fixture
@@ -26,8 +30,14 @@ def api():
 
 
 def body(label_set, **fields) -> dict:
-    return {"label_set": label_set.pk, "detector": "acoustic", "label_mode": "both",
-            "setting": {"kind": "multilingual"}, "resamples": 50, **fields}  # fmt: skip
+    return {
+        "label_set": label_set.pk,
+        "detector": "acoustic",
+        "label_mode": "both",
+        "setting": {"kind": "multilingual"},
+        "resamples": 50,
+        **fields,
+    }
 
 
 def launch(api, capture, payload, *, execute=True):
@@ -63,9 +73,12 @@ def test_a_run_is_launched_polled_and_read_with_its_downloads(api, label_set, dj
 
 
 def test_a_cross_lingual_launch_answers_every_run_of_its_group(api, label_set, django_capture_on_commit_callbacks):
-    response = launch(api, django_capture_on_commit_callbacks,
-                      body(label_set, label_mode="binary", setting={"kind": "cross-lingual", "languages": ["en"]}),
-                      execute=False)  # fmt: skip
+    response = launch(
+        api,
+        django_capture_on_commit_callbacks,
+        body(label_set, label_mode="binary", setting={"kind": "cross-lingual", "languages": ["en"]}),
+        execute=False,
+    )
 
     runs = response.json()["runs"]
     assert [run["setting_label"] for run in runs] == ["cross-lingual en", "monolingual en"]
@@ -118,8 +131,9 @@ def queued_run(label_set, django_capture_on_commit_callbacks):
     from modelzoo.services.benchmark_runs import benchmark_runs_launch
 
     with django_capture_on_commit_callbacks(execute=False):
-        return benchmark_runs_launch(label_set=label_set, detector="acoustic", label_mode="binary",
-                                     plan=Plan("multilingual"))[0]  # fmt: skip
+        return benchmark_runs_launch(
+            label_set=label_set, detector="acoustic", label_mode="binary", plan=Plan("multilingual")
+        )[0]
 
 
 def call(client, method, path, run, label_set):
@@ -169,8 +183,12 @@ def test_staff_with_the_permission_get_through(
 def test_the_endpoints_are_in_the_schema(client):
     schema = token_client(staff_with()).get("/api/schema/?format=json").json()
 
-    for path in ("/api/v1/benchmark-runs/", "/api/v1/benchmark-runs/{id}/", "/api/v1/benchmark-runs/{id}/cancel/",
-                 "/api/v1/benchmark-runs/{id}/results/"):  # fmt: skip
+    for path in (
+        "/api/v1/benchmark-runs/",
+        "/api/v1/benchmark-runs/{id}/",
+        "/api/v1/benchmark-runs/{id}/cancel/",
+        "/api/v1/benchmark-runs/{id}/results/",
+    ):
         assert path in schema["paths"], path
     launch_body = schema["components"]["schemas"]["BenchmarkLaunchRequest"]["properties"]
     assert {"label_set", "detector", "label_mode", "setting", "config", "test_label_set"} <= set(launch_body)

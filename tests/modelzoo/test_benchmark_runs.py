@@ -33,8 +33,13 @@ def label_set(corpus_folder):
 
 def launch(capture, *, execute=True, **arguments) -> list[BenchmarkRun]:
     """Launch; with execute, the (eager) worker runs each run once its row is committed."""
-    arguments = {"detector": "acoustic", "label_mode": "both", "plan": Plan("multilingual"), "resamples": 50,
-                 **arguments}  # fmt: skip
+    arguments = {
+        "detector": "acoustic",
+        "label_mode": "both",
+        "plan": Plan("multilingual"),
+        "resamples": 50,
+        **arguments,
+    }
     with capture(execute=execute):
         runs = benchmark_runs_launch(**arguments)
     return [BenchmarkRun.objects.get(pk=run.pk) for run in runs]
@@ -42,11 +47,20 @@ def launch(capture, *, execute=True, **arguments) -> list[BenchmarkRun]:
 
 def test_a_cross_lingual_launch_queues_one_run_per_model_in_one_group(label_set, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as sent:
-        runs = benchmark_runs_launch(label_set=label_set, detector="frame-classifier", label_mode="binary",
-                                     plan=Plan("cross-lingual"), config={"epochs": 3})  # fmt: skip
+        runs = benchmark_runs_launch(
+            label_set=label_set,
+            detector="frame-classifier",
+            label_mode="binary",
+            plan=Plan("cross-lingual"),
+            config={"epochs": 3},
+        )
 
-    assert [run.setting_label for run in runs] == ["cross-lingual de", "cross-lingual en", "monolingual de",
-                                                   "monolingual en"]  # fmt: skip
+    assert [run.setting_label for run in runs] == [
+        "cross-lingual de",
+        "cross-lingual en",
+        "monolingual de",
+        "monolingual en",
+    ]
     assert len({run.group for run in runs}) == 1 and len(sent) == 4  # each sent once the rows are committed
     assert all(run.status == Status.QUEUED for run in runs)
     assert runs[0].config_overrides == {"scalar_loss_weight": 0.0, "selection_measure": "f1", "epochs": 3}
@@ -54,8 +68,12 @@ def test_a_cross_lingual_launch_queues_one_run_per_model_in_one_group(label_set,
 
 
 def test_what_a_worker_would_refuse_is_refused_at_launch(label_set):
-    draft = label_set_create(name="draft", studies=list(label_set.studies.all()), enqueue=False,
-                             parameters=label_set_default_parameters(studies=list(label_set.studies.all())))  # fmt: skip
+    draft = label_set_create(
+        name="draft",
+        studies=list(label_set.studies.all()),
+        enqueue=False,
+        parameters=label_set_default_parameters(studies=list(label_set.studies.all())),
+    )
     cases = [
         ({"label_set": draft}, "is a draft: benchmarks run on final"),
         ({"plan": Plan("cross-dataset")}, "a second label set to test on goes with the cross-dataset setting"),
@@ -65,8 +83,13 @@ def test_what_a_worker_would_refuse_is_refused_at_launch(label_set):
         ({"plan": Plan("monolingual", by="variety"), "label_set": draft}, "is a draft"),
     ]
     for given, message in cases:
-        arguments = {"label_set": label_set, "detector": "acoustic", "label_mode": "binary",
-                     "plan": Plan("multilingual"), **given}  # fmt: skip
+        arguments = {
+            "label_set": label_set,
+            "detector": "acoustic",
+            "label_mode": "binary",
+            "plan": Plan("multilingual"),
+            **given,
+        }
         with pytest.raises(BenchmarkRefused, match=message):
             benchmark_runs_launch(**arguments)
     assert not BenchmarkRun.objects.exists()
@@ -104,8 +127,12 @@ def test_a_cross_dataset_run_tests_on_the_other_sets_test_clips(
 ):
     other = tiny_label_set(CorpusFolder(tmp_path / "other"), name="other", languages=("en",), per_language=8)
 
-    [run] = launch(django_capture_on_commit_callbacks, label_set=label_set, test_label_set=other,
-                   plan=Plan("cross-dataset", language="en"))  # fmt: skip
+    [run] = launch(
+        django_capture_on_commit_callbacks,
+        label_set=label_set,
+        test_label_set=other,
+        plan=Plan("cross-dataset", language="en"),
+    )
 
     assert run.status == Status.SUCCEEDED, run.error
     assert run.details["clips"] == {"train": 2, "validation": 1, "test": 2}  # en of this set; the other's test split
@@ -189,10 +216,12 @@ def test_a_run_whose_worker_died_runs_again_once_and_keeps_both_attempts_in_its_
     [run] = launch(django_capture_on_commit_callbacks, label_set=label_set, execute=False)
     # The first worker claimed it, wrote some progress and was killed.
     BenchmarkRun.objects.filter(pk=run.pk).update(
-        status=Status.RUNNING, attempts=1, phase="training: epoch 1/15",
+        status=Status.RUNNING,
+        attempts=1,
+        phase="training: epoch 1/15",
         heartbeat_at=timezone.now() - BenchmarkRun.STALE_AFTER - timedelta(seconds=1),
         log="2025-01-01 00:00:00 attempt 1 started on gpu-1\n",
-    )  # fmt: skip
+    )
 
     with django_capture_on_commit_callbacks(execute=True):
         assert stale_jobs_requeue(model=BenchmarkRun) == {"requeued": 1, "failed": 0, "resent": 0}
@@ -200,8 +229,9 @@ def test_a_run_whose_worker_died_runs_again_once_and_keeps_both_attempts_in_its_
     run.refresh_from_db()
     assert run.status == Status.SUCCEEDED and run.attempts == 2
     assert [line.split(" started")[0][20:] for line in run.log.splitlines() if "started on" in line] == [
-        "attempt 1", "attempt 2"
-    ]  # fmt: skip
+        "attempt 1",
+        "attempt 2",
+    ]
     assert len(default_storage.listdir("benchmarks")[0]) == 1  # one folder of outputs: one result
 
 

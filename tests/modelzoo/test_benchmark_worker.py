@@ -52,8 +52,15 @@ def gpu_worker(transactional_db):
 
     def record_delivery(task=None, args=None, **kwargs):
         info = task.request.delivery_info or {}
-        deliveries.append({"task": task.name, "args": list(args or ()), "eager": bool(task.request.is_eager),
-                           "routing_key": info.get("routing_key"), "thread": threading.get_ident()})  # fmt: skip
+        deliveries.append(
+            {
+                "task": task.name,
+                "args": list(args or ()),
+                "eager": bool(task.request.is_eager),
+                "routing_key": info.get("routing_key"),
+                "thread": threading.get_ident(),
+            }
+        )
 
     def close_worker_connections(**kwargs):
         connections.close_all()  # the worker thread's own connections
@@ -108,8 +115,15 @@ def test_each_detector_is_trained_and_scored_by_the_gpu_worker(
 
     runs = []
     for launch in LAUNCHES:  # one at a time, for the same reason as demo_set's
-        fields = {"label_set": demo_set.pk, "label_mode": "both", "setting": "multilingual", "by": "language",
-                  "resamples": 200, "seed": 0, **launch}  # fmt: skip
+        fields = {
+            "label_set": demo_set.pk,
+            "label_mode": "both",
+            "setting": "multilingual",
+            "by": "language",
+            "resamples": 200,
+            "seed": 0,
+            **launch,
+        }
         response = admin_browser.post(form_url, fields)
         assert response.status_code == 302, response.context["form"].errors
         run = BenchmarkRun.objects.latest("pk")

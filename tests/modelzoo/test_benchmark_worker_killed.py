@@ -47,13 +47,31 @@ class Workers:
 
     def start(self, name: str) -> subprocess.Popen:
         command = [
-            sys.executable, "-m", "celery", "-A", "tests.modelzoo.isolated_celery", "worker", "-Q", "gpu",
-            "--pool", "prefork", "--concurrency", "1", "--prefetch-multiplier", "1", "--hostname", f"{name}@%h",
-            "--loglevel", "INFO", "--without-mingle", "--without-gossip",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "tests.modelzoo.isolated_celery",
+            "worker",
+            "-Q",
+            "gpu",
+            "--pool",
+            "prefork",
+            "--concurrency",
+            "1",
+            "--prefetch-multiplier",
+            "1",
+            "--hostname",
+            f"{name}@%h",
+            "--loglevel",
+            "INFO",
+            "--without-mingle",
+            "--without-gossip",
+        ]
         with (self.logs / f"{name}.log").open("w") as log:
-            process = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)  # fmt: skip
+            process = subprocess.Popen(
+                command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         self.running.append(process)
         return process
 
@@ -83,12 +101,18 @@ def workers(transactional_db, tmp_path, checkpoint_dir):
     require_service("Celery broker", BROKER_URL)
     prefix = new_key_prefix()
     env = {
-        **os.environ, "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": _test_database_url(), "SECRET_KEY": "worker-test", "CELERY_BROKER_URL": BROKER_URL,
-        "TEST_BROKER_KEY_PREFIX": prefix, "CELERY_TASK_ALWAYS_EAGER": "false",
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": _test_database_url(),
+        "SECRET_KEY": "worker-test",
+        "CELERY_BROKER_URL": BROKER_URL,
+        "TEST_BROKER_KEY_PREFIX": prefix,
+        "CELERY_TASK_ALWAYS_EAGER": "false",
         # DATA_DIR/media is this test's media folder (tests/conftest.py's media_storage)
-        "DATA_DIR": str(tmp_path), "MODELZOO_CHECKPOINT_DIR": str(checkpoint_dir),
-    }  # fmt: skip
+        "DATA_DIR": str(tmp_path),
+        "MODELZOO_CHECKPOINT_DIR": str(checkpoint_dir),
+    }
     running = Workers(env, tmp_path)
     with app_on_isolated_broker(celery_app, prefix, redeliver_soon=True):
         try:
@@ -105,8 +129,15 @@ def _test_database_url() -> str:
 
 def test_a_run_whose_worker_was_killed_is_run_again_once_with_one_result(workers):
     label_set = demo_label_set()
-    [run] = benchmark_runs_launch(label_set=label_set, detector="whisper-tokens", backbone=TINY_WHISPER,
-                                  label_mode="binary", plan=Plan("multilingual"), config=TRAINING, resamples=100)  # fmt: skip
+    [run] = benchmark_runs_launch(
+        label_set=label_set,
+        detector="whisper-tokens",
+        backbone=TINY_WHISPER,
+        label_mode="binary",
+        plan=Plan("multilingual"),
+        config=TRAINING,
+        resamples=100,
+    )
 
     first = workers.start("first")
     wait_for(lambda: _training(run), timeout=120, what="the first worker to be training")
@@ -132,8 +163,11 @@ def test_a_run_whose_worker_was_killed_is_run_again_once_with_one_result(workers
     # Redis delivers it again once its visibility timeout passes (an hour by default), which may or
     # may not fall within this test; either way the claim lets one delivery run (attempts is 2).
     log = workers.log("second")
-    handled = {line.split("modelzoo.benchmark_run_train[")[1].split("]")[0] for line in log.splitlines()
-               if "modelzoo.benchmark_run_train[" in line and " succeeded in " in line}  # fmt: skip
+    handled = {
+        line.split("modelzoo.benchmark_run_train[")[1].split("]")[0]
+        for line in log.splitlines()
+        if "modelzoo.benchmark_run_train[" in line and " succeeded in " in line
+    }
     assert len(handled) >= 1, log[-3000:]
 
 

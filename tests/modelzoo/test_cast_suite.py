@@ -58,25 +58,38 @@ def cast_set(tmp_path) -> CastSet:
     with (folder / "renditions.jsonl").open("a") as lines:
         lines.write((extra / "renditions.jsonl").read_text())
     for system in ("tts-a", "tts-b"):
-        call_command("import_system_outputs", str(tmp_path / system), "--suite", "cast", "--system", system,
-                     "--set", "cast pilot")  # fmt: skip
+        call_command(
+            "import_system_outputs",
+            str(tmp_path / system),
+            "--suite",
+            "cast",
+            "--system",
+            system,
+            "--set",
+            "cast pilot",
+        )
     return CastSet.objects.get(name="cast pilot")
 
 
 def listen_to_every_rendition(cast_set: CastSet) -> Study:
     study = study_create(
-        name="cast listeners", corpus=cast_set.corpus, selection=ClipSelection(), status=Study.Status.LIVE,
-        clips_per_task=cast_set.corpus.clips.count(), target_annotations=LISTENERS, attention_checks_per_task=0,
-    )  # fmt: skip
-    rendition_of = {r.clip_id: r for r in CastRendition.objects.filter(item__cast_set=cast_set).select_related(
-        "item", "system")}  # fmt: skip
+        name="cast listeners",
+        corpus=cast_set.corpus,
+        selection=ClipSelection(),
+        status=Study.Status.LIVE,
+        clips_per_task=cast_set.corpus.clips.count(),
+        target_annotations=LISTENERS,
+        attention_checks_per_task=0,
+    )
+    rendition_of = {
+        r.clip_id: r for r in CastRendition.objects.filter(item__cast_set=cast_set).select_related("item", "system")
+    }
     for listener in range(LISTENERS):
         participant = ready_participant(study)
         task = assignment_claim(participant=participant)
         for item in task.items.order_by("position"):
             rendition = rendition_of[item.clip_id]
-            word = marked_word(listener, rendition.system.name, rendition.item.external_id,
-                               rendition.side)  # fmt: skip
+            word = marked_word(listener, rendition.system.name, rendition.item.external_id, rendition.side)
             listened_to_all(item)
             levels = [int(index == word) for index in range(item.word_count)]
             annotation_submit(participant_id=participant.pk, item_id=item.pk, levels=levels, mismatch=False)
@@ -87,8 +100,9 @@ def listen_to_every_rendition(cast_set: CastSet) -> Study:
 def detector_run(corpus_folder, cast_set, django_capture_on_commit_callbacks) -> DetectionRun:
     label_set = tiny_label_set(corpus_folder)
     with django_capture_on_commit_callbacks(execute=True):
-        [source] = benchmark_runs_launch(label_set=label_set, detector="acoustic", label_mode="both",
-                                         plan=Plan("multilingual"), resamples=0)  # fmt: skip
+        [source] = benchmark_runs_launch(
+            label_set=label_set, detector="acoustic", label_mode="both", plan=Plan("multilingual"), resamples=0
+        )
     source.refresh_from_db()
     assert source.status == BenchmarkRun.Status.SUCCEEDED, source.error
     with django_capture_on_commit_callbacks(execute=True):
@@ -134,8 +148,9 @@ def test_cast_scores_per_voice_mode_and_source_match_hand_counts(
     detections = {
         (d.rendition.system.name, d.rendition.item.external_id, d.rendition.side): set(d.stressed)
         for d in RenditionDetection.objects.filter(detector=detector_run.system).select_related(
-            "rendition__item", "rendition__system")
-    }  # fmt: skip
+            "rendition__item", "rendition__system"
+        )
+    }
     assert len(detections) == CastRendition.objects.filter(item__cast_set=cast_set).count() == 11
     for system, items in (("tts-a", ("c01", "c02", "c03")), ("tts-b", ("c01", "c02"))):
         pairs = [
@@ -151,8 +166,9 @@ def test_cast_scores_per_voice_mode_and_source_match_hand_counts(
     detector_words, listener_words = [], []
     for rendition in CastRendition.objects.filter(item__cast_set=cast_set).select_related("item", "system"):
         words = len(rendition.item.words)
-        marks = [marked_word(n, rendition.system.name, rendition.item.external_id,
-                             rendition.side) for n in range(LISTENERS)]  # fmt: skip
+        marks = [
+            marked_word(n, rendition.system.name, rendition.item.external_id, rendition.side) for n in range(LISTENERS)
+        ]
         stressed = detections[(rendition.system.name, rendition.item.external_id, rendition.side)]
         detector_words += [int(k in stressed) for k in range(words)]
         listener_words += [int(marks.count(k) * 2 > LISTENERS) for k in range(words)]
@@ -175,9 +191,10 @@ def test_one_clip_for_both_sides_gets_the_listeners_labels_on_each(tmp_path, dja
     """A voice that ignores the context may give one file for both sides: one clip, two renditions."""
     call_command("import_cast_items", str(write_cast_items(tmp_path / "cast.jsonl")), "--set", "cast pilot")
     folder = write_cast_renditions(tmp_path / "flat", system="flat", items=("c01",), sides=("A",), modes=("none",))
-    write_jsonl(folder / "renditions.jsonl", [
-        {"item": "c01", "side": side, "mode": "none", "audio": "wav/c01-A-none.wav"} for side in ("A", "B")
-    ])  # fmt: skip
+    write_jsonl(
+        folder / "renditions.jsonl",
+        [{"item": "c01", "side": side, "mode": "none", "audio": "wav/c01-A-none.wav"} for side in ("A", "B")],
+    )
     call_command("import_system_outputs", str(folder), "--suite", "cast", "--system", "flat", "--set", "cast pilot")
     cast_set = CastSet.objects.get(name="cast pilot")
     assert cast_set.corpus.clips.count() == 1 and CastRendition.objects.count() == 2

@@ -47,8 +47,15 @@ def test_a_folder_without_an_export_is_refused(tmp_path):
 
 
 def clip(clip_id, language, split, arousal="high", scale_step=None):
-    return Clip(clip_id=clip_id, language=language, split=split, words=(Word("a", 0, 1, 1, 1.0),),
-                arousal=arousal, scale_step=scale_step, variety=f"{language}-X")  # fmt: skip
+    return Clip(
+        clip_id=clip_id,
+        language=language,
+        split=split,
+        words=(Word("a", 0, 1, 1, 1.0),),
+        arousal=arousal,
+        scale_step=scale_step,
+        variety=f"{language}-X",
+    )
 
 
 @pytest.fixture

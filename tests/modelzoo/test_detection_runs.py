@@ -29,8 +29,14 @@ SENTENCES = ("I never said she stole it", "we took the money", "she said we neve
 RUNS = "/api/v1/detection-runs/"
 ADD = reverse("admin:modelzoo_detectionrun_add")
 # one quick epoch on the CPU, as the benchmark worker's tests train the tiny backbones
-TINY_TRAINING = {"epochs": 1, "learning_rate": 1e-3, "warmup_ratio": 0.0, "gradient_accumulation": 1, "batch_size": 8,
-                 "device": "cpu"}  # fmt: skip
+TINY_TRAINING = {
+    "epochs": 1,
+    "learning_rate": 1e-3,
+    "warmup_ratio": 0.0,
+    "gradient_accumulation": 1,
+    "batch_size": 8,
+    "device": "cpu",
+}
 LAUNCH_PERMS = ("modelzoo.add_detectionrun", "modelzoo.view_detectionrun", "modelzoo.view_benchmarkrun")
 
 
@@ -38,8 +44,9 @@ LAUNCH_PERMS = ("modelzoo.add_detectionrun", "modelzoo.view_detectionrun", "mode
 def source_run(corpus_folder, django_capture_on_commit_callbacks) -> BenchmarkRun:
     label_set = tiny_label_set(corpus_folder)
     with django_capture_on_commit_callbacks(execute=True):
-        [run] = benchmark_runs_launch(label_set=label_set, detector="acoustic", label_mode="both",
-                                      plan=Plan("multilingual"), resamples=0)  # fmt: skip
+        [run] = benchmark_runs_launch(
+            label_set=label_set, detector="acoustic", label_mode="both", plan=Plan("multilingual"), resamples=0
+        )
     run.refresh_from_db()
     assert run.status == BenchmarkRun.Status.SUCCEEDED, run.error
     return run
@@ -51,8 +58,9 @@ def target_corpus(tmp_path) -> Corpus:
     folder = CorpusFolder(tmp_path / "targets")
     for index, sentence in enumerate(SENTENCES):
         words = sentence.split()
-        timed = [{"text": w, "start": round(0.1 + 0.2 * k, 3), "end": round(0.3 + 0.2 * k, 3)}
-                 for k, w in enumerate(words)]  # fmt: skip
+        timed = [
+            {"text": w, "start": round(0.1 + 0.2 * k, 3), "end": round(0.3 + 0.2 * k, 3)} for k, w in enumerate(words)
+        ]
         folder.add(f"target-{index}", sentence, seconds=0.3 + 0.2 * len(words), language="en", words=timed)
     folder.write_jsonl()
     corpus_import(path=folder.root, corpus_name="targets")
@@ -65,12 +73,29 @@ def form_study(target_corpus) -> Study:
     study = StudyFactory(corpus=target_corpus, kind=Study.Kind.LISTENING_FORM, slug="stresstest", name="StressTest")
     clips = list(target_corpus.clips.order_by("external_id"))
     for index, clip in enumerate(clips):
-        ListeningFormItem.objects.create(study=study, external_id=f"st-{index}-ssd", item_type=ListeningFormItem.Type.STRESSED_WORDS,
-                                clip=clip, gold=[int(k == 1) for k in range(clip.words.count())])  # fmt: skip
-    ListeningFormItem.objects.create(study=study, external_id="st-0", item_type=ListeningFormItem.Type.SINGLE_CHOICE, clip=clips[0],
-                            options=["Someone else said it", "I only implied it"], gold=0)  # fmt: skip
-    ListeningFormItem.objects.create(study=study, external_id="check", item_type=ListeningFormItem.Type.STRESSED_WORDS, clip=clips[1],
-                            gold=[1, 0, 0, 0], settings={"attention_check": True})  # fmt: skip
+        ListeningFormItem.objects.create(
+            study=study,
+            external_id=f"st-{index}-ssd",
+            item_type=ListeningFormItem.Type.STRESSED_WORDS,
+            clip=clip,
+            gold=[int(k == 1) for k in range(clip.words.count())],
+        )
+    ListeningFormItem.objects.create(
+        study=study,
+        external_id="st-0",
+        item_type=ListeningFormItem.Type.SINGLE_CHOICE,
+        clip=clips[0],
+        options=["Someone else said it", "I only implied it"],
+        gold=0,
+    )
+    ListeningFormItem.objects.create(
+        study=study,
+        external_id="check",
+        item_type=ListeningFormItem.Type.STRESSED_WORDS,
+        clip=clips[1],
+        gold=[1, 0, 0, 0],
+        settings={"attention_check": True},
+    )
     return study
 
 
@@ -82,8 +107,16 @@ def cast_set(target_corpus) -> CastSet:
     clips = list(target_corpus.clips.order_by("external_id"))
     for index, clip in enumerate(clips[:2]):
         words = SENTENCES[index].split()
-        item = CastItem.objects.create(cast_set=cast_set, external_id=f"c{index}", sentence=SENTENCES[index],
-                                       words=words, context_a="a", context_b="b", word_a=1, word_b=3)  # fmt: skip
+        item = CastItem.objects.create(
+            cast_set=cast_set,
+            external_id=f"c{index}",
+            sentence=SENTENCES[index],
+            words=words,
+            context_a="a",
+            context_b="b",
+            word_a=1,
+            word_b=3,
+        )
         CastRendition.objects.create(item=item, system=tts, side="A", mode="context", clip=clip)
         CastRendition.objects.create(item=item, system=tts, side="B", mode="context", clip=clips[2 - index])
     return cast_set
@@ -108,9 +141,14 @@ def test_a_detector_marks_the_stressed_words_of_a_forms_items(
     system = run.system
     assert system.kind == System.Kind.DETECTOR and system.name == f"acoustic #{source_run.pk} (tiny v1)"
     assert system.metadata == {
-        "source_run": source_run.pk, "detector": "acoustic", "backbone": None, "label_set": "tiny v1",
-        "label_set_id": source_run.label_set_id, "label_mode": "both", "setting": "multilingual",
-    }  # fmt: skip
+        "source_run": source_run.pk,
+        "detector": "acoustic",
+        "backbone": None,
+        "label_set": "tiny v1",
+        "label_set_id": source_run.label_set_id,
+        "label_mode": "both",
+        "setting": "multilingual",
+    }
     outputs = list(SystemOutput.objects.filter(system=system).select_related("form_item__clip").order_by("pk"))
     assert [o.form_item.external_id for o in outputs] == ["st-0-ssd", "st-1-ssd", "st-2-ssd"]  # no question, no check
     for output in outputs:
@@ -187,10 +225,15 @@ def test_a_run_that_fails_while_storing_leaves_the_previous_outputs(
 
 def test_what_cannot_run_is_refused_at_launch(source_run, form_study, cast_set):
     failed = BenchmarkRun.objects.create(
-        label_set=source_run.label_set, detector="acoustic", label_mode="both", setting_kind="multilingual",
-        setting={"kind": "multilingual"}, setting_label="multilingual", status=BenchmarkRun.Status.FAILED,
+        label_set=source_run.label_set,
+        detector="acoustic",
+        label_mode="both",
+        setting_kind="multilingual",
+        setting={"kind": "multilingual"},
+        setting_label="multilingual",
+        status=BenchmarkRun.Status.FAILED,
         error="cancelled",
-    )  # fmt: skip
+    )
     scalar = BenchmarkRun.objects.get(pk=source_run.pk)
     scalar.pk, scalar.label_mode = None, BenchmarkRun.LabelMode.SCALAR
     scalar.save()
@@ -245,8 +288,15 @@ def test_a_neural_detector_is_loaded_from_its_stored_checkpoint(
     settings.MODELZOO_CHECKPOINT_DIR = checkpoint_dir  # the tiny backbones, saved with save_pretrained
     label_set = tiny_label_set(corpus_folder)
     with django_capture_on_commit_callbacks(execute=True):
-        [source] = benchmark_runs_launch(label_set=label_set, detector=detector, backbone=backbone, label_mode="both",
-                                         plan=Plan("multilingual"), config=TINY_TRAINING, resamples=0)  # fmt: skip
+        [source] = benchmark_runs_launch(
+            label_set=label_set,
+            detector=detector,
+            backbone=backbone,
+            label_mode="both",
+            plan=Plan("multilingual"),
+            config=TINY_TRAINING,
+            resamples=0,
+        )
     source.refresh_from_db()
     assert source.status == BenchmarkRun.Status.SUCCEEDED, source.error
 
@@ -299,9 +349,14 @@ def test_the_admin_runs_a_detector_over_a_form_and_shows_the_run(
 def test_the_admin_form_asks_for_one_target_and_a_succeeded_run(client, source_run, form_study, cast_set):
     client.force_login(get_user_model().objects.create_superuser("boss", "boss@example.com", "a long password"))
     failed = BenchmarkRun.objects.create(
-        label_set=source_run.label_set, detector="acoustic", label_mode="both", setting_kind="multilingual",
-        setting={"kind": "multilingual"}, setting_label="multilingual", status=BenchmarkRun.Status.FAILED,
-    )  # fmt: skip
+        label_set=source_run.label_set,
+        detector="acoustic",
+        label_mode="both",
+        setting_kind="multilingual",
+        setting={"kind": "multilingual"},
+        setting_label="multilingual",
+        status=BenchmarkRun.Status.FAILED,
+    )
 
     both = client.post(ADD, {"source_run": source_run.pk, "study": form_study.pk, "cast_set": cast_set.pk})
     neither = client.post(ADD, {"source_run": source_run.pk})
@@ -355,13 +410,17 @@ def test_the_api_runs_a_detector_over_a_cast_set_and_polls_it(source_run, cast_s
 def test_the_api_refuses_what_cannot_run(source_run, form_study, cast_set):
     api = token_client(staff_with(*LAUNCH_PERMS, "annotation.view_study", "evaluation.view_castset"))
     failed = BenchmarkRun.objects.create(
-        label_set=source_run.label_set, detector="acoustic", label_mode="both", setting_kind="multilingual",
-        setting={"kind": "multilingual"}, setting_label="multilingual", status=BenchmarkRun.Status.FAILED,
-    )  # fmt: skip
+        label_set=source_run.label_set,
+        detector="acoustic",
+        label_mode="both",
+        setting_kind="multilingual",
+        setting={"kind": "multilingual"},
+        setting_label="multilingual",
+        status=BenchmarkRun.Status.FAILED,
+    )
 
     refused = api.post(RUNS, {"source_run": failed.pk, "study": form_study.pk}, format="json")
-    both = api.post(RUNS, {"source_run": source_run.pk, "study": form_study.pk, "cast_set": cast_set.pk},
-                    format="json")  # fmt: skip
+    both = api.post(RUNS, {"source_run": source_run.pk, "study": form_study.pk, "cast_set": cast_set.pk}, format="json")
 
     assert refused.status_code == 400 and "only a succeeded run" in refused.json()["detail"]
     assert both.status_code == 400 and "choose one target" in both.json()["detail"]
@@ -386,6 +445,9 @@ def test_the_endpoint_is_in_the_schema():
     schema = token_client(staff_with()).get("/api/schema/?format=json").json()
     assert {RUNS, RUNS + "{id}/"} <= set(schema["paths"])
     assert set(schema["components"]["schemas"]["DetectionLaunchRequest"]["properties"]) == {
-        "source_run", "study", "cast_set", "language",
-    }  # fmt: skip
+        "source_run",
+        "study",
+        "cast_set",
+        "language",
+    }
     assert schema["paths"][RUNS]["post"]["responses"]["202"]

@@ -69,10 +69,16 @@ def test_untimed_clips_of_other_languages_are_refused_with_a_reason(checkpoint_d
 def test_a_tiny_benchmark_run_end_to_end(export_folder, checkpoint_dir, tmp_path):
     phases = []
     result = run_benchmark(
-        folder=export_folder, detector="frame-classifier", backbone=TINY_WAV2VEC2, checkpoint_dir=checkpoint_dir,
-        setting={"kind": "monolingual", "language": "en"}, config={**QUICK, "batch_size": 4},
-        output_dir=tmp_path / "model", resamples=50, progress=lambda phase, done, total: phases.append(phase),
-    )  # fmt: skip
+        folder=export_folder,
+        detector="frame-classifier",
+        backbone=TINY_WAV2VEC2,
+        checkpoint_dir=checkpoint_dir,
+        setting={"kind": "monolingual", "language": "en"},
+        config={**QUICK, "batch_size": 4},
+        output_dir=tmp_path / "model",
+        resamples=50,
+        progress=lambda phase, done, total: phases.append(phase),
+    )
     assert result["clips"] == {"train": 16, "validation": 2, "test": 2}
     assert result["config"]["learning_rate"] == 1e-3 and result["config"]["gradient_accumulation"] == 1
     assert [record["epoch"] for record in result["history"]] == [1, 2]

@@ -16,11 +16,17 @@ def random_rows(seed=0, clips=30):
         language = ("en", "de", "zh")[c % 3]
         for w in range(int(rng.integers(3, 9))):
             truth = rng.random()
-            rows.append({
-                "clip_id": f"c{c}", "language": language, "word_index": w,
-                "binary_true": int(truth > 0.7), "binary_pred": int(truth + rng.normal(0, 0.3) > 0.7),
-                "scalar_true": truth, "scalar_pred": truth + rng.normal(0, 0.3),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "clip_id": f"c{c}",
+                    "language": language,
+                    "word_index": w,
+                    "binary_true": int(truth > 0.7),
+                    "binary_pred": int(truth + rng.normal(0, 0.3) > 0.7),
+                    "scalar_true": truth,
+                    "scalar_pred": truth + rng.normal(0, 0.3),
+                }
+            )
     return rows
 
 
@@ -64,9 +70,10 @@ def test_intervals_are_the_agreement_modules_clip_bootstrap():
 
 
 def test_undefined_measures_are_none():
-    rows = [{"clip_id": "a", "language": "en", "binary_true": 0, "binary_pred": 0, "scalar_true": 0.2,
-             "scalar_pred": 0.5}, {"clip_id": "a", "language": "en", "binary_true": 0, "binary_pred": 0,
-             "scalar_true": 0.4, "scalar_pred": 0.5}]  # fmt: skip
+    rows = [
+        {"clip_id": "a", "language": "en", "binary_true": 0, "binary_pred": 0, "scalar_true": 0.2, "scalar_pred": 0.5},
+        {"clip_id": "a", "language": "en", "binary_true": 0, "binary_pred": 0, "scalar_true": 0.4, "scalar_pred": 0.5},
+    ]
     pooled = score(rows, resamples=0)["pooled"]
     assert pooled["accuracy"]["value"] == 1.0
     assert pooled["f1"]["value"] is None  # no positives at all

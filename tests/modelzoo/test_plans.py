@@ -19,8 +19,14 @@ def labels(settings: list[dict]) -> list[tuple]:
 
 def test_cross_lingual_trains_one_model_per_language_with_a_monolingual_diagonal():
     settings = settings_of(Plan("cross-lingual"))
-    assert labels(settings) == [("cross-lingual", "de"), ("cross-lingual", "en"), ("cross-lingual", "es"),
-                                ("monolingual", "de"), ("monolingual", "en"), ("monolingual", "es")]  # fmt: skip
+    assert labels(settings) == [
+        ("cross-lingual", "de"),
+        ("cross-lingual", "en"),
+        ("cross-lingual", "es"),
+        ("monolingual", "de"),
+        ("monolingual", "en"),
+        ("monolingual", "es"),
+    ]
     assert labels(settings_of(Plan("cross-lingual", languages=("en",), with_diagonal=False))) == [
         ("cross-lingual", "en")
     ]
@@ -66,8 +72,9 @@ def test_unknown_kinds_and_parameters_are_refused():
 
 def test_a_label_mode_trains_one_head_and_selects_on_its_measure():
     assert run_overrides(detector="frame-classifier", label_mode="binary", overrides=None) == {
-        "scalar_loss_weight": 0.0, "selection_measure": "f1"
-    }  # fmt: skip
+        "scalar_loss_weight": 0.0,
+        "selection_measure": "f1",
+    }
     scalar = run_overrides(detector="whisper-tokens", label_mode="scalar", overrides={"epochs": 3})
     assert scalar == {"binary_loss_weight": 0.0, "selection_measure": "pearson", "epochs": 3}
     assert run_overrides(detector="acoustic", label_mode="both", overrides={"selection_measure": "accuracy"}) == {

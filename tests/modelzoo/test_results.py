@@ -21,18 +21,27 @@ def entry(value, low=None, high=None):
 
 
 def group(accuracy, f1=0.5, pearson=0.4, clips=3, words=20):
-    return {"clips": clips, "words": words, "accuracy": entry(accuracy, accuracy - 0.1, accuracy + 0.05),
-            "f1": entry(f1), "pearson": entry(pearson)}  # fmt: skip
+    return {
+        "clips": clips,
+        "words": words,
+        "accuracy": entry(accuracy, accuracy - 0.1, accuracy + 0.05),
+        "f1": entry(f1),
+        "pearson": entry(pearson),
+    }
 
 
 def run(pk, kind, language="", percent=100, by_language=None, pooled=0.8):
     by_language = by_language or {}
     return {
-        "id": pk, "label_set": "demo v1", "detector": "acoustic", "backbone": None, "label_mode": "both",
+        "id": pk,
+        "label_set": "demo v1",
+        "detector": "acoustic",
+        "backbone": None,
+        "label_mode": "both",
         "setting": {"kind": kind, "language": language, "percent": percent},
         "setting_label": f"{kind} {language}".strip(),
         "metrics": {"pooled": group(pooled), "by_language": {code: group(v) for code, v in by_language.items()}},
-    }  # fmt: skip
+    }
 
 
 def test_the_matrix_takes_cross_lingual_runs_off_the_diagonal_and_monolingual_runs_on_it():
@@ -50,17 +59,28 @@ def test_the_matrix_takes_cross_lingual_runs_off_the_diagonal_and_monolingual_ru
 
 
 def test_the_data_scale_curve_is_ordered_by_percent():
-    runs = [run(1, "data-scale", percent=50, pooled=0.7), run(2, "data-scale", percent=10, pooled=0.5),
-            run(3, "monolingual", "en")]  # fmt: skip
+    runs = [
+        run(1, "data-scale", percent=50, pooled=0.7),
+        run(2, "data-scale", percent=10, pooled=0.5),
+        run(3, "monolingual", "en"),
+    ]
     curve = data_scale_curve(runs, "accuracy")
     assert [(percent, round(e["value"], 3)) for percent, e in curve] == [(10, 0.5), (50, 0.7)]
 
 
 def test_runs_side_by_side_leave_a_gap_where_a_run_has_no_such_language():
-    rows = comparison([run(1, "multilingual", by_language={"en": 0.7, "de": 0.6}),
-                       run(2, "monolingual", "en", by_language={"en": 0.9})], ("accuracy",))  # fmt: skip
-    assert [(row["scope"], row["measure"]) for row in rows] == [("pooled", "accuracy"), ("de", "accuracy"),
-                                                                ("en", "accuracy")]  # fmt: skip
+    rows = comparison(
+        [
+            run(1, "multilingual", by_language={"en": 0.7, "de": 0.6}),
+            run(2, "monolingual", "en", by_language={"en": 0.9}),
+        ],
+        ("accuracy",),
+    )
+    assert [(row["scope"], row["measure"]) for row in rows] == [
+        ("pooled", "accuracy"),
+        ("de", "accuracy"),
+        ("en", "accuracy"),
+    ]
     de = rows[1]["entries"]
     assert de[0]["value"] == 0.6 and de[1] is None
 
@@ -69,15 +89,32 @@ def test_the_results_csv_has_a_row_per_run_scope_and_measure_with_its_interval()
     rows = list(csv.DictReader(io.StringIO(results_csv([run(7, "monolingual", "en", by_language={"en": 0.9})]))))
     assert len(rows) == 2 * 3
     first = rows[0]
-    assert (first["run"], first["scope"], first["measure"], first["setting"]) == ("7", "pooled", "accuracy",
-                                                                                  "monolingual en")  # fmt: skip
+    assert (first["run"], first["scope"], first["measure"], first["setting"]) == (
+        "7",
+        "pooled",
+        "accuracy",
+        "monolingual en",
+    )
     assert float(first["low"]) < float(first["value"]) < float(first["high"])
     assert rows[1]["low"] == ""  # no interval: an empty cell, not "None"
 
 
 def test_the_predictions_csv_keeps_the_columns_in_order():
-    text = predictions_csv([{"clip_id": "c1", "language": "en", "variety": "en-GB", "word_index": 0, "word": "we",
-                             "binary_true": 1, "binary_pred": 0, "scalar_true": 0.5, "scalar_pred": 0.25}])  # fmt: skip
+    text = predictions_csv(
+        [
+            {
+                "clip_id": "c1",
+                "language": "en",
+                "variety": "en-GB",
+                "word_index": 0,
+                "word": "we",
+                "binary_true": 1,
+                "binary_pred": 0,
+                "scalar_true": 0.5,
+                "scalar_pred": 0.25,
+            }
+        ]
+    )
     assert text.splitlines() == [
         "clip_id,language,variety,word_index,word,binary_true,binary_pred,scalar_true,scalar_pred",
         "c1,en,en-GB,0,we,1,0,0.5,0.25",
@@ -90,14 +127,17 @@ def test_history_rows_read_epochs_and_the_acoustic_candidates():
     acoustic = history_rows(
         [{"C": 0.1, "validation f1": 0.5, "best": False}, {"alpha": 10.0, "validation pearson": 0.3}]
     )
-    assert [(row["label"], row["validation"]) for row in acoustic] == [("C = 0.1", "f1 0.500"),
-                                                                       ("alpha = 10", "pearson 0.300")]  # fmt: skip
+    assert [(row["label"], row["validation"]) for row in acoustic] == [
+        ("C = 0.1", "f1 0.500"),
+        ("alpha = 10", "pearson 0.300"),
+    ]
 
 
 def test_the_heat_map_is_valid_svg_with_a_cell_per_pair_and_escaped_labels():
     cells = {("en", "de"): entry(0.61, 0.5, 0.7), ("de", "en"): entry(0.9)}
-    svg = heatmap_chart(["de", "en"], ["de", "en"], cells, title="Cross-lingual <F1>", row_label="trained on",
-                        column_label="tested on")  # fmt: skip
+    svg = heatmap_chart(
+        ["de", "en"], ["de", "en"], cells, title="Cross-lingual <F1>", row_label="trained on", column_label="tested on"
+    )
     root = ET.fromstring(svg)
     rects = root.findall("{http://www.w3.org/2000/svg}rect")
     assert len(rects) == 4  # a cell for each pair, the empty ones grey
@@ -110,8 +150,12 @@ def test_the_heat_map_is_valid_svg_with_a_cell_per_pair_and_escaped_labels():
 
 
 def test_the_curve_draws_a_line_per_measure_with_interval_bars():
-    svg = curve_chart([("F1", [(10, 0.4, 0.3, 0.5), (50, 0.6, 0.5, 0.7)]), ("accuracy", [(10, None, None, None)])],
-                      title="Data scale", x_label="% of the training clips", y_label="score")  # fmt: skip
+    svg = curve_chart(
+        [("F1", [(10, 0.4, 0.3, 0.5), (50, 0.6, 0.5, 0.7)]), ("accuracy", [(10, None, None, None)])],
+        title="Data scale",
+        x_label="% of the training clips",
+        y_label="score",
+    )
     root = ET.fromstring(svg)
     assert len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 1  # undefined points are left out
     assert len(root.findall("{http://www.w3.org/2000/svg}circle")) == 2 + 2  # points and the legend's dots

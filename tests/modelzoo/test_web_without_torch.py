@@ -36,12 +36,19 @@ print(json.dumps({"web": web, "heavy": sorted(m for m in heavy if m in sys.modul
 
 def test_importing_the_web_app_does_not_import_torch():
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "SECRET_KEY": "x", "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
-                            check=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
     found = json.loads(result.stdout.strip().splitlines()[-1])
     assert {
-        "annotation.admin.study", "annotation.views.task", "evaluation.views.agreement_reports",
-        "modelzoo.api.benchmark_runs", "modelzoo.admin.benchmark_runs", "modelzoo.views.benchmark_results",
-        "modelzoo.tasks", "modelzoo.forms", "modelzoo.services.benchmark_runs",
-    } <= set(found["web"])  # fmt: skip
+        "annotation.admin.study",
+        "annotation.views.task",
+        "evaluation.views.agreement_reports",
+        "modelzoo.api.benchmark_runs",
+        "modelzoo.admin.benchmark_runs",
+        "modelzoo.views.benchmark_results",
+        "modelzoo.tasks",
+        "modelzoo.forms",
+        "modelzoo.services.benchmark_runs",
+    } <= set(found["web"])
     assert found["heavy"] == []

@@ -48,8 +48,13 @@ def test_the_language_token_comes_from_the_clip(detector):
 
 
 def test_token_labels_are_the_words_labels_and_the_prompt_is_ignored(detector):
-    clip = Clip("c", "de", "train", (Word("over", 0, 1, 1, 0.9), Word("lazy", 1, 2, 0, 0.1)),
-                samples=np.zeros(16000, np.float32))  # fmt: skip
+    clip = Clip(
+        "c",
+        "de",
+        "train",
+        (Word("over", 0, 1, 1, 0.9), Word("lazy", 1, 2, 0, 0.1)),
+        samples=np.zeros(16000, np.float32),
+    )
     batch = next(iter(detector.loader([clip], training=False)))
     words = batch["word"][0].tolist()
     assert batch["binary"][0].tolist() == [IGNORE if w < 0 else (1, 0)[w] for w in words]
@@ -72,9 +77,10 @@ def run_with_hooks(model, batch, decoder_source, encoder_source):
         decoder_source.register_forward_hook(lambda module, args, out: seen.__setitem__("decoder", out)),
         encoder_source.register_forward_hook(lambda module, args, out: seen.__setitem__("encoder", out)),
         model.extra_block.register_forward_pre_hook(
-            lambda module, args, kwargs: seen.__setitem__("block", (args, kwargs)), with_kwargs=True),
+            lambda module, args, kwargs: seen.__setitem__("block", (args, kwargs)), with_kwargs=True
+        ),
         model.extra_block.register_forward_hook(lambda module, args, out: seen.__setitem__("block_out", out)),
-    ]  # fmt: skip
+    ]
     model.eval()
     with torch.no_grad():
         model(batch["input_features"], batch["decoder_input_ids"])
@@ -116,10 +122,15 @@ def test_the_backbone_stays_frozen(detector):
 
 def test_a_tiny_benchmark_run_end_to_end(export_folder, checkpoint_dir, tmp_path):
     result = run_benchmark(
-        folder=export_folder, detector="whisper-tokens", backbone=TINY_WHISPER, checkpoint_dir=checkpoint_dir,
-        setting={"kind": "multilingual"}, config={**QUICK, "batch_size": 8}, output_dir=tmp_path / "model",
+        folder=export_folder,
+        detector="whisper-tokens",
+        backbone=TINY_WHISPER,
+        checkpoint_dir=checkpoint_dir,
+        setting={"kind": "multilingual"},
+        config={**QUICK, "batch_size": 8},
+        output_dir=tmp_path / "model",
         resamples=50,
-    )  # fmt: skip
+    )
     assert result["clips"] == {"train": 32, "validation": 4, "test": 4}
     assert set(result["metrics"]["by_language"]) == {"de", "en"} and result["metrics"]["pooled"]["words"] == 16
     assert len(result["history"]) == 2 and result["config"]["weight_decay"] == 0.01  # the paper's default stays

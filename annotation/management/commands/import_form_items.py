@@ -19,9 +19,10 @@ class Command(BaseCommand):
         parser.add_argument("--corpus", help="Corpus the clips go into (default: the folder or archive name).")
         parser.add_argument("--skip-invalid", action="store_true", help="Import the good rows and list the bad ones.")
         parser.add_argument(
-            "--with-ssd", action="store_true",
+            "--with-ssd",
+            action="store_true",
             help="StressTest rows: also ask which words are stressed (a stressed_words item per row).",
-        )  # fmt: skip
+        )
         parser.add_argument("--language", default="", help="Language of clips whose row names none, e.g. en.")
         parser.add_argument("--items-per-form", type=int, help="Items in one participant's form (default 15).")
         parser.add_argument("--answers-per-item", type=int, help="Participants who answer each item (default 3).")
@@ -36,9 +37,14 @@ class Command(BaseCommand):
             raise CommandError("--items-per-form and --answers-per-item must be at least 1")
         try:
             result = form_items_import(
-                path=path, study_name=study, corpus_name=corpus, skip_invalid=skip_invalid,
-                with_ssd=with_ssd, language=language, **settings,
-            )  # fmt: skip
+                path=path,
+                study_name=study,
+                corpus_name=corpus,
+                skip_invalid=skip_invalid,
+                with_ssd=with_ssd,
+                language=language,
+                **settings,
+            )
         except (SourceRefused, ImportRefused) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(

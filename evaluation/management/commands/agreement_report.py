@@ -23,9 +23,11 @@ class Command(BaseCommand):
         parser.add_argument("--exclude-flagged", action="store_true", help="leave out flagged annotators")
         parser.add_argument("--min-kappa", type=float, help="flag kappa below (default: the study's)")
         parser.add_argument("--min-attention", type=float, help="flag attention share below (default: the study's)")
-        parser.add_argument("--min-time-ratio", type=float,
-                            help="flag a median time per clip below this multiple of the clip's duration "
-                                 "(default: the study's)")  # fmt: skip
+        parser.add_argument(
+            "--min-time-ratio",
+            type=float,
+            help="flag a median time per clip below this multiple of the clip's duration (default: the study's)",
+        )
         parser.add_argument("--min-seconds", type=float, help="flag median seconds per clip below (default: off)")
         parser.add_argument("--max-marked-share", type=float, help="flag a share of words marked above this")
         parser.add_argument("--json", type=Path, help="write the report JSON here")
@@ -49,14 +51,21 @@ class Command(BaseCommand):
         subsample = {} if options["subsample"] is None else {"subsample": options["subsample"] or None}
         try:
             parameters = report_parameters(
-                study=study, language=options["language"], seed=options["seed"], resamples=options["resamples"],
-                exclude_flagged=options["exclude_flagged"], thresholds=thresholds, **subsample,
-            )  # fmt: skip
+                study=study,
+                language=options["language"],
+                seed=options["seed"],
+                resamples=options["resamples"],
+                exclude_flagged=options["exclude_flagged"],
+                thresholds=thresholds,
+                **subsample,
+            )
         except ValueError as error:
             raise CommandError(str(error)) from None
-        progress = (lambda phase, done, total: self.stderr.write(f"[{done + 1}/{total}] {phase}")) if (
-            options["verbosity"] > 1
-        ) else None  # fmt: skip
+        progress = (
+            (lambda phase, done, total: self.stderr.write(f"[{done + 1}/{total}] {phase}"))
+            if (options["verbosity"] > 1)
+            else None
+        )
         text = agreement_report_compute(study=study, parameters=parameters, progress=progress)
         report = json.loads(text)
         if options["json"]:
@@ -69,52 +78,69 @@ class Command(BaseCommand):
         out, data = self.stdout.write, report["data"]
         language = report["scope"]["language"]
         out(f"Study {report['study']}" + (f", language {language}" if language else ""))
-        out(f"  {data['annotations_used']} of {data['annotations']} annotations used; {data['clips_used']} clips, "
+        out(
+            f"  {data['annotations_used']} of {data['annotations']} annotations used; {data['clips_used']} clips, "
             f"{data['words_used']} words, {data['annotators_used']} annotators; "
-            f"{data['clips_short']} clips short")  # fmt: skip
+            f"{data['clips_short']} clips short"
+        )
         out("  " + report["methods"]["bootstrap"])
         out("")
-        out(f"{'group':<28}{'clips':>7}{'words':>9}{'Cohen':>8}{'Fleiss [95% CI]':>26}{'Gwet AC1 [95% CI]':>26}"
-            f"{'alpha ordinal [95% CI]':>28}")  # fmt: skip
+        out(
+            f"{'group':<28}{'clips':>7}{'words':>9}{'Cohen':>8}{'Fleiss [95% CI]':>26}{'Gwet AC1 [95% CI]':>26}"
+            f"{'alpha ordinal [95% CI]':>28}"
+        )
         for dimension, group, result in agreement_groups(report):
             name = "pooled" if dimension == "pooled" else f"{dimension} {group or '(none)'}"
             alpha = result["krippendorff"]["ordinal"]
             boot = (alpha["bootstrap"] or {}).get("ci95")
             fleiss = _with_ci(result["fleiss"]["value"], result["fleiss"]["ci95"])
             ac1 = _with_ci(result["gwet"]["ac1"]["value"], result["gwet"]["ac1"]["ci95"])
-            out(f"{name[:27]:<28}{result['clips']:>7}{result['words']:>9}{_num(result['cohen']['value']):>8}"
-                f"{fleiss:>26}{ac1:>26}{_with_ci(alpha['value'], boot):>28}")  # fmt: skip
+            out(
+                f"{name[:27]:<28}{result['clips']:>7}{result['words']:>9}{_num(result['cohen']['value']):>8}"
+                f"{fleiss:>26}{ac1:>26}{_with_ci(alpha['value'], boot):>28}"
+            )
         out("")
         emphasis = report["emphasis"]
         out(f"{'emphasis rate':<28}{'words':>9}{'label':>8}{'marks':>8}{'heavy':>8}{'scalar':>8}")
         rows = [("pooled", emphasis["pooled"])] + [
             (f"{dimension} {group or '(none)'}", rates)
-            for dimension in ("language", "emotion") for group, rates in sorted(emphasis.get(dimension, {}).items())
-        ]  # fmt: skip
+            for dimension in ("language", "emotion")
+            for group, rates in sorted(emphasis.get(dimension, {}).items())
+        ]
         for name, rates in rows:
             out(
                 f"{name[:27]:<28}{rates['words']:>9}"
                 + "".join(f"{_num(rates[key]):>8}" for key in ("label_rate", "mark_rate", "heavy_rate", "mean_scalar"))
             )
         mismatch = emphasis["mismatch"]
-        out(f"mismatch reports: {mismatch['reports']} on {mismatch['clips_with_reports']} clips; "
-            f"{mismatch['clips_at_threshold']} clips with {mismatch['threshold']} or more")  # fmt: skip
+        out(
+            f"mismatch reports: {mismatch['reports']} on {mismatch['clips_with_reports']} clips; "
+            f"{mismatch['clips_at_threshold']} clips with {mismatch['threshold']} or more"
+        )
         annotators = report["annotators"]
-        out(f"annotators flagged: {len(annotators['flagged'])}" + (
-            f" ({', '.join(annotators['flagged'][:20])}{' ...' if len(annotators['flagged']) > 20 else ''})"
-            if annotators["flagged"] else ""))  # fmt: skip
+        out(
+            f"annotators flagged: {len(annotators['flagged'])}"
+            + (
+                f" ({', '.join(annotators['flagged'][:20])}{' ...' if len(annotators['flagged']) > 20 else ''})"
+                if annotators["flagged"]
+                else ""
+            )
+        )
         if annotators["excluded"]:
             out(f"left out: {len(annotators['excluded'])} flagged annotators")
         pooled = report["agreement"].get("pooled")
         fleiss = pooled["fleiss"] if pooled else {"value": None, "ci95": None}
         alpha = pooled["krippendorff"]["ordinal"] if pooled else {"value": None, "bootstrap": None}
-        self.stdout.write(self.style.SUCCESS(
-            f"{report['study']}: {data['clips_used']} clips, {data['words_used']} words; "
-            f"Cohen {_num(pooled['cohen']['value'] if pooled else None)}, "
-            f"Fleiss {_with_ci(fleiss['value'], fleiss['ci95'])}, "
-            f"alpha ordinal {_with_ci(alpha['value'], (alpha['bootstrap'] or {}).get('ci95'))}, "
-            f"emphasis rate {_num(emphasis['pooled']['label_rate'])}, "
-            f"{len(annotators['flagged'])} flagged"))  # fmt: skip
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{report['study']}: {data['clips_used']} clips, {data['words_used']} words; "
+                f"Cohen {_num(pooled['cohen']['value'] if pooled else None)}, "
+                f"Fleiss {_with_ci(fleiss['value'], fleiss['ci95'])}, "
+                f"alpha ordinal {_with_ci(alpha['value'], (alpha['bootstrap'] or {}).get('ci95'))}, "
+                f"emphasis rate {_num(emphasis['pooled']['label_rate'])}, "
+                f"{len(annotators['flagged'])} flagged"
+            )
+        )
 
 
 def _pick(value, default):

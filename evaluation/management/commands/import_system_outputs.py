@@ -25,22 +25,34 @@ class Command(BaseCommand):
         parser.add_argument("--suite", required=True, choices=SUITES)
         parser.add_argument("--system", required=True, help="The system's name; a new name makes a new system.")
         parser.add_argument("--version", dest="system_version", default="", help="The system's version.")
-        parser.add_argument("--kind", default="", choices=System.Kind.values,
-                            help="model, tts, judge or detector (default: the suite's).")  # fmt: skip
+        parser.add_argument(
+            "--kind",
+            default="",
+            choices=System.Kind.values,
+            help="model, tts, judge or detector (default: the suite's).",
+        )
         parser.add_argument("--study", help="Slug of the listening-form study whose items are answered.")
         parser.add_argument("--set", dest="cast_set", help="Name of the CAST set rendered (cast).")
         parser.add_argument("--replace", action="store_true", help="Replace the system's outputs already there.")
-        parser.add_argument("--metadata", help='The system\'s free metadata, a JSON object (e.g. \'{"prompt": "p2"}\'); '
-                                               "merged into what the system has.")  # fmt: skip
+        parser.add_argument(
+            "--metadata",
+            help='The system\'s free metadata, a JSON object (e.g. \'{"prompt": "p2"}\'); '
+            "merged into what the system has.",
+        )
 
-    def handle(self, *args, path, suite, system, system_version, kind, study, cast_set, replace, metadata,
-               **options):  # fmt: skip
+    def handle(self, *args, path, suite, system, system_version, kind, study, cast_set, replace, metadata, **options):
         try:
             summary = system_outputs_import(
-                path=path, suite=suite, system_name=system, version=system_version, kind=kind,
-                study=self._study(study), cast_set=self._cast_set(cast_set), replace=replace,
+                path=path,
+                suite=suite,
+                system_name=system,
+                version=system_version,
+                kind=kind,
+                study=self._study(study),
+                cast_set=self._cast_set(cast_set),
+                replace=replace,
                 metadata=None if metadata is None else metadata_argument(metadata),
-            )  # fmt: skip
+            )
         except (SourceRefused, ImportRefused, OutputsRefused) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(_describe(summary))

@@ -28,8 +28,9 @@ class Command(BaseCommand):
         parser.add_argument("--proportions", default="0.8,0.1,0.1", help="train,validation,test shares")
         parser.add_argument("--by-speaker", action="store_true", help="keep each speaker's clips in one split")
         parser.add_argument("--exclude-flagged", action="store_true", help="leave out annotators with quality flags")
-        parser.add_argument("--exclude-failed-checks", action="store_true",
-                            help="leave out annotators who failed an attention check")  # fmt: skip
+        parser.add_argument(
+            "--exclude-failed-checks", action="store_true", help="leave out annotators who failed an attention check"
+        )
         parser.add_argument("--arousal", type=Path, help='JSON file {"high": [...], "low": [...]} (default: MMEE)')
         parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the agreement summary")
         parser.add_argument("--finalize", action="store_true", help="finalize the set once built")
@@ -64,10 +65,14 @@ class Command(BaseCommand):
 
     def _overrides(self, options) -> dict:
         overrides = {
-            "seed": options["seed"], "split_seed": options["split_seed"], "split_by_speaker": options["by_speaker"],
-            "exclude_flagged": options["exclude_flagged"], "exclude_failed_checks": options["exclude_failed_checks"],
-            "resamples": options["resamples"], "proportions": _proportions(options["proportions"]),
-        }  # fmt: skip
+            "seed": options["seed"],
+            "split_seed": options["split_seed"],
+            "split_by_speaker": options["by_speaker"],
+            "exclude_flagged": options["exclude_flagged"],
+            "exclude_failed_checks": options["exclude_failed_checks"],
+            "resamples": options["resamples"],
+            "proportions": _proportions(options["proportions"]),
+        }
         if options["subsample"] is not None:
             overrides["subsample"] = options["subsample"] or None
         if options["arousal"]:

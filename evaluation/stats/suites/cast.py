@@ -50,9 +50,13 @@ def pair_outcomes(pair: CastPair) -> dict:
     b_in_b, a_in_b = pair.word_b in pair.stressed_b, pair.word_a in pair.stressed_b
     contrast_a, contrast_b = a_in_a and not b_in_a, b_in_b and not a_in_b
     return {
-        "item": pair.item_id, "hit_a": int(a_in_a), "hit_b": int(b_in_b),
-        "contrast_a": int(contrast_a), "contrast_b": int(contrast_b), "correct": int(contrast_a and contrast_b),
-    }  # fmt: skip
+        "item": pair.item_id,
+        "hit_a": int(a_in_a),
+        "hit_b": int(b_in_b),
+        "contrast_a": int(contrast_a),
+        "contrast_b": int(contrast_b),
+        "correct": int(contrast_a and contrast_b),
+    }
 
 
 def _statistics(row: dict) -> list[int]:
@@ -77,9 +81,15 @@ def pair_scores(pairs, *, resamples: int = 1000, seed: int = 0) -> dict:
         means = None if resampled is None else resampled[:, column] / trials
         measures[name] = _measure(successes, trials, means, why_none)
     return {
-        "pairs": len(pairs), "scored": len(rows), "missing": missing, **measures,
-        "per_pair": rows, "method": METHOD, "resamples": resamples, "seed": seed,
-    }  # fmt: skip
+        "pairs": len(pairs),
+        "scored": len(rows),
+        "missing": missing,
+        **measures,
+        "per_pair": rows,
+        "method": METHOD,
+        "resamples": resamples,
+        "seed": seed,
+    }
 
 
 def _bootstrap(per_pair: np.ndarray, *, resamples: int, seed: int):
@@ -125,15 +135,21 @@ def detector_human_kappa(detector: dict, human: dict, *, resamples: int = 1000, 
     result = cohen_kappa(a, b, categories=(0, 1), clusters=clusters, resamples=resamples, seed=seed)
     boot = result.bootstrap
     return {
-        "kappa": result.value, "reason": result.reason or None,
-        "renditions": len(shared), "words": result.units,
-        "detector_only": len(set(detector) - set(human)), "human_only": len(set(human) - set(detector)),
+        "kappa": result.value,
+        "reason": result.reason or None,
+        "renditions": len(shared),
+        "words": result.units,
+        "detector_only": len(set(detector) - set(human)),
+        "human_only": len(set(human) - set(detector)),
         "table": _table(a, b),
-        "ci95": list(result.ci) if result.ci else None, "ci95_undefined": result.ci_reason or result.reason or None,
+        "ci95": list(result.ci) if result.ci else None,
+        "ci95_undefined": result.ci_reason or result.reason or None,
         "bootstrap_ci95": [boot.low, boot.high] if boot and boot.low is not None else None,
         "bootstrap_undefined": result.bootstrap_reason or result.reason or None,
-        "method": KAPPA_METHOD, "resamples": resamples, "seed": seed,
-    }  # fmt: skip
+        "method": KAPPA_METHOD,
+        "resamples": resamples,
+        "seed": seed,
+    }
 
 
 def _table(detector_labels, human_labels) -> list[list[int]]:

@@ -116,10 +116,20 @@ def _with_interval(value: float, resampled, why_none: str | None, confidence: fl
     interval = percentile_interval(resampled, confidence=confidence)
     if interval.low is None:
         why = "fewer than two resamples hold both classes"
-        return {"value": value, "reason": None, "ci95": None, "ci95_undefined": why,
-                "resamples_undefined": interval.undefined}  # fmt: skip
-    return {"value": value, "reason": None, "ci95": [interval.low, interval.high], "ci95_undefined": None,
-            "resamples_undefined": interval.undefined}  # fmt: skip
+        return {
+            "value": value,
+            "reason": None,
+            "ci95": None,
+            "ci95_undefined": why,
+            "resamples_undefined": interval.undefined,
+        }
+    return {
+        "value": value,
+        "reason": None,
+        "ci95": [interval.low, interval.high],
+        "ci95_undefined": None,
+        "resamples_undefined": interval.undefined,
+    }
 
 
 def _bootstrap(labels, scores, *, resamples: int, seed: int):

@@ -53,12 +53,20 @@ def instance_row(instance: JudgeInstance) -> dict:
     signed = {order: answer.signed for order, answer in parsed.items() if answer.failure is None}
     both = len(signed) == len(ORDERS)
     return {
-        "item": instance.item_id, "weak_label": instance.weak_label,
-        "orders": {order: {"pole": answer.pole, "confidence": answer.confidence, "signed": answer.signed,
-                           "failure": answer.failure} for order, answer in parsed.items()},
+        "item": instance.item_id,
+        "weak_label": instance.weak_label,
+        "orders": {
+            order: {
+                "pole": answer.pole,
+                "confidence": answer.confidence,
+                "signed": answer.signed,
+                "failure": answer.failure,
+            }
+            for order, answer in parsed.items()
+        },
         "signed": sum(signed.values()) / len(signed) if signed else None,
         "disagree": (signed["PN"] * signed["NP"] <= 0) if both else None,
-    }  # fmt: skip
+    }
 
 
 def judge_scores(instances, *, resamples: int = 1000, seed: int = 0) -> dict:
@@ -94,13 +102,21 @@ def dimension_scores(rows, *, resamples: int, seed: int) -> dict:
         "missing_answers": sum(1 for failure in failures if failure == NO_ANSWER),
         "scored_instances": sum(1 for row in rows if row["signed"] is not None),
         "left_out_of_roc": len(rows) - len(ranked),
-        "disagreement": {"instances_with_both_orders": len(paired), "disagreeing": disagreeing,
-                         "rate": disagreeing / len(paired) if paired else None},
-        "auroc": roc["auroc"], "eer": roc["eer"], "roc": roc["roc"],
-        "positives": roc["positives"], "negatives": roc["negatives"],
-        "method": roc["method"], "resamples": resamples, "seed": seed,
+        "disagreement": {
+            "instances_with_both_orders": len(paired),
+            "disagreeing": disagreeing,
+            "rate": disagreeing / len(paired) if paired else None,
+        },
+        "auroc": roc["auroc"],
+        "eer": roc["eer"],
+        "roc": roc["roc"],
+        "positives": roc["positives"],
+        "negatives": roc["negatives"],
+        "method": roc["method"],
+        "resamples": resamples,
+        "seed": seed,
         "per_instance": rows,
-    }  # fmt: skip
+    }
 
 
 def _undefined_roc(roc: dict, reason: str) -> dict:
@@ -117,9 +133,13 @@ def spearman_vs_humans(judge_scores: dict, human_consensus: dict) -> dict:
     """Spearman's rho of a judge's signed probabilities (item -> score, e.g. signed_by_item) with the
     listeners' consensus (item -> score) on the items both scored (None: not scored)."""
     shared = sorted(
-        (item for item in set(judge_scores) & set(human_consensus)
-         if judge_scores[item] is not None and human_consensus[item] is not None), key=str,
-    )  # fmt: skip
+        (
+            item
+            for item in set(judge_scores) & set(human_consensus)
+            if judge_scores[item] is not None and human_consensus[item] is not None
+        ),
+        key=str,
+    )
     judge = [float(judge_scores[item]) for item in shared]
     human = [float(human_consensus[item]) for item in shared]
     reason = _spearman_undefined(judge, human)
@@ -149,22 +169,30 @@ def comparison_table(
     judges' instances carry and `weak_labels` (item -> "P"/"N", e.g. the items' own), so that the
     listeners are scored without any judge. Each judge's Spearman is against the listeners' consensus."""
     weak_labels = {
-        **{row["item"]: row["weak_label"]
-           for result in judges.values() for dimension in result["per_dimension"].values()
-           for row in dimension["per_instance"] if row["weak_label"]},
+        **{
+            row["item"]: row["weak_label"]
+            for result in judges.values()
+            for dimension in result["per_dimension"].values()
+            for row in dimension["per_instance"]
+            if row["weak_label"]
+        },
         **{item: label for item, label in (weak_labels or {}).items() if label in ("P", "N")},
-    }  # fmt: skip
+    }
     consensus = _human_consensus(human)
     names = sorted({name for result in judges.values() for name in result["per_dimension"]} | set(consensus))
     tables = {}
     for dimension in names:
         rows = [
             _judge_row(name, result["per_dimension"][dimension], consensus.get(dimension, {}))
-            for name, result in judges.items() if dimension in result["per_dimension"]
-        ]  # fmt: skip
+            for name, result in judges.items()
+            if dimension in result["per_dimension"]
+        ]
         if human is not None and dimension in consensus:
-            rows.append(_human_row(human["per_dimension"][dimension], consensus[dimension], weak_labels,
-                                   resamples=resamples, seed=seed))  # fmt: skip
+            rows.append(
+                _human_row(
+                    human["per_dimension"][dimension], consensus[dimension], weak_labels, resamples=resamples, seed=seed
+                )
+            )
         tables[dimension] = rows
     return {"definition": DISAGREEMENT_DEFINITION, "per_dimension": tables}
 
@@ -179,20 +207,33 @@ def _human_consensus(human: dict | None) -> dict:
 
 def _judge_row(name: str, scores: dict, consensus: dict) -> dict:
     return {
-        "row": name, "kind": "judge", "instances": scores["instances"], "failure_rate": scores["failure_rate"],
-        "disagreement_rate": scores["disagreement"]["rate"], "auroc": scores["auroc"], "eer": scores["eer"],
+        "row": name,
+        "kind": "judge",
+        "instances": scores["instances"],
+        "failure_rate": scores["failure_rate"],
+        "disagreement_rate": scores["disagreement"]["rate"],
+        "auroc": scores["auroc"],
+        "eer": scores["eer"],
         "spearman": spearman_vs_humans(signed_by_item(scores), consensus) if consensus else None,
-    }  # fmt: skip
+    }
 
 
 def _human_row(summary: dict, consensus: dict, weak_labels: dict, *, resamples: int, seed: int) -> dict:
     ranked = sorted((item for item in consensus if weak_labels.get(item) and consensus[item] is not None), key=str)
     roc = roc_scores(
-        [weak_labels[item] == "P" for item in ranked], [consensus[item] for item in ranked],
-        resamples=resamples, seed=seed,
-    )  # fmt: skip
+        [weak_labels[item] == "P" for item in ranked],
+        [consensus[item] for item in ranked],
+        resamples=resamples,
+        seed=seed,
+    )
     return {
-        "row": "humans", "kind": "human", "instances": summary["items"], "failure_rate": None,
-        "disagreement_rate": summary["disagreement"]["rate"], "auroc": roc["auroc"], "eer": roc["eer"],
-        "spearman": None, "roc": roc["roc"],
-    }  # fmt: skip
+        "row": "humans",
+        "kind": "human",
+        "instances": summary["items"],
+        "failure_rate": None,
+        "disagreement_rate": summary["disagreement"]["rate"],
+        "auroc": roc["auroc"],
+        "eer": roc["eer"],
+        "spearman": None,
+        "roc": roc["roc"],
+    }

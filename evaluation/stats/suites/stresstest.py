@@ -75,9 +75,13 @@ def system_ssr(items) -> dict:
 def _ssr_row(item: SystemChoiceItem) -> dict:
     parsed = parse_choice(item.raw, item.options)
     return {
-        "item": item.item_id, "category": category_of(item.metadata), "gold": item.gold,
-        "answer": parsed.index, "correct": parsed.index == item.gold, "failure": parsed.failure,
-    }  # fmt: skip
+        "item": item.item_id,
+        "category": category_of(item.metadata),
+        "gold": item.gold,
+        "answer": parsed.index,
+        "correct": parsed.index == item.gold,
+        "failure": parsed.failure,
+    }
 
 
 def _ssr_summary(rows) -> dict:
@@ -111,9 +115,11 @@ def _ssd_row(item: SystemMarkedItem) -> dict:
     gold = np.asarray(item.gold) >= 1
     counts = (predicted & gold).sum(), (predicted & ~gold).sum(), (~predicted & gold).sum()
     return {
-        "item": item.item_id, "predicted": list(parsed.indices or ()), "failure": parsed.failure,
+        "item": item.item_id,
+        "predicted": list(parsed.indices or ()),
+        "failure": parsed.failure,
         **precision_recall_f1(*counts),
-    }  # fmt: skip
+    }
 
 
 def metric_means(rows) -> dict:
@@ -155,16 +161,24 @@ def comparison_table(*, human: dict, systems: dict) -> dict:
 
 def _human_row(rows) -> dict:
     return {
-        "row": "humans", "kind": "human", "items": len(rows),
+        "row": "humans",
+        "kind": "human",
+        "items": len(rows),
         "accuracy": wilson(sum(row["correct"] for row in rows), sum(row["answers"] for row in rows)),
         "majority_vote_accuracy": wilson(sum(row["majority_correct"] for row in rows), len(rows)),
-        "failures": None, "failure_rate": None,
-    }  # fmt: skip
+        "failures": None,
+        "failure_rate": None,
+    }
 
 
 def _system_row(name: str, rows) -> dict:
     summary = _ssr_summary(rows)
     return {
-        "row": name, "kind": "system", "items": len(rows), "accuracy": summary["accuracy"],
-        "majority_vote_accuracy": None, "failures": summary["failures"], "failure_rate": summary["failure_rate"],
-    }  # fmt: skip
+        "row": name,
+        "kind": "system",
+        "items": len(rows),
+        "accuracy": summary["accuracy"],
+        "majority_vote_accuracy": None,
+        "failures": summary["failures"],
+        "failure_rate": summary["failure_rate"],
+    }

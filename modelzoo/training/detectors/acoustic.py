@@ -44,8 +44,13 @@ class AcousticDetector(Detector):
         self.parameters: dict | None = None
         self.history: list[dict] = []
 
-    def features(self, clips: Sequence[Clip], progress: Progress | None = None,
-                 should_stop: StopCheck | None = None, phase: str = "measuring prosody") -> list[np.ndarray]:  # fmt: skip
+    def features(
+        self,
+        clips: Sequence[Clip],
+        progress: Progress | None = None,
+        should_stop: StopCheck | None = None,
+        phase: str = "measuring prosody",
+    ) -> list[np.ndarray]:
         rows = []
         for done, clip in enumerate(ensure_word_times(clips, needed_by="The acoustic baseline"), start=1):
             check_stop(should_stop)
@@ -78,9 +83,11 @@ class AcousticDetector(Detector):
         # C is chosen on a binary measure, alpha on Pearson
         measure = self.config.selection_measure if self.config.selection_measure != "pearson" else "f1"
         ridge = Ridge(alpha=self.config.alpha_grid[0]).fit(z, scalar)
-        logistics = [] if constant is not None else [
-            LogisticRegression(C=c, max_iter=1000).fit(z, binary) for c in self.config.c_grid
-        ]  # fmt: skip
+        logistics = (
+            []
+            if constant is not None
+            else [LogisticRegression(C=c, max_iter=1000).fit(z, binary) for c in self.config.c_grid]
+        )
         binary_values = [value_on_validation(model, ridge, measure) for model in logistics]
         logistic = logistics[int(np.argmax(binary_values))] if logistics else None
         ridges = [Ridge(alpha=alpha).fit(z, scalar) for alpha in self.config.alpha_grid]
@@ -89,11 +96,15 @@ class AcousticDetector(Detector):
         check_stop(should_stop)
         self.parameters = _parameters(scaler, logistic, ridge, constant=constant)
         self.history = [
-            *({"C": c, f"validation {measure}": v, "best": model is logistic}
-              for c, model, v in zip(self.config.c_grid, logistics, binary_values)),
-            *({"alpha": a, "validation pearson": v, "best": model is ridge}
-              for a, model, v in zip(self.config.alpha_grid, ridges, pearsons)),
-        ]  # fmt: skip
+            *(
+                {"C": c, f"validation {measure}": v, "best": model is logistic}
+                for c, model, v in zip(self.config.c_grid, logistics, binary_values)
+            ),
+            *(
+                {"alpha": a, "validation pearson": v, "best": model is ridge}
+                for a, model, v in zip(self.config.alpha_grid, ridges, pearsons)
+            ),
+        ]
         return self
 
     def predict(self, clips, progress=None, should_stop=None) -> list[ClipPrediction]:

@@ -36,10 +36,12 @@ def clip_features(clip: Clip) -> np.ndarray:
     durations = np.array([max(word.end - word.start, STEP) for word in clip.words])
     letters = np.array([max(1, sum(ch.isalnum() for ch in word.text)) for word in clip.words])
     rows = [
-        [*_pitch_features(f0[_inside(f0_times, *span)], reference_f0),
-         *_intensity_features(db[_inside(db_times, *span)], reference_db)]
+        [
+            *_pitch_features(f0[_inside(f0_times, *span)], reference_f0),
+            *_intensity_features(db[_inside(db_times, *span)], reference_db),
+        ]
         for span in spans
-    ]  # fmt: skip
+    ]
     duration = np.log(durations / durations.mean())
     per_letter = np.log((durations / letters) / (durations / letters).mean())
     return np.column_stack([np.array(rows, dtype=np.float64).reshape(len(spans), 6), duration, per_letter])
@@ -64,9 +66,11 @@ def _pitch_features(f0: np.ndarray, reference: float) -> list[float]:
     if voiced.size == 0 or reference <= 0:
         return [0.0, 0.0, 0.0, 0.0]  # unvoiced: no pitch evidence either way
     return [
-        float(_semitones(voiced.mean(), reference)), float(_semitones(voiced.max(), reference)),
-        float(_semitones(voiced.max(), voiced.min())), voiced.size / f0.size,
-    ]  # fmt: skip
+        float(_semitones(voiced.mean(), reference)),
+        float(_semitones(voiced.max(), reference)),
+        float(_semitones(voiced.max(), voiced.min())),
+        voiced.size / f0.size,
+    ]
 
 
 def _intensity_features(db: np.ndarray, reference: float) -> list[float]:

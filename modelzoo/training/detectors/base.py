@@ -38,13 +38,20 @@ class Detector(ABC):
     history: list[dict]  # per epoch: loss, validation measures, whether it was kept as the best
 
     @abstractmethod
-    def fit(self, train: Sequence[Clip], validation: Sequence[Clip], config: TrainConfig | None = None,
-            progress: Progress | None = None, should_stop: StopCheck | None = None) -> Self:  # fmt: skip
+    def fit(
+        self,
+        train: Sequence[Clip],
+        validation: Sequence[Clip],
+        config: TrainConfig | None = None,
+        progress: Progress | None = None,
+        should_stop: StopCheck | None = None,
+    ) -> Self:
         """Train on `train`, keep the state that did best on `validation`; returns self."""
 
     @abstractmethod
-    def predict(self, clips: Sequence[Clip], progress: Progress | None = None,
-                should_stop: StopCheck | None = None) -> list[ClipPrediction]:  # fmt: skip
+    def predict(
+        self, clips: Sequence[Clip], progress: Progress | None = None, should_stop: StopCheck | None = None
+    ) -> list[ClipPrediction]:
         """Predictions for every word of every clip, in the clips' order."""
 
     @abstractmethod
@@ -63,12 +70,19 @@ def prediction_rows(clips: Sequence[Clip], predictions: Sequence[ClipPrediction]
         if prediction.clip_id != clip.clip_id or len(prediction.binary) != len(clip.words):
             raise ValueError(f"the predictions for clip {clip.clip_id!r} do not match its words")
         for index, (word, binary, scalar) in enumerate(zip(clip.words, prediction.binary, prediction.scalar)):
-            rows.append({
-                "clip_id": clip.clip_id, "language": clip.language, "variety": clip.variety, "word_index": index,
-                "word": word.text,
-                "binary_true": int(word.binary), "binary_pred": int(binary),
-                "scalar_true": float(word.scalar), "scalar_pred": float(scalar),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "clip_id": clip.clip_id,
+                    "language": clip.language,
+                    "variety": clip.variety,
+                    "word_index": index,
+                    "word": word.text,
+                    "binary_true": int(word.binary),
+                    "binary_pred": int(binary),
+                    "scalar_true": float(word.scalar),
+                    "scalar_pred": float(scalar),
+                }
+            )
     return rows
 
 

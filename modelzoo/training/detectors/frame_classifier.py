@@ -231,10 +231,15 @@ class FrameClassifierDetector(Detector):
         dataset = FrameDataset(clips, self.geometry, self.normalize, max_seconds=crop)
         sampler = distributed.training_sampler(dataset, seed=self.config.seed) if training else None
         return DataLoader(
-            dataset, batch_size=batch_size, shuffle=training and sampler is None, sampler=sampler,
-            collate_fn=_Collate(self.geometry), num_workers=self.config.num_workers,
-            generator=seeded_generator(self.config.seed), pin_memory=self.device.type == "cuda",
-        )  # fmt: skip
+            dataset,
+            batch_size=batch_size,
+            shuffle=training and sampler is None,
+            sampler=sampler,
+            collate_fn=_Collate(self.geometry),
+            num_workers=self.config.num_workers,
+            generator=seeded_generator(self.config.seed),
+            pin_memory=self.device.type == "cuda",
+        )
 
     def loss(self, batch: dict) -> torch.Tensor:
         binary_logits, scalar_scores = self.synced(batch["input_values"], batch["attention_mask"])
@@ -272,9 +277,15 @@ class FrameClassifierDetector(Detector):
             return distributed.decided_on_main(lambda: score(rows, resamples=0))
 
         self.history = train_epochs(
-            trainer=self.trainer(total), trainable=self.model, batches=lambda: loader, batch_count=len(loader),
-            validate=validate, config=self.config, progress=progress, should_stop=should_stop,
-        )  # fmt: skip
+            trainer=self.trainer(total),
+            trainable=self.model,
+            batches=lambda: loader,
+            batch_count=len(loader),
+            validate=validate,
+            config=self.config,
+            progress=progress,
+            should_stop=should_stop,
+        )
         return self
 
     @torch.no_grad()
@@ -298,8 +309,9 @@ class FrameClassifierDetector(Detector):
             frame_scalar = scalar_scores.float().cpu().numpy()
             for row, frames in enumerate(batch["frames"].tolist()):
                 clip = clips[done]
-                binary, scalar = frames_to_words(frame_binary[row, :frames], frame_scalar[row, :frames], clip.words,
-                                                 self.geometry.frame_seconds)  # fmt: skip
+                binary, scalar = frames_to_words(
+                    frame_binary[row, :frames], frame_scalar[row, :frames], clip.words, self.geometry.frame_seconds
+                )
                 predictions.append(ClipPrediction(clip.clip_id, binary, scalar))
                 done += 1
             if progress is not None:
@@ -312,8 +324,14 @@ class FrameClassifierDetector(Detector):
         heads = {f"binary_head.{k}": v for k, v in self.model.binary_head.state_dict().items()}
         heads |= {f"scalar_head.{k}": v for k, v in self.model.scalar_head.state_dict().items()}
         save_file({k: v.contiguous().cpu() for k, v in heads.items()}, str(directory / HEADS_FILE))
-        write_manifest(directory, kind=self.kind, config=self.config, backbone=self.backbone, normalize=self.normalize,
-                       history=self.history)  # fmt: skip
+        write_manifest(
+            directory,
+            kind=self.kind,
+            config=self.config,
+            backbone=self.backbone,
+            normalize=self.normalize,
+            history=self.history,
+        )
 
     @classmethod
     def load(cls, directory: Path, *, checkpoint_dir: Path | None = None) -> Self:

@@ -90,13 +90,18 @@ class WhisperTokenModel(nn.Module):
 
     def head_modules(self) -> nn.ModuleDict:
         """What training changes (and what is saved): the extra block and the heads."""
-        return nn.ModuleDict({"extra_block": self.extra_block, "binary_head": self.binary_head,
-                              "scalar_head": self.scalar_head})  # fmt: skip
+        return nn.ModuleDict(
+            {"extra_block": self.extra_block, "binary_head": self.binary_head, "scalar_head": self.scalar_head}
+        )
 
     def chosen_hidden_states(self, input_features, decoder_input_ids) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.no_grad():
-            out = self.backbone(input_features=input_features, decoder_input_ids=decoder_input_ids,
-                                output_hidden_states=True, use_cache=False)  # fmt: skip
+            out = self.backbone(
+                input_features=input_features,
+                decoder_input_ids=decoder_input_ids,
+                output_hidden_states=True,
+                use_cache=False,
+            )
         return out.decoder_hidden_states[self.decoder_layer], out.encoder_hidden_states[self.encoder_layer]
 
     def forward(
@@ -105,8 +110,12 @@ class WhisperTokenModel(nn.Module):
         """(binary logits B x T x 2, scalar logits B x T) per decoder position."""
         decoder_states, encoder_states = self.chosen_hidden_states(input_features, decoder_input_ids)
         # transformers 5 returns the layer's hidden states as a tensor (4.x returned a tuple)
-        states = self.extra_block(decoder_states, attention_mask=causal_mask(decoder_states),
-                                  encoder_hidden_states=encoder_states, use_cache=False)  # fmt: skip
+        states = self.extra_block(
+            decoder_states,
+            attention_mask=causal_mask(decoder_states),
+            encoder_hidden_states=encoder_states,
+            use_cache=False,
+        )
         return self.binary_head(states), self.scalar_head(states).squeeze(-1)
 
 
@@ -121,14 +130,23 @@ def causal_mask(states: torch.Tensor) -> torch.Tensor:
     return mask.expand(states.shape[0], 1, length, length)
 
 
-def token_loss(binary_logits, scalar_logits, binary_targets, scalar_targets, *, class_weights=(1.0, 2.33),
-               binary_weight: float = 1.0, scalar_weight: float = 1.0) -> torch.Tensor:  # fmt: skip
+def token_loss(
+    binary_logits,
+    scalar_logits,
+    binary_targets,
+    scalar_targets,
+    *,
+    class_weights=(1.0, 2.33),
+    binary_weight: float = 1.0,
+    scalar_weight: float = 1.0,
+) -> torch.Tensor:
     """Weighted cross-entropy (binary) plus BCE (scalar), over word tokens only (-100 elsewhere)."""
     loss = binary_logits.new_zeros((), dtype=torch.float32)
     if binary_weight:
         weights = torch.tensor(class_weights, dtype=torch.float32, device=binary_logits.device)
-        ce = F.cross_entropy(binary_logits.float().flatten(0, 1), binary_targets.flatten(), weight=weights,
-                             ignore_index=IGNORE)  # fmt: skip
+        ce = F.cross_entropy(
+            binary_logits.float().flatten(0, 1), binary_targets.flatten(), weight=weights, ignore_index=IGNORE
+        )
         loss = loss + binary_weight * ce
     if scalar_weight:
         real = scalar_targets != IGNORE
@@ -262,8 +280,9 @@ class WhisperTokenDetector(Detector):
         parts = load_whisper(backbone_path(self.backbone, self.checkpoint_dir, family="whisper"))
         self.feature_extractor = parts.feature_extractor
         self.tokenizer = WordTokenizer(parts.tokenizer, parts.model.config.max_target_positions)
-        self.model = WhisperTokenModel(parts.model, hidden_layer=self.config.hidden_layer,
-                                       extra_block_init=self.config.extra_block_init).to(self.device)  # fmt: skip
+        self.model = WhisperTokenModel(
+            parts.model, hidden_layer=self.config.hidden_layer, extra_block_init=self.config.extra_block_init
+        ).to(self.device)
         # DDP syncs the trainable part only (the backbone is frozen); a head whose loss weight is 0 gets no gradient
         one_head = not (self.config.binary_loss_weight and self.config.scalar_loss_weight)
         self.synced = distributed.wrap(self.model, device=self.device, find_unused_parameters=one_head)
@@ -274,16 +293,27 @@ class WhisperTokenDetector(Detector):
         dataset = TokenDataset(clips, self.feature_extractor, self.tokenizer)
         sampler = distributed.training_sampler(dataset, seed=self.config.seed) if training else None
         return DataLoader(
-            dataset, batch_size=batch_size, shuffle=training and sampler is None, sampler=sampler,
-            collate_fn=_Collate(self.tokenizer.pad_id), num_workers=self.config.num_workers,
-            generator=seeded_generator(self.config.seed), pin_memory=self.device.type == "cuda",
-        )  # fmt: skip
+            dataset,
+            batch_size=batch_size,
+            shuffle=training and sampler is None,
+            sampler=sampler,
+            collate_fn=_Collate(self.tokenizer.pad_id),
+            num_workers=self.config.num_workers,
+            generator=seeded_generator(self.config.seed),
+            pin_memory=self.device.type == "cuda",
+        )
 
     def loss(self, batch: dict) -> torch.Tensor:
         binary_logits, scalar_logits = self.synced(batch["input_features"], batch["decoder_input_ids"])
-        return token_loss(binary_logits, scalar_logits, batch["binary"], batch["scalar"],
-                          class_weights=self.config.class_weights, binary_weight=self.config.binary_loss_weight,
-                          scalar_weight=self.config.scalar_loss_weight)  # fmt: skip
+        return token_loss(
+            binary_logits,
+            scalar_logits,
+            batch["binary"],
+            batch["scalar"],
+            class_weights=self.config.class_weights,
+            binary_weight=self.config.binary_loss_weight,
+            scalar_weight=self.config.scalar_loss_weight,
+        )
 
     def trainer(self, total_updates: int) -> Trainer:
         parameters = [p for p in self.model.head_modules().parameters() if p.requires_grad]
@@ -308,10 +338,15 @@ class WhisperTokenDetector(Detector):
             return distributed.decided_on_main(lambda: score(rows, resamples=0))
 
         self.history = train_epochs(
-            trainer=self.trainer(total), trainable=self.model.head_modules(), batches=lambda: loader,
-            batch_count=len(loader), validate=validate, config=self.config, progress=progress,
+            trainer=self.trainer(total),
+            trainable=self.model.head_modules(),
+            batches=lambda: loader,
+            batch_count=len(loader),
+            validate=validate,
+            config=self.config,
+            progress=progress,
             should_stop=should_stop,
-        )  # fmt: skip
+        )
         return self
 
     @torch.no_grad()
@@ -336,8 +371,9 @@ class WhisperTokenDetector(Detector):
             words = batch["word"].cpu().numpy()
             for row in range(len(words)):
                 clip = clips[len(predictions)]
-                binary, scores = tokens_to_words(probability[row], scalar[row], words[row], len(clip.words),
-                                                 self.config.token_rule)  # fmt: skip
+                binary, scores = tokens_to_words(
+                    probability[row], scalar[row], words[row], len(clip.words), self.config.token_rule
+                )
                 predictions.append(ClipPrediction(clip.clip_id, binary, scores))
             if progress is not None:
                 progress("predicting", len(predictions), len(clips))

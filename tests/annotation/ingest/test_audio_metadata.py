@@ -11,8 +11,9 @@ TAGS = {"title": "angry take 3", "artist": "speaker F07", "comment": "emphasis o
 
 
 def tags_of(path) -> str:
-    result = subprocess.run([FFMPEG, "-v", "error", "-i", str(path), "-f", "ffmetadata", "-"],
-                            capture_output=True, check=True)  # fmt: skip
+    result = subprocess.run(
+        [FFMPEG, "-v", "error", "-i", str(path), "-f", "ffmetadata", "-"], capture_output=True, check=True
+    )
     return result.stdout.decode()
 
 
@@ -20,8 +21,10 @@ def tags_of(path) -> str:
 def test_derived_files_carry_no_metadata(tmp_path, source_format):
     source = tmp_path / f"source.{source_format}"
     metadata = [arg for name, value in TAGS.items() for arg in ("-metadata", f"{name}={value}")]
-    subprocess.run([FFMPEG, "-v", "error", "-f", "lavfi", "-i", "sine=frequency=220:duration=1.5",
-                    *metadata, str(source)], check=True)  # fmt: skip
+    subprocess.run(
+        [FFMPEG, "-v", "error", "-f", "lavfi", "-i", "sine=frequency=220:duration=1.5", *metadata, str(source)],
+        check=True,
+    )
     assert "speaker F07" in tags_of(source)
 
     processed = process_audio(source, tmp_path / "out", max_seconds=30, word_times=[])

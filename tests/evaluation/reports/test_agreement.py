@@ -34,16 +34,21 @@ def report(small):
 
 def rows_of(data: StudyData):
     clips = {
-        key: {"words": int(data.clip_words[i]), "duration": float(data.clip_durations[i]),
-              **{d: data.clip_groups[d][i] for d in data.clip_groups}}
+        key: {
+            "words": int(data.clip_words[i]),
+            "duration": float(data.clip_durations[i]),
+            **{d: data.clip_groups[d][i] for d in data.clip_groups},
+        }
         for i, key in enumerate(data.clip_keys)
-    }  # fmt: skip
+    }
     annotations = [
         (data.clip_keys[c], data.annotator_keys[a], [int(v) for v in levels[: data.clip_words[c]]], bool(m), float(s))
         for c, a, levels, m, s in zip(data.clip, data.annotator, data.levels, data.mismatch, data.seconds)
     ]
-    checks = [(data.annotator_keys[a], bool(p), float(s), float(d)) for a, p, s, d in
-              zip(data.check_annotator, data.check_passed, data.check_seconds, data.check_durations)]  # fmt: skip
+    checks = [
+        (data.annotator_keys[a], bool(p), float(s), float(d))
+        for a, p, s, d in zip(data.check_annotator, data.check_passed, data.check_seconds, data.check_durations)
+    ]
     return clips, annotations, checks
 
 
@@ -51,8 +56,9 @@ def test_the_same_data_and_seed_give_the_same_bytes_whatever_the_row_order(small
     clips, annotations, checks = rows_of(small)
     random.Random(5).shuffle(annotations)
     random.Random(6).shuffle(checks)
-    shuffled = StudyData.build(study=small.study, clips=dict(reversed(list(clips.items()))),
-                               annotations=annotations, checks=checks)  # fmt: skip
+    shuffled = StudyData.build(
+        study=small.study, clips=dict(reversed(list(clips.items()))), annotations=annotations, checks=checks
+    )
 
     assert report_json(report_compute(shuffled, PARAMETERS)) == report_json(report)
     assert report_json(report_compute(small, PARAMETERS)) == report_json(report)
@@ -152,8 +158,10 @@ def test_flagged_annotators_can_be_left_out_and_are_named(small, report):
     flagged = report["annotators"]["flagged"]
     assert flagged and report["annotators"]["excluded"] == []
 
-    without = report_compute(small, ReportParameters(subsample=10, seed=3, resamples=0, exclude_flagged=True,
-                                                     thresholds=PARAMETERS.thresholds))  # fmt: skip
+    without = report_compute(
+        small,
+        ReportParameters(subsample=10, seed=3, resamples=0, exclude_flagged=True, thresholds=PARAMETERS.thresholds),
+    )
 
     assert without["annotators"]["excluded"] == flagged
     names = np.asarray(small.annotator_keys)[small.annotator]
@@ -165,8 +173,12 @@ def test_flagged_annotators_can_be_left_out_and_are_named(small, report):
 def only_language(data: StudyData, language: str) -> StudyData:
     clips, annotations, checks = rows_of(data)
     kept = {key for key, meta in clips.items() if meta["language"] == language}
-    return StudyData.build(study=data.study, clips={k: v for k, v in clips.items() if k in kept},
-                           annotations=[row for row in annotations if row[0] in kept], checks=checks)  # fmt: skip
+    return StudyData.build(
+        study=data.study,
+        clips={k: v for k, v in clips.items() if k in kept},
+        annotations=[row for row in annotations if row[0] in kept],
+        checks=checks,
+    )
 
 
 def without_light_interval(result: dict) -> dict:
@@ -189,8 +201,11 @@ def test_groups_with_the_same_annotations_get_identical_intervals(small, report)
 
 def test_too_few_clips_give_the_measure_and_say_why_there_is_no_interval(small):
     few = only_language(small, "de")
-    four = StudyData.build(study="four", clips={k: v for k, v in rows_of(few)[0].items() if k in few.clip_keys[:4]},
-                           annotations=[r for r in rows_of(few)[1] if r[0] in few.clip_keys[:4]])  # fmt: skip
+    four = StudyData.build(
+        study="four",
+        clips={k: v for k, v in rows_of(few)[0].items() if k in few.clip_keys[:4]},
+        annotations=[r for r in rows_of(few)[1] if r[0] in few.clip_keys[:4]],
+    )
 
     pooled = report_compute(four, ReportParameters(subsample=None, resamples=100))["agreement"]["pooled"]
 
@@ -255,8 +270,11 @@ def test_an_empty_study_gives_a_report():
 def test_progress_reports_every_step():
     seen = []
 
-    report_compute(undefined_study(), ReportParameters(subsample=None, resamples=0),
-                   progress=lambda phase, done, total: seen.append((phase, done, total)))  # fmt: skip
+    report_compute(
+        undefined_study(),
+        ReportParameters(subsample=None, resamples=0),
+        progress=lambda phase, done, total: seen.append((phase, done, total)),
+    )
 
     assert [done for _, done, _ in seen] == list(range(len(seen)))
     assert {total for _, _, total in seen} == {len(seen)}
@@ -276,8 +294,13 @@ def test_csv_has_a_row_for_every_group_and_measure(report):
 
     assert lines[0] == "section,dimension,group,measure,value,se,ci_low,ci_high,method,clips,words,note"
     groups = 1 + sum(len(report["agreement"][d]) for d in ("language", "variety", "emotion"))
-    for measure, rows in (("fleiss", 3), ("gwet_ac1", 3), ("gwet_ac2_quadratic", 3), ("krippendorff_ratio", 1),
-                          ("cohen_levels_quadratic", 1)):  # fmt: skip
+    for measure, rows in (
+        ("fleiss", 3),
+        ("gwet_ac1", 3),
+        ("gwet_ac2_quadratic", 3),
+        ("krippendorff_ratio", 1),
+        ("cohen_levels_quadratic", 1),
+    ):
         assert (
             len([line for line in lines if line.startswith("agreement,") and f",{measure}," in line]) == rows * groups
         )
@@ -289,8 +312,9 @@ def test_a_group_whose_clips_are_all_short_is_reported_undefined():
     clips = {"a": {"words": 3, "language": "de"}, "b": {"words": 3, "language": "fr"}}
     annotations = [("a", f"p{i}", [1, 0, 0], False, 5.0) for i in range(3)] + [("b", "p0", [0, 1, 0], False, 5.0)]
 
-    report = report_compute(StudyData.build(study="s", clips=clips, annotations=annotations),
-                            ReportParameters(subsample=3, resamples=20))  # fmt: skip
+    report = report_compute(
+        StudyData.build(study="s", clips=clips, annotations=annotations), ReportParameters(subsample=3, resamples=20)
+    )
 
     french = report["agreement"]["language"]["fr"]
     assert (french["clips"], french["words"], french["fleiss"]["value"]) == (0, 0, None)

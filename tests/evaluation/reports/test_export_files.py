@@ -10,12 +10,21 @@ from evaluation.reports.label_set_files import audiofolder_metadata, data_card, 
 from evaluation.reports.zip_archive import zip_folder
 
 CLIP = {
-    "clip_id": "c1", "split": "validation", "language": "en", "variety": "en-GB", "speaker": "s1", "emotion": "calm",
-    "arousal": "low", "scale_step": None, "duration": 1.0, "annotators": ["a-1", "a-2"],
-    "words": [{"index": 0, "text": "hi", "start": 0.1, "end": 0.4, "binary": True, "scalar": 1, "levels": [2, 2]},
-              {"index": 1, "text": "there", "start": None, "end": None, "binary": False, "scalar": 0.0,
-               "levels": [0, 0]}],
-}  # fmt: skip
+    "clip_id": "c1",
+    "split": "validation",
+    "language": "en",
+    "variety": "en-GB",
+    "speaker": "s1",
+    "emotion": "calm",
+    "arousal": "low",
+    "scale_step": None,
+    "duration": 1.0,
+    "annotators": ["a-1", "a-2"],
+    "words": [
+        {"index": 0, "text": "hi", "start": 0.1, "end": 0.4, "binary": True, "scalar": 1, "levels": [2, 2]},
+        {"index": 1, "text": "there", "start": None, "end": None, "binary": False, "scalar": 0.0, "levels": [0, 0]},
+    ],
+}
 
 
 def write_files(folder, names):
@@ -64,8 +73,16 @@ def test_audiofolder_columns_keep_one_type_in_every_split():
 
 
 def test_card_lines_are_sorted_and_name_what_was_left_out():
-    figures = {"clips": 3, "words": 20, "annotators": 4, "cohen": 0.51234, "fleiss": None, "fleiss_ci95": None,
-               "alpha_ordinal": 0.4, "alpha_ordinal_ci95": [0.1, 0.6]}  # fmt: skip
+    figures = {
+        "clips": 3,
+        "words": 20,
+        "annotators": 4,
+        "cohen": 0.51234,
+        "fleiss": None,
+        "fleiss_ci95": None,
+        "alpha_ordinal": 0.4,
+        "alpha_ordinal_ci95": [0.1, 0.6],
+    }
     lines = agreement_lines(
         {"s2": {"pooled": figures, "language": {}}, "s1": {"pooled": figures, "language": {"": figures}}}
     )
@@ -74,11 +91,16 @@ def test_card_lines_are_sorted_and_name_what_was_left_out():
         "3 clips, 20 words, 4 annotators; mean pairwise Cohen's kappa 0.5123; Fleiss' kappa undefined; "
         "Krippendorff's alpha (ordinal) 0.4000 (95 % CI 0.1000 to 0.6000)"
     )
-    left = left_out_lines({"s1": {
-        "clips_excluded_in_review": 2, "clips_short": [{"clip": "b", "annotations": 1}, {"clip": "a", "annotations": 2}],
-        "annotators_excluded": [{"annotator": "a-9", "flags": ["low kappa"], "failed_checks": True}],
-        "annotations_left_out_by_source": {"annotations of rejected participants": 7},
-    }})  # fmt: skip
+    left = left_out_lines(
+        {
+            "s1": {
+                "clips_excluded_in_review": 2,
+                "clips_short": [{"clip": "b", "annotations": 1}, {"clip": "a", "annotations": 2}],
+                "annotators_excluded": [{"annotator": "a-9", "flags": ["low kappa"], "failed_checks": True}],
+                "annotations_left_out_by_source": {"annotations of rejected participants": 7},
+            }
+        }
+    )
     assert left == [
         "s1: 2 clip(s) excluded in review",
         "s1: 2 clip(s) with fewer annotations than the subsample: a (2), b (1)",

@@ -22,10 +22,15 @@ def report() -> dict:
     pairs = [PairItem("p1", ("a", "b", "a")), PairItem("p2", ("none", "a", "a"))]
     stances = [StanceItem("s1", "warmth", (("P", 0.5, "PN"), ("N", 0.25, "NP")))]
     return {
-        "items": 9, "answers": 25, "participants": 3, "answers_left_out_rejected": 0,
+        "items": 9,
+        "answers": 25,
+        "participants": 3,
+        "answers_left_out_rejected": 0,
         "agreement": form_agreement(choices=choices, pairs=pairs, stances=stances),
-        "single_choice": choice_scores(choices), "pairwise": pairwise_scores(pairs), "stance": stance_scores(stances),
-    }  # fmt: skip
+        "single_choice": choice_scores(choices),
+        "pairwise": pairwise_scores(pairs),
+        "stance": stance_scores(stances),
+    }
 
 
 def test_the_stored_json_gives_the_same_rows_as_the_report_itself():
@@ -46,8 +51,10 @@ def test_the_csv_has_one_measure_a_row_under_the_columns():
 
 
 def test_stance_rows_say_how_many_items_lack_one_order():
-    stances = [StanceItem("s1", "warmth", (("P", 0.5, "PN"), ("P", 0.25, "NP"))),
-               StanceItem("s2", "warmth", (("P", 0.5, "PN"),))]  # fmt: skip
+    stances = [
+        StanceItem("s1", "warmth", (("P", 0.5, "PN"), ("P", 0.25, "NP"))),
+        StanceItem("s2", "warmth", (("P", 0.5, "PN"),)),
+    ]
     stored = json.loads(report_json({"agreement": {}, "stance": stance_scores(stances)}))
 
     rows = {row[3]: row for row in report_rows(stored) if row[0] == "stance" and not row[2]}
@@ -62,8 +69,9 @@ def test_a_report_stored_before_the_count_has_no_row_for_it():
     del stored["stance"]["per_dimension"]["w"]["disagreement"]["items_lacking_one_order"]
 
     assert [row[3] for row in report_rows(stored) if row[0] == "stance" and not row[2]] == [
-        "signed_score", "pole_order_disagreement",
-    ]  # fmt: skip
+        "signed_score",
+        "pole_order_disagreement",
+    ]
 
 
 def _rounded(rows):

@@ -18,12 +18,14 @@ from evaluation.stats.ratings import binary_counts
 
 
 def test_binary_label_needs_more_than_half_of_the_annotators():
-    levels = np.array([
-        [1, 0, 2, 0, 1],
-        [0, 0, 1, 0, 1],
-        [0, 0, 2, 1, 1],
-        [1, 0, 0, 1, 0],
-    ])  # fmt: skip
+    levels = np.array(
+        [
+            [1, 0, 2, 0, 1],
+            [0, 0, 1, 0, 1],
+            [0, 0, 2, 1, 1],
+            [1, 0, 0, 1, 0],
+        ]
+    )
     counts = level_counts(levels)
 
     # word 0: 2 of 4 (a tie: not emphasized); word 2: 3 of 4; word 4: 3 of 4; word 3: 2 of 4
@@ -130,12 +132,14 @@ def test_subsample_none_keeps_everything_and_duplicates_are_refused():
 
 
 def test_majority_vote_tie_policies():
-    counts = np.array([
-        [3, 1, 0],  # clear winner 0
-        [2, 2, 1],  # tie between 0 and 1
-        [0, 0, 0],  # no votes
-        [1, 4, 4],  # tie between 1 and 2
-    ])  # fmt: skip
+    counts = np.array(
+        [
+            [3, 1, 0],  # clear winner 0
+            [2, 2, 1],  # tie between 0 and 1
+            [0, 0, 0],  # no votes
+            [1, 4, 4],  # tie between 1 and 2
+        ]
+    )
 
     assert majority_vote(counts, tie="none").tolist() == [0, -1, -1, -1]
     assert majority_vote(counts, tie="lowest").tolist() == [0, 0, -1, 1]

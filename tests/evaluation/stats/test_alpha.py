@@ -57,8 +57,9 @@ def test_the_krippendorff_package_docstring_example(metric, published):
 @pytest.mark.parametrize("metric", METRICS)
 def test_matches_the_krippendorff_package_on_random_data_with_missing_values(seed, metric):
     rng = np.random.default_rng(seed)
-    matrix = rng.choice(3, size=(int(rng.integers(2, 10)), int(rng.integers(3, 80))),
-                        p=rng.dirichlet(np.ones(3))).astype(float)  # fmt: skip
+    matrix = rng.choice(
+        3, size=(int(rng.integers(2, 10)), int(rng.integers(3, 80))), p=rng.dirichlet(np.ones(3))
+    ).astype(float)
     matrix[rng.random(matrix.shape) < rng.random() * 0.5] = nan
     counts = counts_from_matrix(matrix, [0, 1, 2])
     ours = alpha(counts, metric)

@@ -25,11 +25,14 @@ def test_hand_worked_example():
     # Annotators 0, 1 share clips 0 and 1 (8 words); 0, 2 and 1, 2 share clip 1 only (4 words).
     data = ratings(
         [
-            (0, 0, [1, 0, 0, 1]), (0, 1, [1, 0, 0, 0]),
-            (1, 0, [0, 1, 0, 0]), (1, 1, [0, 2, 0, 0]), (1, 2, [0, 1, 1, 0]),
+            (0, 0, [1, 0, 0, 1]),
+            (0, 1, [1, 0, 0, 0]),
+            (1, 0, [0, 1, 0, 0]),
+            (1, 1, [0, 2, 0, 0]),
+            (1, 2, [0, 1, 1, 0]),
         ],
         [4, 4],
-    )  # fmt: skip
+    )
 
     result = average_pairwise_kappa(clip_pair_tables(data))
 

@@ -32,11 +32,25 @@ from evaluation.stats.resampling import bootstrap_sums, cluster_codes, generator
 from tests.evaluation.stats.test_fleiss import RAW_4_RATERS, RAW_5_OBSERVERS
 
 nan = np.nan
-DISTRIB_6_RATERS = np.array([
-    [0, 0, 0, 6, 0], [0, 3, 0, 0, 3], [0, 1, 4, 0, 1], [0, 0, 0, 0, 6], [0, 3, 0, 3, 0],
-    [2, 0, 4, 0, 0], [0, 0, 4, 0, 2], [2, 0, 3, 1, 0], [2, 0, 0, 4, 0], [0, 0, 0, 0, 6],
-    [1, 0, 0, 5, 0], [1, 1, 0, 4, 0], [0, 3, 3, 0, 0], [1, 0, 0, 5, 0], [0, 2, 0, 3, 1],
-])  # fmt: skip
+DISTRIB_6_RATERS = np.array(
+    [
+        [0, 0, 0, 6, 0],
+        [0, 3, 0, 0, 3],
+        [0, 1, 4, 0, 1],
+        [0, 0, 0, 0, 6],
+        [0, 3, 0, 3, 0],
+        [2, 0, 4, 0, 0],
+        [0, 0, 4, 0, 2],
+        [2, 0, 3, 1, 0],
+        [2, 0, 0, 4, 0],
+        [0, 0, 0, 0, 6],
+        [1, 0, 0, 5, 0],
+        [1, 1, 0, 4, 0],
+        [0, 3, 3, 0, 0],
+        [1, 0, 0, 5, 0],
+        [0, 2, 0, 3, 1],
+    ]
+)
 
 
 def irrcac_reference(counts, weighting="unweighted"):
@@ -88,9 +102,11 @@ def test_irrcac_ac2_linear_of_raw4raters_from_the_python_port():
 
 @pytest.mark.parametrize(
     ("weighting", "published"),
-    [("unweighted", (0.4448007, 0.08418757, 0.264, 0.625, 0.5511111, 0.1914815)),
-     ("quadratic", (0.4837438, 0.1058227, 0.257, 0.711, 0.8544444, 0.7180556))],
-)  # fmt: skip
+    [
+        ("unweighted", (0.4448007, 0.08418757, 0.264, 0.625, 0.5511111, 0.1914815)),
+        ("quadratic", (0.4837438, 0.1058227, 0.257, 0.711, 0.8544444, 0.7180556)),
+    ],
+)
 def test_irrcac_distribution_of_six_raters(weighting, published):
     value, se, low, high, pa, pe = published
 
@@ -114,8 +130,9 @@ def test_irrcac_ac1_of_raw5observers_from_the_python_port():
 def test_matches_the_irrcac_restatement_on_random_data_with_missing_ratings(seed, weighting):
     rng = np.random.default_rng(2000 + seed)
     q = int(rng.integers(2, 5))
-    matrix = rng.choice(q, size=(int(rng.integers(2, 9)), int(rng.integers(4, 70))),
-                        p=rng.dirichlet(np.ones(q))).astype(float)  # fmt: skip
+    matrix = rng.choice(
+        q, size=(int(rng.integers(2, 9)), int(rng.integers(4, 70))), p=rng.dirichlet(np.ones(q))
+    ).astype(float)
     matrix[rng.random(matrix.shape) < rng.random() * 0.6] = nan
     counts = counts_from_matrix(matrix, list(range(q)))
     result = gwet_ac(counts, weighting=weighting)

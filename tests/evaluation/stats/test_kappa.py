@@ -182,8 +182,10 @@ def test_the_bootstrap_recomputes_each_resample_of_units():
     kappas = [sklearn_kappa(a[row], b[row], 3, "quadratic") for row in drawn]
     low, high = np.percentile(kappas, [2.5, 97.5])
     assert (result.bootstrap.low, result.bootstrap.high) == pytest.approx((low, high), abs=1e-9)
-    assert result.bootstrap == cohen_kappa(a, b, categories=[0, 1, 2], weighting="quadratic", resamples=40,
-                                           seed=5).bootstrap  # fmt: skip
+    assert (
+        result.bootstrap
+        == cohen_kappa(a, b, categories=[0, 1, 2], weighting="quadratic", resamples=40, seed=5).bootstrap
+    )
 
 
 def test_the_bootstrap_agrees_with_the_fce_standard_error_on_many_units():

@@ -33,8 +33,14 @@ def corpus(languages=("en", "de", "zh"), per_variety=(37, 21), speakers_per_vari
     for language in languages:
         for v, size in enumerate(per_variety):
             for i in range(size):
-                clips.append(SplitClip(f"{language}-{v}-{i:03d}", language, f"{language}-V{v}",
-                                       f"{language}-{v}-spk{i % speakers_per_variety}"))  # fmt: skip
+                clips.append(
+                    SplitClip(
+                        f"{language}-{v}-{i:03d}",
+                        language,
+                        f"{language}-V{v}",
+                        f"{language}-{v}-spk{i % speakers_per_variety}",
+                    )
+                )
     return clips
 
 

@@ -21,9 +21,12 @@ def crowd(*, clips: int, annotators: int, per_clip: int, words: int, seed: int, 
             )
     levels = np.stack([r[2] for r in rows])
     return Ratings.build(
-        clip=[r[0] for r in rows], annotator=[r[1] for r in rows], levels=levels,
-        clip_words=np.full(clips, words), n_annotators=annotators,
-    )  # fmt: skip
+        clip=[r[0] for r in rows],
+        annotator=[r[1] for r in rows],
+        levels=levels,
+        clip_words=np.full(clips, words),
+        n_annotators=annotators,
+    )
 
 
 def resampled_directly(ratings: Ratings, clip_labels: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
@@ -41,9 +44,12 @@ def resampled_directly(ratings: Ratings, clip_labels: np.ndarray, *, resamples: 
                     levels.append(ratings.levels[members])
                     new_clip += 1
             data = Ratings.build(
-                clip=clip, annotator=annotator, levels=np.concatenate(levels),
-                clip_words=np.full(new_clip, ratings.levels.shape[1]), n_annotators=ratings.n_annotators,
-            )  # fmt: skip
+                clip=clip,
+                annotator=annotator,
+                levels=np.concatenate(levels),
+                clip_words=np.full(new_clip, ratings.levels.shape[1]),
+                n_annotators=ratings.n_annotators,
+            )
             result = average_pairwise_kappa(clip_pair_tables(data))
             values.append(np.nan if result.value is None else result.value)
     return np.array(values)

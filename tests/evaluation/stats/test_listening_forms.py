@@ -196,16 +196,21 @@ def test_stance_signed_score_over_both_orders_and_disagreement():
     warmth = scores["per_dimension"]["warmth"]
     assert warmth["score"]["mean"] == pytest.approx((0.15 + 0.75 - 0.2) / 3)
     assert warmth["disagreement"] == {
-        "items_with_both_orders": 2, "disagreeing": 1, "rate": 0.5, "items_lacking_one_order": 1,  # w3
-    }  # fmt: skip
+        "items_with_both_orders": 2,
+        "disagreeing": 1,
+        "rate": 0.5,
+        "items_lacking_one_order": 1,  # w3
+    }
     assert scores["per_dimension"]["power"]["disagreement"]["rate"] == 1.0  # a zero mean has no pole
     assert scores["per_dimension"]["power"]["disagreement"]["items_lacking_one_order"] == 0
     assert "PN" in scores["definition"]
 
 
 def test_fleiss_kappa_matches_statsmodels_for_equal_listener_counts():
-    choices = [ChoiceItem(f"c{n}", 0, answers) for n, answers in
-               enumerate([(0, 0, 1), (1, 1, 1), (0, 1, 2), (2, 2, 2), (0, 0, 0), (1, 2, 1)])]  # fmt: skip
+    choices = [
+        ChoiceItem(f"c{n}", 0, answers)
+        for n, answers in enumerate([(0, 0, 1), (1, 1, 1), (0, 1, 2), (2, 2, 2), (0, 0, 0), (1, 2, 1)])
+    ]
 
     agreement = form_agreement(choices=choices)["single_choice"]
 
@@ -216,16 +221,22 @@ def test_fleiss_kappa_matches_statsmodels_for_equal_listener_counts():
 
 
 def test_fleiss_kappa_per_type_and_words_as_units():
-    stances = [StanceItem("s", "warmth", (("P", 1, "PN"), ("P", 1, "NP"))),
-               StanceItem("t", "warmth", (("N", 1, "PN"), ("P", 1, "NP")))]  # fmt: skip
+    stances = [
+        StanceItem("s", "warmth", (("P", 1, "PN"), ("P", 1, "NP"))),
+        StanceItem("t", "warmth", (("N", 1, "PN"), ("P", 1, "NP"))),
+    ]
     pairs = [PairItem("q", ("a", "a")), PairItem("r", ("b", "a"))]
 
     agreement = form_agreement(pairs=pairs, stances=stances, markings=MARKED)
 
     assert set(agreement) == {"pairwise", "stance", "stressed_words"}
     assert agreement["stressed_words"]["units"] == 7  # 4 + 3 words
-    words = [[int(v >= 1) for v in (a[w], b[w])] for item in MARKED for (_, a), (_, b) in [item.markings]
-             for w in range(len(item.gold))]  # fmt: skip
+    words = [
+        [int(v >= 1) for v in (a[w], b[w])]
+        for item in MARKED
+        for (_, a), (_, b) in [item.markings]
+        for w in range(len(item.gold))
+    ]
     table, _ = aggregate_raters(np.array(words))
     assert agreement["stressed_words"]["kappa"] == pytest.approx(statsmodels_fleiss(table, method="fleiss"))
     one_category = form_agreement(pairs=[PairItem("q", ("a", "a"))])["pairwise"]
@@ -238,10 +249,15 @@ def test_accuracy_chart_draws_overall_and_per_category_intervals():
     report = {
         "accuracy": {"value": 0.75, "ci95": [0.6, 0.86]},
         "majority_vote_accuracy": {"value": 0.8, "ci95": [0.5, 0.94]},
-        "by": {"stress_category": {
-            "contrastive": {"accuracy": {"value": 0.5, "ci95": [0.3, 0.7]}, "majority_vote_accuracy": {"value": None, "ci95": None}},
-        }},
-    }  # fmt: skip
+        "by": {
+            "stress_category": {
+                "contrastive": {
+                    "accuracy": {"value": 0.5, "ci95": [0.3, 0.7]},
+                    "majority_vote_accuracy": {"value": None, "ci95": None},
+                },
+            }
+        },
+    }
 
     svg = accuracy_chart(report)
 

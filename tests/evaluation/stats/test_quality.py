@@ -18,8 +18,12 @@ CARELESS = [[0, 0, 0, 0, 0, 1]] * 4
 def study(*, checks=(), durations=(None, None, None, None)):
     clips = {f"c{i}": {"words": 6, "language": "en", "duration": durations[i]} for i in range(4)}
     annotations = []
-    for name, answers, seconds in [("ana", CONSENSUS, 14.0), ("ben", CONSENSUS, 11.0), ("cleo", CONSENSUS, 9.0),
-                                   ("dan", CARELESS, 1.5)]:  # fmt: skip
+    for name, answers, seconds in [
+        ("ana", CONSENSUS, 14.0),
+        ("ben", CONSENSUS, 11.0),
+        ("cleo", CONSENSUS, 9.0),
+        ("dan", CARELESS, 1.5),
+    ]:
         annotations += [(f"c{i}", name, levels, False, seconds + i) for i, levels in enumerate(answers)]
     return StudyData.build(study="q", clips=clips, annotations=annotations, checks=list(checks))
 
@@ -58,9 +62,13 @@ def test_shares_checks_and_median_time():
 def test_every_threshold_crossed_is_a_flag_and_none_is_off():
     data = study(checks=[("dan", False, 2.0)])
 
-    flags = {row.annotator: row.flags for row in annotator_quality(
-        data, Thresholds(min_kappa=0.2, min_attention=1.0, min_median_seconds=5.0, max_marked_share=0.2, min_words=1)
-    )}  # fmt: skip
+    flags = {
+        row.annotator: row.flags
+        for row in annotator_quality(
+            data,
+            Thresholds(min_kappa=0.2, min_attention=1.0, min_median_seconds=5.0, max_marked_share=0.2, min_words=1),
+        )
+    }
     off = {row.annotator: row.flags for row in annotator_quality(data, Thresholds(min_words=1))}
 
     assert flags["dan"] == ("min_attention", "min_kappa", "min_median_seconds")

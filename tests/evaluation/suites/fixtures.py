@@ -23,13 +23,32 @@ STANCE_DIMENSION = "warmth"
 STANCE_ITEMS = {"warm-01": "P", "warm-02": "N", "warm-03": "P", "warm-04": "N"}
 
 CAST_ITEMS = [
-    {"id": "c01", "sentence": "I never said she stole it", "context_a": "Someone says you said it.",
-     "context_b": "You said someone else stole it.", "word_a": 1, "word_b": "she", "metadata": {"topic": "theft"}},
-    {"id": "c02", "sentence": "Ann bought the red car", "context_a": "Who bought it?",
-     "context_b": "Which car did Ann buy?", "word_a": "Ann", "word_b": 3},
-    {"id": "c03", "sentence": "We meet on Tuesday, not Monday.", "context_a": "Who meets?",
-     "context_b": "When do you meet?", "word_a": 0, "word_b": "Tuesday"},
-]  # fmt: skip
+    {
+        "id": "c01",
+        "sentence": "I never said she stole it",
+        "context_a": "Someone says you said it.",
+        "context_b": "You said someone else stole it.",
+        "word_a": 1,
+        "word_b": "she",
+        "metadata": {"topic": "theft"},
+    },
+    {
+        "id": "c02",
+        "sentence": "Ann bought the red car",
+        "context_a": "Who bought it?",
+        "context_b": "Which car did Ann buy?",
+        "word_a": "Ann",
+        "word_b": 3,
+    },
+    {
+        "id": "c03",
+        "sentence": "We meet on Tuesday, not Monday.",
+        "context_a": "Who meets?",
+        "context_b": "When do you meet?",
+        "word_a": 0,
+        "word_b": "Tuesday",
+    },
+]
 # word_a / word_b above, as indices into each sentence's words
 CAST_WORDS = {"c01": (1, 3), "c02": (0, 3), "c03": (0, 3)}
 
@@ -47,11 +66,17 @@ def write_stresstest_items(root: Path) -> Path:
         audio = f"audio/{item_id}.wav"
         write_audio(root / audio, speechlike(1.0, seed=seed))
         binary = [int(index == stressed) for index in range(7)]
-        rows.append({
-            "id": item_id, "transcription": STRESSTEST_SENTENCE, "audio": audio,
-            "possible_answers": STRESSTEST_OPTIONS, "label": gold,
-            "stress_pattern": {"binary": binary, "indices": [stressed]}, "metadata": {"category": category},
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": item_id,
+                "transcription": STRESSTEST_SENTENCE,
+                "audio": audio,
+                "possible_answers": STRESSTEST_OPTIONS,
+                "label": gold,
+                "stress_pattern": {"binary": binary, "indices": [stressed]},
+                "metadata": {"category": category},
+            }
+        )
     write_jsonl(root / "items.jsonl", rows)
     return root
 
@@ -62,27 +87,49 @@ def write_stance_items(root: Path) -> Path:
     for seed, (item_id, weak_label) in enumerate(STANCE_ITEMS.items(), start=11):
         audio = f"audio/{item_id}.wav"
         write_audio(root / audio, speechlike(1.0, seed=seed))
-        rows.append({
-            "id": item_id, "type": "stance", "audio": audio, "transcript": "I will see what I can do",
-            "question": "How does the speaker sound?",
-            "settings": {"dimension": STANCE_DIMENSION, "positive": "warm", "negative": "cold"},
-            "metadata": {"weak_label": weak_label},
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": item_id,
+                "type": "stance",
+                "audio": audio,
+                "transcript": "I will see what I can do",
+                "question": "How does the speaker sound?",
+                "settings": {"dimension": STANCE_DIMENSION, "positive": "warm", "negative": "cold"},
+                "metadata": {"weak_label": weak_label},
+            }
+        )
     write_jsonl(root / "items.jsonl", rows)
     return root
 
 
 def import_stresstest_study(root: Path, *, name: str = "stresstest pilot") -> Study:
     """The StressTest form study (with the SSD items "<id>-ssd"), imported from write_stresstest_items(root)."""
-    call_command("import_form_items", str(write_stresstest_items(root)), "--study", name, "--with-ssd",
-                 "--language", "en", "--corpus", f"{name} clips")  # fmt: skip
+    call_command(
+        "import_form_items",
+        str(write_stresstest_items(root)),
+        "--study",
+        name,
+        "--with-ssd",
+        "--language",
+        "en",
+        "--corpus",
+        f"{name} clips",
+    )
     return Study.objects.get(name=name)
 
 
 def import_stance_study(root: Path, *, name: str = "stance pilot") -> Study:
     """The stance form study, imported from write_stance_items(root)."""
-    call_command("import_form_items", str(write_stance_items(root)), "--study", name, "--language", "en",
-                 "--corpus", f"{name} clips")  # fmt: skip
+    call_command(
+        "import_form_items",
+        str(write_stance_items(root)),
+        "--study",
+        name,
+        "--language",
+        "en",
+        "--corpus",
+        f"{name} clips",
+    )
     return Study.objects.get(name=name)
 
 

@@ -117,9 +117,13 @@ def test_renditions_become_clips_of_the_sets_renditions_corpus(cast_set, tmp_pat
     assert cast_set.corpus.name == "cast v1 renditions"
     renditions = list(CastRendition.objects.select_related("item", "clip", "system").order_by("line"))
     assert [(r.item.external_id, r.side, r.mode, r.line) for r in renditions] == [
-        ("c01", "A", "context", 1), ("c01", "B", "context", 2), ("c02", "A", "context", 3),
-        ("c02", "B", "context", 4), ("c03", "A", "context", 5), ("c03", "B", "context", 6),
-    ]  # fmt: skip
+        ("c01", "A", "context", 1),
+        ("c01", "B", "context", 2),
+        ("c02", "A", "context", 3),
+        ("c02", "B", "context", 4),
+        ("c03", "A", "context", 5),
+        ("c03", "B", "context", 6),
+    ]
     clip = renditions[4].clip
     assert clip.corpus == cast_set.corpus and clip.transcript == "We meet on Tuesday, not Monday."
     assert [word.text for word in clip.words.all()] == ["We", "meet", "on", "Tuesday,", "not", "Monday."]
@@ -139,14 +143,19 @@ def test_a_zip_of_renditions_in_several_modes(cast_set, tmp_path):
     import_renditions(zip_folder(folder, tmp_path / "tts-b.zip"), system="tts-b")
 
     assert sorted(CastRendition.objects.values_list("side", "mode")) == [
-        ("A", "markup"), ("A", "none"), ("B", "markup"), ("B", "none"),
-    ]  # fmt: skip
+        ("A", "markup"),
+        ("A", "none"),
+        ("B", "markup"),
+        ("B", "none"),
+    ]
 
 
 def test_the_same_audio_for_both_sides_is_one_clip_and_existing_audio_is_reused(cast_set, tmp_path):
     folder = write_cast_renditions(tmp_path / "tts", items=("c01",), sides=("A",), modes=("none",))
-    rows = [{"item": "c01", "side": "A", "mode": "none", "audio": "wav/c01-A-none.wav"},
-            {"item": "c01", "side": "B", "mode": "none", "audio": "wav/c01-A-none.wav"}]  # fmt: skip
+    rows = [
+        {"item": "c01", "side": "A", "mode": "none", "audio": "wav/c01-A-none.wav"},
+        {"item": "c01", "side": "B", "mode": "none", "audio": "wav/c01-A-none.wav"},
+    ]
     write_jsonl(folder / "renditions.jsonl", rows)
     import_renditions(folder)
     assert CastRendition.objects.count() == 2 and Clip.objects.count() == 1
@@ -170,8 +179,10 @@ def test_the_same_audio_for_both_sides_is_one_clip_and_existing_audio_is_reused(
 )
 def test_a_bad_rendition_line_is_refused_naming_line_and_field(cast_set, tmp_path, media_storage, row, message):
     folder = write_cast_renditions(tmp_path / "tts", items=("c01",), sides=("A",))
-    write_jsonl(folder / "renditions.jsonl", [{"item": "c01", "side": "A", "mode": "context",
-                                               "audio": "wav/c01-A-context.wav", **row}])  # fmt: skip
+    write_jsonl(
+        folder / "renditions.jsonl",
+        [{"item": "c01", "side": "A", "mode": "context", "audio": "wav/c01-A-context.wav", **row}],
+    )
     error = refused("import_system_outputs", folder, "--suite", "cast", "--system", "t", "--set", "cast v1")
 
     assert error.startswith("renditions.jsonl: 1 bad row(s), nothing was imported")
@@ -237,8 +248,9 @@ def test_a_cast_import_needs_a_known_set_and_no_study(tmp_path):
     write_cast_items(tmp_path / "items.jsonl")
     import_items(tmp_path / "items.jsonl")
     with pytest.raises(OutputsRefused, match="belong to a CAST set, not to a study"):
-        system_outputs_import(path=folder, suite="cast", system_name="t", cast_set=CastSet.objects.get(),
-                              study=Study(slug="s"))  # fmt: skip
+        system_outputs_import(
+            path=folder, suite="cast", system_name="t", cast_set=CastSet.objects.get(), study=Study(slug="s")
+        )
     (folder / "renditions.jsonl").rename(folder / "other.jsonl")
     assert "no renditions.jsonl found" in refused(
         "import_system_outputs", folder, "--suite", "cast", "--system", "t", "--set", "cast v1"
@@ -247,8 +259,16 @@ def test_a_cast_import_needs_a_known_set_and_no_study(tmp_path):
 
 def test_a_corpus_of_the_renditions_name_that_is_not_the_sets_is_refused(cast_set, tmp_path):
     Corpus.objects.create(name="cast v1 renditions")
-    error = refused("import_system_outputs", write_cast_renditions(tmp_path / "t", items=("c01",)), "--suite", "cast",
-                    "--system", "t", "--set", "cast v1")  # fmt: skip
+    error = refused(
+        "import_system_outputs",
+        write_cast_renditions(tmp_path / "t", items=("c01",)),
+        "--suite",
+        "cast",
+        "--system",
+        "t",
+        "--set",
+        "cast v1",
+    )
     assert "a corpus named 'cast v1 renditions' already exists and is not CAST set 'cast v1''s" in error
     assert json.dumps(list(CastRendition.objects.all())) == "[]"
 

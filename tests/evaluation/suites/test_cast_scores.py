@@ -20,8 +20,14 @@ PAIRS = [
     CastPair("p7", A, B, frozenset(), frozenset()),  # both renditions there, nothing stressed
 ]
 # per scored pair: hit_a, hit_b, contrast_a, contrast_b, correct
-BY_HAND = {"p1": (1, 1, 1, 1, 1), "p2": (1, 1, 0, 1, 0), "p3": (0, 0, 0, 0, 0), "p4": (1, 0, 1, 0, 0),
-           "p5": (1, 1, 1, 1, 1), "p7": (0, 0, 0, 0, 0)}  # fmt: skip
+BY_HAND = {
+    "p1": (1, 1, 1, 1, 1),
+    "p2": (1, 1, 0, 1, 0),
+    "p3": (0, 0, 0, 0, 0),
+    "p4": (1, 0, 1, 0, 0),
+    "p5": (1, 1, 1, 1, 1),
+    "p7": (0, 0, 0, 0, 0),
+}
 
 
 def test_measures_by_hand():
@@ -58,10 +64,15 @@ def test_the_bootstrap_resamples_pairs_with_the_seed():
 def test_intervals_are_seeded_and_hold_the_estimate():
     rng = np.random.default_rng(0)
     pairs = [
-        CastPair(f"c{n}", 0, 1, frozenset(np.flatnonzero(rng.random(3) < 0.6).tolist()),
-                 frozenset(np.flatnonzero(rng.random(3) < 0.6).tolist()))
+        CastPair(
+            f"c{n}",
+            0,
+            1,
+            frozenset(np.flatnonzero(rng.random(3) < 0.6).tolist()),
+            frozenset(np.flatnonzero(rng.random(3) < 0.6).tolist()),
+        )
         for n in range(40)
-    ]  # fmt: skip
+    ]
     first, again = pair_scores(pairs, resamples=500, seed=3), pair_scores(pairs, resamples=500, seed=3)
     other = pair_scores(pairs, resamples=500, seed=4)
     for measure in ("hit", "hit_both", "pair_contrast", "pair_correct"):
@@ -80,14 +91,23 @@ def test_too_few_pairs_or_no_resamples_give_no_interval():
 
 
 DETECTOR = {
-    "r1": word_labels({1, 3}, 4), "r2": word_labels({0}, 4), "r3": word_labels({2}, 4),
-    "r4": word_labels({1}, 3), "r5": word_labels({0, 2}, 3), "r6": word_labels({1}, 3),
+    "r1": word_labels({1, 3}, 4),
+    "r2": word_labels({0}, 4),
+    "r3": word_labels({2}, 4),
+    "r4": word_labels({1}, 3),
+    "r5": word_labels({0, 2}, 3),
+    "r6": word_labels({1}, 3),
     "detector-only": word_labels({0}, 2),
-}  # fmt: skip
+}
 HUMAN = {
-    "r1": [0, 1, 0, 1], "r2": [1, 0, 0, 1], "r3": [0, 1, 0, 0], "r4": [0, 1, 0], "r5": [0, 0, 1], "r6": [0, 1, None],
+    "r1": [0, 1, 0, 1],
+    "r2": [1, 0, 0, 1],
+    "r3": [0, 1, 0, 0],
+    "r4": [0, 1, 0],
+    "r5": [0, 0, 1],
+    "r6": [0, 1, None],
     "human-only": [1, 0],
-}  # fmt: skip
+}
 
 
 def test_detector_human_kappa_against_sklearn():
@@ -100,8 +120,10 @@ def test_detector_human_kappa_against_sklearn():
     assert (result["renditions"], result["words"]) == (6, 20)  # r6's third word has no listeners' label
     assert (result["detector_only"], result["human_only"]) == (1, 1)
     # rows the detector's label, columns the listeners'
-    assert result["table"] == [[sum(d == 0 and h == 0 for d, h in pairs), sum(d == 0 and h == 1 for d, h in pairs)],
-                               [sum(d == 1 and h == 0 for d, h in pairs), sum(d == 1 and h == 1 for d, h in pairs)]]  # fmt: skip
+    assert result["table"] == [
+        [sum(d == 0 and h == 0 for d, h in pairs), sum(d == 0 and h == 1 for d, h in pairs)],
+        [sum(d == 1 and h == 0 for d, h in pairs), sum(d == 1 and h == 1 for d, h in pairs)],
+    ]
     assert result["table"] == [[10, 2], [2, 6]]
     # by hand: observed agreement 16/20, chance (12 * 12 + 8 * 8) / 20^2 = 0.52
     assert result["kappa"] == pytest.approx((0.8 - 0.52) / (1 - 0.52))

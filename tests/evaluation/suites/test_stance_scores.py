@@ -49,8 +49,9 @@ def test_failures_signed_probabilities_and_disagreement_by_hand():
     assert warm["failure_rate"] == 3 / 14
     assert warm["failure_reasons"] == {CONFIDENCE_OUT_OF_RANGE: 1, NO_ANSWER: 1, NOT_JSON: 1}
     assert warm["missing_answers"] == 1
-    assert signed_by_item(warm) == pytest.approx({"w1": 0.7, "w2": -0.7, "w3": 0.1, "w4": -0.15, "w5": None,
-                                                  "w6": 0.5, "w7": 0.1})  # fmt: skip
+    assert signed_by_item(warm) == pytest.approx(
+        {"w1": 0.7, "w2": -0.7, "w3": 0.1, "w4": -0.15, "w5": None, "w6": 0.5, "w7": 0.1}
+    )
     assert warm["disagreement"] == {"instances_with_both_orders": 5, "disagreeing": 2, "rate": 2 / 5}
     assert [row["disagree"] for row in warm["per_instance"]] == [False, False, True, True, None, None, False]
     assert (warm["scored_instances"], warm["left_out_of_roc"], warm["positives"], warm["negatives"]) == (6, 2, 2, 3)
@@ -70,8 +71,10 @@ def test_auroc_and_eer_by_hand_with_a_tie_and_against_sklearn():
 
 
 def test_a_judge_that_fails_every_answer():
-    bold = [JudgeInstance(f"b{n}", "bold", "P" if n % 2 else "N", {"PN": "no idea", "NP": "```json\n{}\n```"})
-            for n in range(6)]  # fmt: skip
+    bold = [
+        JudgeInstance(f"b{n}", "bold", "P" if n % 2 else "N", {"PN": "no idea", "NP": "```json\n{}\n```"})
+        for n in range(6)
+    ]
     scores = judge_scores(bold, resamples=100, seed=0)["per_dimension"]["bold"]
 
     assert (scores["failures"], scores["failure_rate"], scores["scored_instances"]) == (12, 1.0, 0)
@@ -107,8 +110,11 @@ def test_judge_intervals_are_seeded_and_hold_the_estimate():
         lean = 0.25 if label == "P" else -0.25
         poles = ["P" if lean + rng.normal(0, 0.5) > 0 else "N" for _ in range(2)]
         confidences = np.round(rng.random(2), 2).tolist()
-        instances.append(JudgeInstance(f"i{n}", "warm", label, {"PN": answer(poles[0], confidences[0]),
-                                                                 "NP": answer(poles[1], confidences[1])}))  # fmt: skip
+        instances.append(
+            JudgeInstance(
+                f"i{n}", "warm", label, {"PN": answer(poles[0], confidences[0]), "NP": answer(poles[1], confidences[1])}
+            )
+        )
     first = judge_scores(instances, resamples=300, seed=5)
     assert first == judge_scores(instances, resamples=300, seed=5)
     warm = first["per_dimension"]["warm"]
@@ -167,8 +173,9 @@ def test_comparison_table_one_row_per_judge_and_the_listeners():
     assert judge_row["spearman"]["shared"] == 5  # w5 has no judge score, w6 no listeners
     # the listeners' consensus against the weak labels the judge's instances carry
     weak = {"w1": 1, "w2": 0, "w3": 1, "w4": 0, "w7": 0}
-    assert human_row["auroc"]["value"] == pytest.approx(roc_auc_score(list(weak.values()),
-                                                                      [consensus[i] for i in weak]))  # fmt: skip
+    assert human_row["auroc"]["value"] == pytest.approx(
+        roc_auc_score(list(weak.values()), [consensus[i] for i in weak])
+    )
     assert human_row["disagreement_rate"] == 1 / 4 and human_row["failure_rate"] is None
     assert human_row["instances"] == 5
     json.dumps(table)

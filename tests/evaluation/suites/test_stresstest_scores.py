@@ -118,9 +118,12 @@ HUMANS = [
 
 
 def test_comparison_table_on_the_items_every_row_answered():
-    system_b = system_ssr([SystemChoiceItem(f"s{n}", gold, OPTIONS, gold, meta)
-                           for n, gold, meta in [(1, 0, CONTRASTIVE), (2, 1, CONTRASTIVE), (3, 0, EMPHATIC),
-                                                 (4, 1, EMPHATIC)]])  # fmt: skip
+    system_b = system_ssr(
+        [
+            SystemChoiceItem(f"s{n}", gold, OPTIONS, gold, meta)
+            for n, gold, meta in [(1, 0, CONTRASTIVE), (2, 1, CONTRASTIVE), (3, 0, EMPHATIC), (4, 1, EMPHATIC)]
+        ]
+    )
     table = comparison_table(human=choice_scores(HUMANS), systems={"A": system_ssr(SSR), "B": system_b})
 
     assert table["items"] == 4 and table["items_left_out"] == ["s5", "s7"]

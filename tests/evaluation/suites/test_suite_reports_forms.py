@@ -91,8 +91,9 @@ def stresstest_study(tmp_path):
         take_form(study, stresstest_answer(listener))
     for name, rows in (("good-slm", stresstest_outputs()), ("bad-slm", BAD_SYSTEM)):
         path = write_jsonl(tmp_path / f"{name}.jsonl", rows)
-        call_command("import_system_outputs", str(path), "--suite", "stresstest", "--system", name,
-                     "--study", study.slug)  # fmt: skip
+        call_command(
+            "import_system_outputs", str(path), "--suite", "stresstest", "--system", name, "--study", study.slug
+        )
     return study
 
 
@@ -110,8 +111,9 @@ def test_stresstest_systems_and_listeners_on_one_table_match_hand_counts(
     assert rows["bad-slm"]["accuracy"]["successes"] == 1 and rows["bad-slm"]["failures"] == 1
     assert rows["bad-slm"]["accuracy"]["ci95"] == pytest.approx(wilson(1, 3))
 
-    per_category = {category: {row["row"]: row for row in table}
-                    for category, table in report["table"]["per_category"].items()}  # fmt: skip
+    per_category = {
+        category: {row["row"]: row for row in table} for category, table in report["table"]["per_category"].items()
+    }
     assert per_category["contrastive"]["humans"]["accuracy"]["value"] == pytest.approx(5 / 6)
     assert per_category["emphatic"]["humans"]["accuracy"]["value"] == pytest.approx(1 / 3)
     assert per_category["contrastive"]["bad-slm"]["accuracy"]["value"] == pytest.approx(1 / 2)
@@ -140,10 +142,20 @@ def test_stresstest_page_and_downloads_show_the_same_figures(
     page = admin_client.get(f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/").content.decode()
     assert "SSR: all shared items" in page and "bad-slm" in page and "0.667" in page
     assert "Answers that could not be read" in page and "st-001" in page
-    lines = list(csv.DictReader(io.StringIO(admin_client.get(
-        f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/scores.csv").content.decode())))  # fmt: skip
-    humans = next(line for line in lines if line["table"] == "SSR: all shared items" and line["row"] == "humans"
-                  and line["column"] == "accuracy")  # fmt: skip
+    lines = list(
+        csv.DictReader(
+            io.StringIO(
+                admin_client.get(
+                    f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/scores.csv"
+                ).content.decode()
+            )
+        )
+    )
+    humans = next(
+        line
+        for line in lines
+        if line["table"] == "SSR: all shared items" and line["row"] == "humans" and line["column"] == "accuracy"
+    )
     assert float(humans["value"]) == pytest.approx(6 / 9) and humans["n"] == "9"
     body = admin_client.get(f"/admin/evaluation/suitereport/stresstest/{stresstest_study.pk}/scores.json").json()
     assert body["systems"]["good-slm"]["ssr"]["accuracy"]["value"] == 1.0
@@ -163,8 +175,17 @@ def test_an_unknown_suite_is_404(stresstest_study, admin_client):
 def test_the_report_follows_new_outputs(stresstest_study, tmp_path, django_capture_on_commit_callbacks):
     before = computed(django_capture_on_commit_callbacks, suite="stresstest", study=stresstest_study)
     path = write_jsonl(tmp_path / "fixed.jsonl", [{"item": "st-001", "answer": STRESSTEST_OPTIONS[0]}])
-    call_command("import_system_outputs", str(path), "--suite", "stresstest", "--system", "bad-slm",
-                 "--study", stresstest_study.slug, "--replace")  # fmt: skip
+    call_command(
+        "import_system_outputs",
+        str(path),
+        "--suite",
+        "stresstest",
+        "--system",
+        "bad-slm",
+        "--study",
+        stresstest_study.slug,
+        "--replace",
+    )
     after = computed(django_capture_on_commit_callbacks, suite="stresstest", study=stresstest_study)
     assert before["systems"]["bad-slm"]["ssr"]["failures"] == 1
     assert after["systems"]["bad-slm"]["ssr"]["failures"] == 2  # st-001 right now; st-002, st-003 unanswered
@@ -186,16 +207,23 @@ def judge(pole, confidence) -> str:
 
 
 CAREFUL_JUDGE = [  # signed: warm-01 0.8, warm-02 -0.2 (orders disagree), warm-03 0.9, warm-04 -0.9
-    ("warm-01", "PN", judge("P", 0.9)), ("warm-01", "NP", judge("P", 0.7)),
-    ("warm-02", "PN", judge("N", 0.6)), ("warm-02", "NP", judge("P", 0.2)),
-    ("warm-03", "PN", judge("P", 1.0)), ("warm-03", "NP", judge("P", 0.8)),
-    ("warm-04", "PN", judge("N", 0.9)), ("warm-04", "NP", judge("N", 0.9)),
-]  # fmt: skip
+    ("warm-01", "PN", judge("P", 0.9)),
+    ("warm-01", "NP", judge("P", 0.7)),
+    ("warm-02", "PN", judge("N", 0.6)),
+    ("warm-02", "NP", judge("P", 0.2)),
+    ("warm-03", "PN", judge("P", 1.0)),
+    ("warm-03", "NP", judge("P", 0.8)),
+    ("warm-04", "PN", judge("N", 0.9)),
+    ("warm-04", "NP", judge("N", 0.9)),
+]
 SLOPPY_JUDGE = [  # 4 of 8 answers fail: prose, a confidence above 1, and warm-03 never answered
-    ("warm-01", "PN", "I think the speaker sounds warm"), ("warm-01", "NP", judge("P", 0.7)),
-    ("warm-02", "PN", judge("N", 1.4)), ("warm-02", "NP", '```json\n{"choice": "N", "confidence": 0.5}\n```'),
-    ("warm-04", "PN", judge("N", 0.9)), ("warm-04", "NP", judge("P", 0.1)),
-]  # fmt: skip
+    ("warm-01", "PN", "I think the speaker sounds warm"),
+    ("warm-01", "NP", judge("P", 0.7)),
+    ("warm-02", "PN", judge("N", 1.4)),
+    ("warm-02", "NP", '```json\n{"choice": "N", "confidence": 0.5}\n```'),
+    ("warm-04", "PN", judge("N", 0.9)),
+    ("warm-04", "NP", judge("P", 0.1)),
+]
 
 
 @pytest.fixture
@@ -260,8 +288,18 @@ def test_a_detector_with_stressed_words_only_is_scored_on_ssd_only(
 ):
     rows = [{"item": f"{item}-ssd", "stressed": [word]} for item, word in (("st-001", 0), ("st-002", 3), ("st-003", 6))]
     path = write_jsonl(tmp_path / "detector.jsonl", rows)
-    call_command("import_system_outputs", str(path), "--suite", "stresstest", "--system", "acoustic #1",
-                 "--kind", "detector", "--study", stresstest_study.slug)  # fmt: skip
+    call_command(
+        "import_system_outputs",
+        str(path),
+        "--suite",
+        "stresstest",
+        "--system",
+        "acoustic #1",
+        "--kind",
+        "detector",
+        "--study",
+        stresstest_study.slug,
+    )
     report = computed(django_capture_on_commit_callbacks, suite="stresstest", study=stresstest_study)
     detector = report["systems"]["acoustic #1"]
     assert detector["ssr"] is None and "acoustic #1" not in {row["row"] for row in report["table"]["overall"]}

@@ -68,8 +68,12 @@ def test_stresstest_answers_are_stored_exactly_as_given(stresstest, tmp_path, ca
 
 
 def test_an_unparseable_answer_is_kept_for_the_score_to_count(stresstest, tmp_path):
-    rows = [{"item": "st-001", "answer": 7}, {"item": "st-002", "answer": "no idea"},
-            {"item": "st-003", "answer": ["a", "list"]}, {"item": "st-001-ssd", "answer": ""}]  # fmt: skip
+    rows = [
+        {"item": "st-001", "answer": 7},
+        {"item": "st-002", "answer": "no idea"},
+        {"item": "st-003", "answer": ["a", "list"]},
+        {"item": "st-001-ssd", "answer": ""},
+    ]
     run(write_jsonl(tmp_path / "m1.jsonl", rows), "--suite", "stresstest", "--system", "m1")
 
     assert [raw for _, _, raw, _ in stored()] == [7, "no idea", ["a", "list"], ""]
@@ -79,9 +83,16 @@ def test_stance_answers_keep_both_pole_orders_as_given(stance, tmp_path):
     path = write_jsonl(tmp_path / "judge.jsonl", stance_outputs())
     summary = system_outputs_import(path=path, suite="stance", system_name="judge", study=stance)
 
-    assert summary == {"system": "judge", "system_id": System.objects.get().pk, "suite": "stance",
-                       "file": "judge.jsonl", "studies": [stance.slug], "outputs": 8, "items": 4,
-                       "replaced": 0}  # fmt: skip
+    assert summary == {
+        "system": "judge",
+        "system_id": System.objects.get().pk,
+        "suite": "stance",
+        "file": "judge.jsonl",
+        "studies": [stance.slug],
+        "outputs": 8,
+        "items": 4,
+        "replaced": 0,
+    }
     rows = stored("judge")
     assert [(item, order) for item, order, _, _ in rows[:2]] == [("warm-01", "PN"), ("warm-01", "NP")]
     assert rows[0][2] == json.dumps({"choice": "P", "confidence": 0.8, "evidence": ["tone"]})  # the text as given
@@ -139,8 +150,11 @@ def test_a_bad_stance_line_is_refused(stance, tmp_path, row, message):
 
 
 def test_duplicate_item_and_order_lines_are_refused(stance, stresstest, tmp_path):
-    rows = [{"item": "warm-01", "order": "PN", "answer": "a"}, {"item": "warm-01", "order": "NP", "answer": "b"},
-            {"item": "warm-01", "order": "PN", "answer": "c"}]  # fmt: skip
+    rows = [
+        {"item": "warm-01", "order": "PN", "answer": "a"},
+        {"item": "warm-01", "order": "NP", "answer": "b"},
+        {"item": "warm-01", "order": "PN", "answer": "c"},
+    ]
     error = refused(write_jsonl(tmp_path / "j.jsonl", rows), "--suite", "stance", "--system", "j")
     assert "line 3 (item 'warm-01'), item: item 'warm-01' in order PN again; first on line 1" in error
 
@@ -206,8 +220,9 @@ def test_a_system_of_another_kind_or_version_is_refused(stresstest, tmp_path):
     assert "system 'm1' is a judge system, not model" in refused(
         path, "--suite", "stresstest", "--system", "m1", "--kind", "model"
     )
-    assert "system 'm1' is version '1', not '2'" in refused(path, "--suite", "stresstest", "--system", "m1",
-                                                              "--version", "2")  # fmt: skip
+    assert "system 'm1' is version '1', not '2'" in refused(
+        path, "--suite", "stresstest", "--system", "m1", "--version", "2"
+    )
     assert not SystemOutput.objects.exists()
 
 
@@ -261,8 +276,9 @@ def test_arguments_that_do_not_fit_the_suite_are_refused(stresstest, tmp_path):
     with pytest.raises(OutputsRefused, match="system name must be non-empty"):
         system_outputs_import(path=path, suite="stresstest", system_name=" ")
     with pytest.raises(ImportRefused):
-        system_outputs_import(path=write_jsonl(tmp_path / "x.jsonl", [{"item": "x", "answer": 1}]),
-                              suite="stresstest", system_name="m")  # fmt: skip
+        system_outputs_import(
+            path=write_jsonl(tmp_path / "x.jsonl", [{"item": "x", "answer": 1}]), suite="stresstest", system_name="m"
+        )
     assert not System.objects.exists()
 
 
@@ -273,8 +289,19 @@ def test_an_import_racing_another_is_refused_with_a_word_and_writes_nothing(stre
 
     def the_other_import_wins(objs, *args, **kwargs):
         objs = list(objs)
-        original([SystemOutput(system=objs[0].system, suite=o.suite, form_item=o.form_item, pole_order=o.pole_order,
-                               raw="the other", line=0) for o in objs[:1]])  # fmt: skip
+        original(
+            [
+                SystemOutput(
+                    system=objs[0].system,
+                    suite=o.suite,
+                    form_item=o.form_item,
+                    pole_order=o.pole_order,
+                    raw="the other",
+                    line=0,
+                )
+                for o in objs[:1]
+            ]
+        )
         return original(objs, *args, **kwargs)
 
     monkeypatch.setattr(SystemOutput.objects, "bulk_create", the_other_import_wins)
