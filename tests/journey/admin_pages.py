@@ -36,7 +36,12 @@ def add_attention_check(page: Page, *, clip_pk: int, levels: dict[int, int]) -> 
     row = _add_inline_row(page, "attention_checks")
     page.fill(f"#id_{row}-clip", str(clip_pk))
     page.select_option(f"#id_{row}-kind", "instructed")
-    page.fill(f"#id_{row}-expected", "\n".join(f"{index}: {level}" for index, level in levels.items()))
+    # The words by position, counted from 1, in the field of their level (no JSON to type).
+    fields = {2: "heavily_emphasized", 1: "emphasized", 0: "unmarked"}
+    for level, name in fields.items():
+        positions = [str(index + 1) for index, wanted in sorted(levels.items()) if wanted == level]
+        if positions:
+            page.fill(f"#id_{row}-{name}", ", ".join(positions))
 
 
 def run_admin_action(page: Page, *, row_text: str, action_label: str) -> None:

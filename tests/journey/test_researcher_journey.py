@@ -54,7 +54,7 @@ CORPUS = "journey"
 LABEL_SET = "journey-labels"
 TARGET, CLIPS_PER_TASK, CHECKS_PER_TASK = 3, 5, 1
 BROWSER_PARTICIPANTS = 3
-EXPORT_FORMATS = ["jsonl", "csv", "audiofolder", "textgrid"]
+EXPORT_FORMATS = ["jsonl", "csv", "audiofolder", "parquet", "textgrid"]
 SCREENING = {"text": "Are you 18 years or older?", "choices": ["Yes", "No"], "accepted": ["Yes"]}
 PASSWORD = "journey-pw-4711"
 WAIT = 120_000  # ms: the longest a background job may keep a person waiting here
@@ -126,7 +126,7 @@ def test_a_researchers_study_from_corpus_upload_to_benchmark(journey, stack):
         step_agreement_report_from_the_study_page,
         step_build_and_finalize_a_label_set,
         step_export_the_label_set_in_every_format,
-        step_load_the_audiofolder_export_as_the_docs_say,
+        step_load_the_audiofolder_and_parquet_exports_as_the_docs_say,
         step_benchmark_the_acoustic_baseline_and_cancel_a_run,
     ]
     try:
@@ -360,7 +360,7 @@ def step_export_the_label_set_in_every_format(j: Journey) -> None:
         assert len(grids) == j.corpus.clips
 
 
-def step_load_the_audiofolder_export_as_the_docs_say(j: Journey) -> None:
+def step_load_the_audiofolder_and_parquet_exports_as_the_docs_say(j: Journey) -> None:
     import datasets
 
     data_dir = j.tmp / "audiofolder"
@@ -376,6 +376,18 @@ def step_load_the_audiofolder_export_as_the_docs_say(j: Journey) -> None:
     # Every clip's emotion ("angry" as in the README's manifest, "sad" likewise) gave an arousal.
     for split in loaded.values():
         assert all(split["arousal"]), sorted(set(split["emotion"]))
+
+    # The Parquet export, read as the docs say: by datasets and by pandas, no codec needed.
+    import pandas
+
+    parquet_dir = j.tmp / "parquet"
+    with zipfile.ZipFile(j.exports["parquet"]) as archive:
+        archive.extractall(parquet_dir)
+    tables = datasets.load_dataset("parquet", data_dir=str(parquet_dir / "data"))
+    assert sorted(tables) == ["test", "train", "validation"]
+    assert sum(len(split) for split in tables.values()) == j.corpus.clips
+    frame = pandas.read_parquet(parquet_dir / "data" / "train.parquet")
+    assert len(frame) == len(tables["train"]) and frame["audio"].iloc[0]["bytes"][:4] == b"RIFF"
 
 
 def step_benchmark_the_acoustic_baseline_and_cancel_a_run(j: Journey) -> None:
