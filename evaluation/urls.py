@@ -16,9 +16,9 @@ def moved(name: str) -> RedirectView:
 
 urlpatterns = [
     path("exports/download/<str:token>", dataset_exports.export_download, name="export_download"),
-    path("listening-forms/<int:study_id>/", moved("evaluation_listeningformreport_study")),
-    path("listening-forms/<int:study_id>/scores.csv", moved("evaluation_listeningformreport_csv")),
-    path("listening-forms/<int:study_id>/scores.json", moved("evaluation_listeningformreport_json")),
+    path("forms/<int:study_id>/", moved("evaluation_listeningformreport_study")),
+    path("forms/<int:study_id>/scores.csv", moved("evaluation_listeningformreport_csv")),
+    path("forms/<int:study_id>/scores.json", moved("evaluation_listeningformreport_json")),
     path("suites/<str:suite>/<int:pk>/", moved("evaluation_suitereport_page")),
     path("suites/<str:suite>/<int:pk>/scores.csv", moved("evaluation_suitereport_csv")),
     path("suites/<str:suite>/<int:pk>/scores.json", moved("evaluation_suitereport_json")),

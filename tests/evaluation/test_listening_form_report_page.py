@@ -359,8 +359,8 @@ def test_the_json_download_is_the_stored_text(client, scored_form):
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("/evaluation/listening-forms/{pk}/", "/admin/evaluation/listeningformreport/study/{pk}/"),
-        ("/evaluation/listening-forms/{pk}/scores.csv", "/admin/evaluation/listeningformreport/study/{pk}/scores.csv"),
+        ("/evaluation/forms/{pk}/", "/admin/evaluation/listeningformreport/study/{pk}/"),
+        ("/evaluation/forms/{pk}/scores.csv", "/admin/evaluation/listeningformreport/study/{pk}/scores.csv"),
         ("/evaluation/suites/stresstest/{pk}/", "/admin/evaluation/suitereport/stresstest/{pk}/"),
         ("/evaluation/suites/cast/{pk}/scores.json", "/admin/evaluation/suitereport/cast/{pk}/scores.json"),
     ],
