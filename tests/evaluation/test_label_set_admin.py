@@ -112,7 +112,7 @@ def test_keeping_speakers_apart_with_two_speakers_a_language_fails_and_says_whic
     assert label_set.status == "failed"
     assert not label_set.clips.exists()
     page = client.get(reverse("admin:evaluation_labelset_change", args=[label_set.pk])).content.decode()
-    assert "The build failed" in page
+    assert "Build failed: " in page  # the shared progress panel (templates/admin/_job_progress.html)
     for language in ("de", "en", "zh"):  # 3, 3 and 4 clips: splitting clip by clip gives no test clip either
         assert f"{language} (2 speakers: validation empty)" in page
 
