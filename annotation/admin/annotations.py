@@ -12,7 +12,7 @@ from django.utils.html import format_html
 
 from annotation.admin.answer_text import compact_levels, form_answer, marked_words
 from annotation.models import Annotation, Participant, Word
-from annotation.participant_names import sees_prolific_ids
+from annotation.participant_names import participant_annotator_id, participant_display_name, sees_prolific_ids
 
 # Query parameters other pages link with (the participant review, the study page).
 PARTICIPANT_PARAM = "participant"
@@ -39,9 +39,14 @@ def _participant_column(request) -> str:
 
 
 def _participant_label(participant: Participant, *, with_prolific_id: bool) -> str:
-    if with_prolific_id and participant.prolific_pid:
-        return f"#{participant.pk} ({participant.prolific_pid})"
-    return f"#{participant.pk}"
+    """The annotator id every artefact of the study uses, with the display name (the Prolific id,
+    or local #N) for who may see it (annotation.participant_names)."""
+    annotator = participant_annotator_id(
+        study_slug=participant.study.slug, participant_pk=participant.pk, prolific_pid=participant.prolific_pid
+    )
+    if not with_prolific_id:
+        return annotator
+    return f"{annotator} ({participant_display_name(participant_pk=participant.pk, prolific_pid=participant.prolific_pid)})"
 
 
 class ParticipantFilter(admin.SimpleListFilter):
@@ -52,7 +57,11 @@ class ParticipantFilter(admin.SimpleListFilter):
     parameter_name = PARTICIPANT_PARAM
 
     def lookups(self, request, model_admin):
-        chosen = Participant.objects.filter(pk=self.value()).first() if (self.value() or "").isdigit() else None
+        chosen = (
+            Participant.objects.select_related("study").filter(pk=self.value()).first()
+            if (self.value() or "").isdigit()
+            else None
+        )
         if chosen is None:
             return []
         return [(str(chosen.pk), _participant_label(chosen, with_prolific_id=_sees_prolific_ids(request)))]

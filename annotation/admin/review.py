@@ -15,7 +15,7 @@ from django.utils.html import format_html
 from annotation.access import get_prolific_send_job_for_review, get_study_for_review
 from annotation.admin.annotations import study_annotations_url
 from annotation.models import Participant, Study
-from annotation.participant_names import participant_annotator_id
+from annotation.participant_names import participant_annotator_id, participant_display_name, sees_prolific_ids
 from annotation.prolific import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES, ProlificClient
 from annotation.selectors.review import participant_review_rows
 from annotation.services.prolific_send import prolific_decisions_send_create, prolific_decisions_send_latest
@@ -55,9 +55,20 @@ class ReviewDecisionForm(forms.Form):
         return ""
 
 
+PROLIFIC_FIELDS = {"prolific_pid", "prolific_study_id", "prolific_session_id"}
+
+
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "annotator_id", "study", "decision", "completed_at", "decision_sent_at", "review_link"]
+    list_display = [
+        "annotator_id",
+        "display_name",
+        "study",
+        "decision",
+        "completed_at",
+        "decision_sent_at",
+        "review_link",
+    ]
     list_filter = ["study", "decision", "screened_out"]
     search_fields = ["prolific_pid", "prolific_session_id"]
     list_select_related = ["study"]
@@ -67,7 +78,20 @@ class ParticipantAdmin(admin.ModelAdmin):
         return False  # participants arrive through the study link
 
     def get_readonly_fields(self, request, obj=None):
-        return [field.name for field in self.model._meta.fields]  # decisions go through the review page
+        return self.get_fields(request, obj)  # decisions go through the review page
+
+    # Prolific ids (the display name, the study link's ids) only for who holds the participant
+    # permission (annotation.participant_names); everyone else knows participants by annotator id.
+    def get_fields(self, request, obj=None):
+        fields = [field.name for field in self.model._meta.fields]
+        return fields if sees_prolific_ids(request.user) else [f for f in fields if f not in PROLIFIC_FIELDS]
+
+    def get_list_display(self, request):
+        shown = super().get_list_display(request)
+        return shown if sees_prolific_ids(request.user) else [column for column in shown if column != "display_name"]
+
+    def get_search_fields(self, request):
+        return super().get_search_fields(request) if sees_prolific_ids(request.user) else []
 
     def get_urls(self):
         view, prefix = self.admin_site.admin_view, "review/<int:study_id>/"
@@ -95,6 +119,10 @@ class ParticipantAdmin(admin.ModelAdmin):
         return participant_annotator_id(
             study_slug=participant.study.slug, participant_pk=participant.pk, prolific_pid=participant.prolific_pid
         )
+
+    @admin.display(description="participant")
+    def display_name(self, participant):
+        return participant_display_name(participant_pk=participant.pk, prolific_pid=participant.prolific_pid)
 
     @admin.display(description="review")
     def review_link(self, participant):

@@ -30,6 +30,14 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         # The secret exists once the endpoint is saved; it is shown then, to set up the receiver.
         return self.readonly_fields if obj else ["created_at"]
 
+    def get_fields(self, request, obj=None):
+        # Whoever holds the secret can sign events as the platform: shown only to who may change
+        # the endpoint, not to who may only view it.
+        fields = super().get_fields(request, obj)
+        if obj is not None and not self.has_change_permission(request, obj):
+            return [field for field in fields if field != "secret"]
+        return fields
+
 
 class WebhookAttemptInline(admin.TabularInline):
     model = WebhookAttempt

@@ -11,6 +11,8 @@ from rest_framework.exceptions import APIException, ParseError
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from annotation.views.downloads import RETRY_AFTER_SECONDS
+
 
 class Refused(APIException):
     """A service refused the action, e.g. finalizing a label set still being built: 400 with its reason."""
@@ -18,6 +20,23 @@ class Refused(APIException):
     status_code = 400
     default_detail = "The action was refused."
     default_code = "refused"
+
+
+class NotReady(APIException):
+    """What a background job makes is not there yet: 409, as every download answers it
+    (annotation.views.downloads), with Retry-After while the job is queued or running (DRF's
+    handler sends `wait` as that header)."""
+
+    status_code = 409
+    default_code = "not_ready"
+
+    def __init__(self, job, *, what: str):
+        if job.status == job.Status.FAILED:
+            detail = f"{what} failed: {job.error}"
+        else:
+            detail = f"{what}: not ready yet ({job.phase or 'waiting for a worker'}); try again in a moment"
+        self.wait = None if job.finished else RETRY_AFTER_SECONDS
+        super().__init__(detail)
 
 
 def exception_handler(exc, context):

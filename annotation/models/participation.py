@@ -6,7 +6,6 @@ from django.db import models
 
 from annotation.models.corpus import Clip
 from annotation.models.study import AttentionCheck, Study, StudyItem
-from annotation.participant_names import participant_display_name
 
 
 def new_access_key() -> str:
@@ -48,7 +47,9 @@ class Participant(models.Model):
         ]
 
     def __str__(self) -> str:
-        return participant_display_name(participant_pk=self.pk, prolific_pid=self.prolific_pid)
+        # No Prolific id: admin titles, breadcrumbs and filters show this to anyone who may view
+        # participants; pages for who may see Prolific ids use participant_display_name.
+        return f"participant #{self.pk}"
 
 
 class Task(models.Model):

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Participant, Study
+from annotation.participant_names import participant_display_name
 from annotation.prolific import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES, ProlificClient, ProlificError
 
 Decision = Participant.Decision
@@ -109,11 +110,11 @@ def participant_decisions_send(
     approvals: dict[str, list[Participant]] = defaultdict(list)
     for participant in unsent:
         if not participant.prolific_pid:
-            report.skipped.append((str(participant), "not a Prolific participant"))
+            report.skipped.append((_named(participant), "not a Prolific participant"))
         elif participant.decision == Decision.APPROVED and participant.prolific_study_id:
             approvals[participant.prolific_study_id].append(participant)
         elif not participant.prolific_session_id:
-            report.skipped.append((str(participant), "no Prolific submission id (SESSION_ID) was recorded"))
+            report.skipped.append((_named(participant), "no Prolific submission id (SESSION_ID) was recorded"))
         else:
             _send_one(client, participant, report, now)
             progress(SEND_PHASE, report.handled, len(unsent))
@@ -134,7 +135,7 @@ def _send_one(client: ProlificClient, participant: Participant, report: SendRepo
         else:
             client.request_return(submission, reasons=[participant.decision_note])
     except (ProlificError, ValueError) as error:
-        report.failed.append((str(participant), str(error)))
+        report.failed.append((_named(participant), str(error)))
         return
     _mark_sent([participant], report, now)
 
@@ -143,7 +144,7 @@ def _send_approvals(client, prolific_study_id: str, group: list[Participant], re
     try:
         client.bulk_approve(study_id=prolific_study_id, participant_ids=[p.prolific_pid for p in group])
     except ProlificError as error:
-        report.failed.extend((str(participant), str(error)) for participant in group)
+        report.failed.extend((_named(participant), str(error)) for participant in group)
         return
     _mark_sent(group, report, now)
 
@@ -157,8 +158,14 @@ def _mark_sent(participants: list[Participant], report: SendReport, now: datetim
             decision_sent_at__isnull=True,
         ).update(decision_sent_at=now)
         if updated:
-            report.sent.append(str(participant))
+            report.sent.append(_named(participant))
         else:
             report.failed.append(
-                (str(participant), f"the decision changed while it was sent; Prolific got {participant.decision!r}")
+                (_named(participant), f"the decision changed while it was sent; Prolific got {participant.decision!r}")
             )
+
+
+def _named(participant: Participant) -> str:
+    """How a send's outcome names the participant: the display name, as on the review page (whose
+    users hold the participant permission)."""
+    return participant_display_name(participant_pk=participant.pk, prolific_pid=participant.prolific_pid)

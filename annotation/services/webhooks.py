@@ -8,6 +8,7 @@ looks for a recorded 2xx answer (a worker that died after the receiver answered 
 delivery was marked delivered) and, finding one, sends nothing.
 """
 
+import http.client
 import json
 import time
 import urllib.error
@@ -115,8 +116,10 @@ def _post(url: str, body: str, headers: dict[str, str]) -> tuple[int | None, str
             return response.status, ""
     except urllib.error.HTTPError as error:
         return error.code, ""
-    except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+    except (urllib.error.URLError, OSError) as error:  # refused, reset, timed out, unreachable
         return None, f"no answer: {getattr(error, 'reason', error)}"
+    except http.client.HTTPException as error:  # an answer that is not HTTP (a bad status line, cut short)
+        return None, f"no readable answer: {type(error).__name__}: {error}"
 
 
 def study_target_announce(*, study_id: int) -> bool:

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
-from annotation.api.errors import Refused
+from annotation.api.errors import NotReady, Refused
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
 from evaluation.access import export_read_perms, may_download_export
@@ -97,9 +97,13 @@ class DatasetExportViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
     @action(detail=True, methods=["get"], required_perms=("evaluation.view_datasetexport",))
     def link(self, request, pk: int):
         """A fresh download link for a succeeded export, for one who may read what it holds (as asking
-        for it needs); 400 while it is not built."""
+        for it needs); 409 while it is not built, with Retry-After while it is being built, as every
+        download answers."""
+        export = _downloadable(request, self.get_object())
+        if export.status != DatasetExport.Status.SUCCEEDED:
+            raise NotReady(export, what=f"Export {export.pk}")
         try:
-            url = dataset_export_link(export=_downloadable(request, self.get_object()))
+            url = dataset_export_link(export=export)
         except ExportRefused as refusal:
             raise Refused(str(refusal)) from None
         # Locally the link is a path on this server; on S3 it is already absolute.

@@ -21,7 +21,7 @@ from rest_framework.response import Response
 
 from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
-from annotation.api.errors import Refused
+from annotation.api.errors import NotReady, Refused
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.views.downloads import attachment, job_download
 from evaluation.models import LabelSet
@@ -203,10 +203,11 @@ class BenchmarkRunViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
     @extend_schema(responses={200: BenchmarkResultsSerializer})
     @action(detail=True, methods=["get"], required_perms=("modelzoo.view_benchmarkrun",))
     def results(self, request, pk: int):
-        """What a succeeded run found; 400 while it has not succeeded."""
+        """What a succeeded run found; 409 until it has (with Retry-After while it is queued or
+        running), as every download answers."""
         run = self.get_object()
         if run.status != BenchmarkRun.Status.SUCCEEDED:
-            raise Refused(f"run {run.pk} has no results: it is {'cancelled' if run.cancelled else run.status}")
+            raise NotReady(run, what=f"Run {run.pk}'s results" + (" (cancelled)" if run.cancelled else ""))
         links = {f"{kind}_url": request.build_absolute_uri(benchmark_file_link(run=run, kind=kind)) for kind in FILES}
         return Response({**run_results(run), **links, "expires_in": LINK_TTL_SECONDS})
 

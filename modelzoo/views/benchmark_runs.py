@@ -7,7 +7,7 @@ Viewing needs modelzoo.view_benchmarkrun; cancelling needs modelzoo.change_bench
 import json
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -67,6 +67,8 @@ def run_metrics(request, pk: int, kind: str):
     """The run's results as JSON (metrics, history, hyperparameters, the set's agreement) or its
     metrics as CSV (one row per scope and measure, with the interval); 409 until it has succeeded."""
     run = get_run_for_staff(request, pk)
+    if kind not in ("csv", "json"):
+        raise Http404(f"no metrics as {kind!r}: csv or json")
     return job_download(
         run, page=_page(request, run), what=f"Run {run.pk}'s results", serve=lambda done: _metrics(done, kind)
     )

@@ -7,6 +7,7 @@ from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
 from annotation.models import Annotation, ListeningFormItem, Participant
+from annotation.participant_names import participant_annotator_id
 from annotation.services.listening_forms import ListeningFormItemSpec
 from tests.annotation.factories import (
     AnnotationFactory,
@@ -112,7 +113,10 @@ def test_participant_filter_lists_only_their_annotations(client, login, studies)
     page = listed(client, f"?participant={studies.ben.pk}")
 
     assert "dog-clip" in page and "cat-clip" not in page and "hund-clip" not in page
-    assert "By participant" in page and f"#{studies.ben.pk}" in page
+    ben = participant_annotator_id(
+        study_slug=studies.ben.study.slug, participant_pk=studies.ben.pk, prolific_pid=studies.ben.prolific_pid
+    )
+    assert "By participant" in page and ben in page
 
 
 def test_staff_without_view_annotation_get_403(client, login, studies):
@@ -144,7 +148,10 @@ def test_prolific_ids_are_shown_and_searchable_only_with_change_participant(clie
     assert "cat-clip" not in listed(client, f"?q={studies.ana.prolific_pid}")
 
     login("view_annotation", "change_participant")
-    assert f"#{studies.ana.pk} ({studies.ana.prolific_pid})" in listed(client)
+    ana = participant_annotator_id(
+        study_slug=studies.ana.study.slug, participant_pk=studies.ana.pk, prolific_pid=studies.ana.prolific_pid
+    )
+    assert f"{ana} ({studies.ana.prolific_pid})" in listed(client)
     assert studies.ana.prolific_pid in client.get(detail).content.decode()
     found = listed(client, f"?q={studies.ana.prolific_pid}")
     assert "cat-clip" in found and "dog-clip" not in found

@@ -331,8 +331,11 @@ def test_admin_reports_prolifics_errors_and_keeps_the_decision_unsent(
 
     page = send_and_show(client, study, django_capture_on_commit_callbacks)
 
-    assert f"Not sent for {already}: Prolific answered 400: Cannot transition a submission in status APPROVED." in page
-    assert f"Not sent for {unknown}: Prolific answered 404: No Submission matches the given query." in page
+    assert (
+        f"Not sent for {already.prolific_pid}: Prolific answered 400: Cannot transition a submission in status APPROVED."
+        in page
+    )
+    assert f"Not sent for {unknown.prolific_pid}: Prolific answered 404: No Submission matches the given query." in page
     for participant in (waiting, already, unknown):
         participant.refresh_from_db()
     assert waiting.decision_sent_at is not None
@@ -349,7 +352,7 @@ def test_a_failed_bulk_approval_marks_none_of_its_participants(prolific):
     report = participant_decisions_send(study=study, client=ProlificClient.from_settings())
 
     assert report.sent == []
-    assert [participant for participant, _ in report.failed] == [str(waiting), str(never_submitted)]
+    assert [participant for participant, _ in report.failed] == [waiting.prolific_pid, never_submitted.prolific_pid]
     assert "No submissions awaiting review" in report.failed[0][1]
     assert prolific.submissions[waiting.prolific_session_id]["status"] == "AWAITING REVIEW"
 
@@ -362,7 +365,7 @@ def test_an_approval_without_a_prolific_study_id_goes_one_by_one(prolific):
 
     report = participant_decisions_send(study=participant.study, client=ProlificClient.from_settings())
 
-    assert report.sent == [str(participant)]
+    assert report.sent == [participant.prolific_pid]
     assert prolific.bodies(f"/{participant.prolific_session_id}/transition/") == [{"action": "APPROVE"}]
 
 
@@ -373,7 +376,7 @@ def test_a_rejection_without_a_session_id_is_skipped(prolific):
 
     report = participant_decisions_send(study=participant.study, client=ProlificClient.from_settings())
 
-    assert report.skipped == [(str(participant), "no Prolific submission id (SESSION_ID) was recorded")]
+    assert report.skipped == [(participant.prolific_pid, "no Prolific submission id (SESSION_ID) was recorded")]
     assert prolific.calls == []
 
 
@@ -393,7 +396,9 @@ def test_a_decision_changed_while_sending_is_not_marked_sent(prolific):
     report = participant_decisions_send(study=participant.study, client=client)
 
     assert report.sent == []
-    assert report.failed == [(str(participant), "the decision changed while it was sent; Prolific got 'approved'")]
+    assert report.failed == [
+        (participant.prolific_pid, "the decision changed while it was sent; Prolific got 'approved'")
+    ]
 
 
 @pytest.mark.django_db

@@ -54,7 +54,7 @@ def test_a_send_is_queued_after_commit_and_the_worker_records_the_outcome(decide
     callbacks[0]()  # the eager task runs here, as a worker would after the commit
 
     job.refresh_from_db()
-    names = [str(p) for p in decided.participants.order_by("created_at", "pk")]
+    names = [p.prolific_pid for p in decided.participants.order_by("created_at", "pk")]
     assert (job.status, job.sent, job.failed, job.skipped) == (Status.SUCCEEDED, names, [], [])
     assert (job.done, job.total, job.created_by) == (2, 2, user)
     assert not decided.participants.filter(decision_sent_at__isnull=True).exists()

@@ -299,3 +299,43 @@ def test_a_job_failed_by_the_stale_sweep_or_a_cancel_announces_it():
         assert stale_jobs_requeue(model=ImportJob)["failed"] == 1
 
     assert [verified(endpoint, r)["data"]["import_job"] for r in hooks.requests] == [cancelled.pk, lost.pk]
+
+
+def test_an_answer_that_is_not_http_is_recorded_and_retried():
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+
+        def garble():
+            for _ in range(WebhookDelivery.MAX_ATTEMPTS):
+                connection, _ = server.accept()
+                with connection:
+                    connection.recv(65536)
+                    connection.sendall(b"this is not HTTP\r\n\r\n")
+
+        thread = threading.Thread(target=garble, daemon=True)
+        thread.start()
+        subscribe(f"http://127.0.0.1:{port}/hooks")
+        (delivery,) = webhook_event_emit(event_type=WebhookEvent.IMPORT_FINISHED, data={})
+        thread.join(timeout=30)
+
+    attempts = list(WebhookAttempt.objects.filter(delivery=delivery))
+    assert len(attempts) == WebhookDelivery.MAX_ATTEMPTS
+    assert attempts[0].status_code is None and attempts[0].error.startswith("no readable answer: BadStatusLine")
+    assert WebhookDelivery.objects.get(pk=delivery.pk).status == WebhookDelivery.Status.FAILED
+
+
+def test_the_signing_secret_is_shown_only_to_who_may_change_the_endpoint(client):
+    from django.contrib.auth.models import Permission, User
+
+    endpoint = subscribe("https://example.org/hooks")
+    viewer = User.objects.create_user("viewer", password="x", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_webhookendpoint"))
+    client.force_login(viewer)
+    page = client.get(reverse("admin:annotation_webhookendpoint_change", args=[endpoint.pk]))
+
+    assert page.status_code == 200 and endpoint.url in page.content.decode()
+    assert endpoint.secret not in page.content.decode()

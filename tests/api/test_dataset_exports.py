@@ -97,8 +97,11 @@ def test_no_link_before_the_export_is_built(api, study):
     response = api.get(export["link_url"])
 
     assert export["status"] == "queued"
-    assert response.status_code == 400
-    assert response.json() == {"detail": f"export {export['id']} has no file to download (queued)"}
+    # As every download answers it: 409, and when to ask again (issue 19: one "not ready" answer).
+    assert response.status_code == 409 and response["Retry-After"] == "5"
+    assert response.json() == {
+        "detail": f"Export {export['id']}: not ready yet (waiting for a worker); try again in a moment"
+    }
 
 
 def test_an_unknown_format_names_the_field(api):

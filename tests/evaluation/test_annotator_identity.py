@@ -139,3 +139,27 @@ def test_the_participant_list_shows_display_names_beside_annotator_ids(client, s
 
     assert f"local #{local.pk}" in page and opaque_annotator_id(study.slug, f"local-{local.pk}") in page
     assert all(pid in page for pid in pids(study) if pid) and all(i in page for i in opaque_ids(study))
+
+
+def test_who_may_only_view_participants_never_sees_a_prolific_id(client, study):
+    participant = ParticipantFactory(study=study, prolific_pid="5f0c3a9e1b2d4c6e8f0a1b2c")
+    staff(client, "annotation.view_participant", "annotation.view_annotation")
+
+    listing = client.get(reverse("admin:annotation_participant_changelist")).content.decode()
+    detail = client.get(reverse("admin:annotation_participant_change", args=[participant.pk])).content.decode()
+    annotations = client.get(reverse("admin:annotation_annotation_changelist")).content.decode()
+
+    for page in (listing, detail, annotations):
+        assert participant.prolific_pid not in page
+        assert participant.prolific_session_id not in page
+    assert opaque_annotator_id(study.slug, participant.prolific_pid) in listing
+
+
+def test_who_may_decide_sees_the_display_name_beside_the_annotator_id(client, study):
+    participant = ParticipantFactory(study=study, prolific_pid="5f0c3a9e1b2d4c6e8f0a1b2c")
+    staff(client, "annotation.view_participant", "annotation.change_participant")
+
+    listing = client.get(reverse("admin:annotation_participant_changelist"), {"q": participant.prolific_pid})
+
+    page = listing.content.decode()
+    assert participant.prolific_pid in page and opaque_annotator_id(study.slug, participant.prolific_pid) in page

@@ -110,9 +110,9 @@ def test_a_run_is_cancelled_once_and_has_no_results(api, label_set, django_captu
     assert cancelled.status_code == 200 and cancelled.json()["cancelled"] is True
     assert cancelled.json()["status"] == "failed" and cancelled.json()["error"] == "cancelled"
     assert again.status_code == 400 and "has already ended" in again.json()["detail"]
-    assert results.status_code == 400 and results.json() == {
-        "detail": f"run {run['id']} has no results: it is cancelled"
-    }
+    # Not ready, as every download answers it: 409; a run that ended has no Retry-After.
+    assert results.status_code == 409 and "Retry-After" not in results
+    assert results.json() == {"detail": f"Run {run['id']}'s results (cancelled) failed: cancelled"}
 
 
 ENDPOINTS = [

@@ -22,7 +22,11 @@ class Command(BaseCommand):
         parser.add_argument("--set-version", dest="set_version", type=int, help="default: the newest version")
         parser.add_argument("--format", required=True, choices=Format.values)
         parser.add_argument("--study", help="raw exports: the study's slug")
-        parser.add_argument("--prolific-ids", action="store_true", help="raw exports: a participant column with each annotator's Prolific id (or local #N) beside the opaque id")
+        parser.add_argument(
+            "--prolific-ids",
+            action="store_true",
+            help="raw exports: a participant column with each annotator's Prolific id (or local #N) beside the opaque id",
+        )
         parser.add_argument("--output", type=Path, required=True, help="the zip to write, or a folder to write it in")
 
     def handle(self, *args, **options):
