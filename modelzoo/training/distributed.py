@@ -67,7 +67,11 @@ def start(device: str) -> Ranks:
 
 
 def stop() -> None:
+    """Leave the process group once every rank got here (the success path): a rank that tore the
+    group down while rank 0 was still writing its files was seen to abort in gloo's teardown
+    ("terminate called without an active exception")."""
     if dist.is_initialized():
+        dist.barrier()
         dist.destroy_process_group()
 
 

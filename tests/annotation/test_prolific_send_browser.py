@@ -31,6 +31,6 @@ def test_a_send_is_polled_until_it_finished(page, live_server, settings, prolifi
 
     prolific_decisions_send_run(job_id=job.pk)  # the worker runs now: the next poll answers 286 and the page reloads
 
-    page.wait_for_selector(f"#prolific-send >> text=Sent to Prolific: {participant}.")
+    page.wait_for_selector(f"#prolific-send >> text=Sent to Prolific: {participant.prolific_pid}.")
     assert page.locator("#prolific-send[hx-get]").count() == 0
     assert page.locator("text=(sent ").count() == 1  # the row shows when its decision was sent

@@ -10,6 +10,7 @@ import re
 import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
+from playwright.sync_api import expect
 
 from annotation.models import Participant, Study
 from evaluation.models import DatasetExport, LabelSet
@@ -88,7 +89,7 @@ def test_export_builds_the_chosen_format_and_offers_its_download(admin_page, liv
 
     export = DatasetExport.objects.get()
     assert (export.format, export.status) == ("csv", DatasetExport.Status.SUCCEEDED)
-    assert admin_page.get_by_role("link", name=f"Download {export.file_name}").is_visible()
+    expect(admin_page.get_by_role("link", name=f"Download {export.file_name}")).to_be_visible()  # waits for the page
 
 
 def test_launch_benchmark_from_the_label_set_list(admin_page, live_server, corpus_folder):
@@ -107,7 +108,7 @@ def test_launch_benchmark_from_the_label_set_list(admin_page, live_server, corpu
     run = BenchmarkRun.objects.get()
     assert run.label_set == label_set and run.status == BenchmarkRun.Status.SUCCEEDED, run.error
     assert "1 run(s) queued for a GPU worker" in admin_page.locator("ul.messagelist").inner_text()
-    assert admin_page.get_by_role("heading", name="Test scores").is_visible()
+    expect(admin_page.get_by_role("heading", name="Test scores")).to_be_visible()
 
 
 # --- benchmark runs ------------------------------------------------------------------------------
@@ -175,7 +176,7 @@ def test_decisions_are_made_and_sent_to_prolific_by_clicking(admin_page, live_se
     assert Participant.objects.get(pk=participant.pk).decision == Participant.Decision.APPROVED
     admin_page.get_by_role("button", name="Send 1 decision to Prolific").click()
 
-    admin_page.wait_for_selector(f"#prolific-send >> text=Sent to Prolific: {participant}.")
+    admin_page.wait_for_selector(f"#prolific-send >> text=Sent to Prolific: {participant.prolific_pid}.")
     assert Participant.objects.get(pk=participant.pk).decision_sent_at is not None
 
 
@@ -183,8 +184,8 @@ def test_the_study_page_leads_to_its_agreement_report_and_its_review(admin_page,
     study = live_study()
     open_admin(admin_page, live_server, "admin:annotation_study_change", study.pk)
 
-    admin_page.get_by_role("link", name="Agreement report").click()
-    assert admin_page.get_by_role("heading", name=f"Agreement report: {study}").is_visible()
+    admin_page.get_by_role("link", name="Agreement report", exact=True).click()
+    expect(admin_page.get_by_role("heading", name=f"Agreement report: {study}")).to_be_visible()
     admin_page.go_back()
     admin_page.get_by_role("link", name="Review participants").click()
-    assert admin_page.get_by_role("heading", name=f"Review participants: {study}").is_visible()
+    expect(admin_page.get_by_role("heading", name=f"Review participants: {study}")).to_be_visible()
