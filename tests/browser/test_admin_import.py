@@ -1,5 +1,6 @@
 import pytest
 from django.contrib.auth.models import User
+from playwright.sync_api import expect
 
 from annotation.models import Clip, ImportJob
 
@@ -74,4 +75,4 @@ def test_when_the_import_ends_the_panel_and_the_fields_agree(logged_in, live_ser
     assert page.locator(".field-status .readonly").inner_text() == "Succeeded"
     assert page.locator(".field-done .readonly").inner_text() == "2"
     page.get_by_role("link", name="“followed”").click()  # on to the new corpus's clips
-    assert page.locator("#result_list tbody tr").count() == 2
+    expect(page.locator("#result_list tbody tr")).to_have_count(2)  # waits for the clip list
