@@ -69,6 +69,9 @@
     }
 
     players.forEach((audio) => REPORTED.forEach((kind) => audio.addEventListener(kind, () => report(audio, kind))));
+    // A clip started before this ran (a quick click while htmx settled the new clip in) would
+    // otherwise be heard with no "play" report, and none of its listening would count.
+    players.forEach((audio) => { if (!audio.paused) report(audio, "play"); });
     // Leaving or reloading the page: what was played still reaches the server.
     window.addEventListener("pagehide", () => { if (section.isConnected) flush(); });
     if (marking) marking.onChange(() => { serverErrors.replaceChildren(); update(); });

@@ -68,7 +68,9 @@ def current_item(page: Page) -> int:
 
 def play_to_end(page: Page) -> None:
     """Really play the clip (muted) to its end, until the page has taken the
-    "ended" event in; its reports reach the server with the submit."""
+    "ended" event in; its reports reach the server with the submit. Waits first for the page
+    to have taken the clip in (htmx settles new content a moment after swapping it in)."""
+    page.wait_for_selector("#task-item[data-ready]", state="attached")
     page.eval_on_selector("#clip-audio", "audio => { audio.muted = true; return audio.play(); }")
     page.wait_for_selector("#clip-audio[data-heard]", state="attached", timeout=10_000)
 
