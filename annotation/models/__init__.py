@@ -2,7 +2,7 @@ from annotation.models.corpus import Clip, ClipWarning, Corpus, ImportJob, Speak
 from annotation.models.listening_forms import ListeningFormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
 from annotation.models.prolific_send import ProlificSendJob
-from annotation.models.prolific_study import ProlificCall, ProlificParticipantGroup, ProlificStudy
+from annotation.models.prolific_study import ProlificCall, ProlificParticipantGroup, ProlificStudy, ProlificStudyJob
 from annotation.models.study import AttentionCheck, PrerequisiteQuestion, Study, StudyItem
 from annotation.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -21,6 +21,7 @@ __all__ = [
     "ProlificParticipantGroup",
     "ProlificSendJob",
     "ProlificStudy",
+    "ProlificStudyJob",
     "Speaker",
     "Study",
     "StudyItem",
