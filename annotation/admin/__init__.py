@@ -7,6 +7,7 @@ from annotation.admin import (
     listening_form_items,  # noqa: F401
     prolific_calls,  # noqa: F401
     prolific_send,  # noqa: F401
+    prolific_studies,  # noqa: F401
     review,  # noqa: F401
     study,  # noqa: F401
     webhooks,  # noqa: F401

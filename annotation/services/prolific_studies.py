@@ -7,10 +7,13 @@ and `filters` (screeners resolved against GET /filters/), not the retired `compl
 `eligibility_requirements`. Which calls are retried is the client's business (annotation.prolific).
 """
 
+import logging
 import math
+import threading
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connections, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -18,6 +21,8 @@ from annotation.models import Participant, ProlificParticipantGroup, ProlificStu
 from annotation.prolific import ProlificClient, ProlificError
 from annotation.services.studies import language_name, task_minutes_estimate
 from annotation.services.topups import topup_plan
+
+logger = logging.getLogger(__name__)
 
 # Prolific's education levels from an undergraduate degree up (MMEE's prerequisite).
 UNDERGRADUATE_OR_HIGHER = [
@@ -315,6 +320,22 @@ def prolific_studies_follow() -> list[tuple[ProlificStudy, str]]:
         except (ProlificError, ProlificSetupError) as error:
             outcomes.append((prolific_study, str(error)))
     return outcomes
+
+
+def prolific_follow_periodically(stopped: threading.Event) -> None:
+    """Until `stopped` is set: every PROLIFIC_FOLLOW_SECONDS, prolific_studies_follow (a Celery
+    worker runs this in a thread, as it does the stale-job sweep; several at once are harmless:
+    places are set to a total computed from Prolific's answer, never added to)."""
+    while not stopped.wait(settings.PROLIFIC_FOLLOW_SECONDS):
+        try:
+            if settings.PROLIFIC_API_TOKEN:
+                prolific_studies_follow()
+        except Exception:  # a database hiccup must not end the following for good
+            logger.exception(
+                "following the studies on Prolific failed; again in %s s", settings.PROLIFIC_FOLLOW_SECONDS
+            )
+        finally:
+            connections.close_all()
 
 
 # --- participant groups ------------------------------------------------------------------------------
