@@ -3,6 +3,7 @@
 from annotation.api.annotations import StudyAnnotationViewSet
 from annotation.api.clips import ClipViewSet
 from annotation.api.corpora import CorpusViewSet
+from annotation.api.prolific_studies import ProlificStudyJobViewSet, ProlificStudyViewSet
 from annotation.api.routers import Route
 from annotation.api.studies import StudyViewSet
 
@@ -11,4 +12,6 @@ ROUTES: list[Route] = [
     ("clips", ClipViewSet, "clip"),
     ("studies", StudyViewSet, "study"),
     ("studies/<int:study_pk>/annotations", StudyAnnotationViewSet, "study-annotation"),
+    ("prolific-studies", ProlificStudyViewSet, "prolific-study"),
+    ("prolific-study-jobs", ProlificStudyJobViewSet, "prolific-study-job"),
 ]
