@@ -248,7 +248,12 @@ def prolific_study_sync(*, prolific_study: ProlificStudy, client: ProlificClient
 def _mirror(prolific_study: ProlificStudy, answer: dict) -> ProlificStudy:
     status = answer.get("status", prolific_study.status)
     if status not in ProlificStudy.Status.values:
-        raise ProlificError(200, f"unknown study status {status!r} in Prolific's answer")
+        # Prolific shows an undocumented PROCESSING for a moment while it changes a study: keep
+        # the last status we knew (and ours with it) until the next answer names a known one.
+        logger.info(
+            "Prolific study %s is %r for now; keeping %r", prolific_study.prolific_id, status, prolific_study.status
+        )
+        status = prolific_study.status or ProlificStudy.Status.UNPUBLISHED
     with transaction.atomic():
         ProlificStudy.objects.filter(pk=prolific_study.pk).update(
             status=status,

@@ -234,3 +234,11 @@ def test_a_participant_our_screening_sends_away_gets_the_paid_screen_out_code(cl
     )
     assert f"cc={paid['code']}" in page  # the redirect to Prolific pays the fixed screen-out reward
     assert paid["code"] == study.screen_out_code
+
+
+def test_a_passing_status_prolific_does_not_document_changes_nothing(prolific_fake, settings):  # noqa: F811
+    prolific_study = created(english_study(), settings)
+    service.prolific_study_act(prolific_study=prolific_study, action="publish")
+    prolific_fake.state["studies"][prolific_study.prolific_id]["status"] = "PROCESSING"
+    service.prolific_study_sync(prolific_study=prolific_study)
+    assert prolific_study.status == "ACTIVE" and prolific_study.study.status == Study.Status.LIVE
