@@ -1,11 +1,14 @@
 """A study run on Prolific from the admin, clicked in headless Chromium against the contract fake:
 proposed from the study's page, saved with a ceiling, created, published, grown from the top-ups
-page, paused, resumed and stopped, each button a background job whose outcome the page shows."""
+page, refreshed after a pause in Prolific's app, paused, resumed, its annotators put in a
+participant group, and stopped, each button a background job whose outcome the page shows."""
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotation.models import ProlificStudy, Study
+from tests.annotation.factories import ParticipantFactory
 from tests.annotation.test_prolific_studies import choice, english_study
 from tests.browser.test_admin_actions import admin_page, open_admin  # noqa: F401 (a fixture, a helper)
 from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture)
@@ -47,9 +50,16 @@ def test_a_study_is_run_on_prolific_from_the_admin(admin_page, live_server, prol
     expect(admin_page.locator("#prolific-outcome")).to_contain_text("places 6 -> 10.")
     assert sent["total_available_places"] == 10
 
-    click_and_see(admin_page, "Pause", "Pause: Prolific says Paused.")
+    sent["status"] = "PAUSED"  # paused in Prolific's web app
+    click_and_see(admin_page, "Refresh from Prolific", "Prolific says Paused, 10 places.")
     assert Study.objects.get(pk=study.pk).status == Study.Status.PAUSED
     click_and_see(admin_page, "Resume", "Resume: Prolific says Active.")
+    click_and_see(admin_page, "Pause", "Pause: Prolific says Paused.")
+    click_and_see(admin_page, "Resume", "Resume: Prolific says Active.")
+
+    ParticipantFactory(study=study, completed_at=timezone.now())
+    admin_page.get_by_label("new group name").fill("wave 1 annotators")
+    click_and_see(admin_page, "Add to participant group", "Sent 1 participant(s) to the group wave 1 annotators")
     click_and_see(admin_page, "Stop", "Stop: Prolific says Awaiting review.")
     assert Study.objects.get(pk=study.pk).status == Study.Status.CLOSED
     expect(admin_page.get_by_role("button", name="Publish", exact=True)).to_have_count(0)
