@@ -169,6 +169,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "annotation.models.background_job.BackgroundJob.Status",
         "StudyStatusEnum": "annotation.models.study.Study.Status",
+        "StudyKindEnum": "annotation.models.study.Study.Kind",
+        "AttentionCheckKindEnum": "annotation.models.study.AttentionCheck.Kind",
         # The model zoo's setting kind and arousal choices appear in several fields: one name each.
         "BenchmarkSettingKindEnum": "modelzoo.models.benchmark_run.BenchmarkRun.Kind",
         "ArousalEnum": "modelzoo.models.benchmark_run.BenchmarkRun.Arousal",
