@@ -124,6 +124,9 @@ class StudySettingsSerializer(serializers.ModelSerializer):
 
 
 class StudyCreateSerializer(StudySettingsSerializer):
+    """A new emphasis study: its corpus, the clips it covers, and any of the settings (the rest take
+    their defaults; the screening questions default to MMEE's)."""
+
     selection = ClipSelectionSerializer(required=False, help_text="Default: every clip of the corpus.")
 
     class Meta:
