@@ -144,3 +144,19 @@ def test_two_retries_at_once_make_one_study(live_server, corpus, monkeypatch):
     assert [status for status, _ in replies] == [201, 201], replies
     assert replies[0][1] == replies[1][1]
     assert Study.objects.count() == 1 and ApiIdempotencyKey.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_creates_of_the_other_apps_honour_the_key_too(django_capture_on_commit_callbacks):
+    from evaluation.models import LabelSet
+    from tests.evaluation.builders import golden_study
+
+    api = token_client(staff_with("evaluation.add_labelset", "evaluation.view_labelset"))
+    body = {"name": "labels", "studies": [golden_study().pk], "parameters": {"resamples": 0}}
+
+    first = api.post("/api/v1/label-sets/", body, format="json", HTTP_IDEMPOTENCY_KEY="set-1")
+    again = api.post("/api/v1/label-sets/", body, format="json", HTTP_IDEMPOTENCY_KEY="set-1")
+
+    assert first.status_code == again.status_code == 202
+    assert again.json() == first.json() and again["Location"] == first["Location"]
+    assert LabelSet.objects.count() == 1
