@@ -200,13 +200,17 @@ class StudyWritesMixin:
             form = StudyCreateForm(data=_create_form_data(data))
             if not form.is_valid():
                 raise ValidationError(_form_errors(form.errors))
+            # The interface language comes first: the default screening questions are written in it.
+            interface = {"interface_language": data["interface_language"]} if "interface_language" in data else {}
             created = study_create(
                 name=form.cleaned_data["name"],
                 corpus=form.cleaned_data["corpus"],
                 selection=form.selection(),
                 **form.settings(),
+                **interface,
             )
-            rest = {name: value for name, value in request.data.items() if name not in ("name", "slug", "corpus")}
+            given = ("name", "slug", "corpus", "interface_language")
+            rest = {name: value for name, value in request.data.items() if name not in given}
             study = _configured(created, {name: rest[name] for name in rest if name not in CREATE_SETTINGS})
         return Response(StudyDetailSerializer(study).data, status=status.HTTP_201_CREATED)
 

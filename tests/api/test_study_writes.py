@@ -183,3 +183,12 @@ def test_a_form_with_a_bad_line_is_refused_naming_file_line_and_field(tmp_path):
     assert (problem["file"], problem["line"], problem["field"]) == ("items.jsonl", 2, "audio")
     assert not Study.objects.exists()
     assert token_client(staff_with(*WRITES)).post("/api/v1/studies/form-upload/", {}).status_code == 403
+
+
+def test_the_default_screening_questions_are_in_the_interface_language(api, corpus):
+    reply = create(api, corpus, interface_language="de")
+
+    assert reply.status_code == 201, reply.json()
+    questions = [question["text"] for question in reply.json()["prerequisites"]]
+    assert reply.json()["interface_language"] == "de"
+    assert "Kopfhörer" in " ".join(questions), questions
