@@ -81,16 +81,18 @@ def test_keys_belong_to_their_user(corpus):
 def test_an_upload_is_hashed_by_its_content(corpus, django_capture_on_commit_callbacks):
     api = token_client(staff_with(*WRITES))
 
-    def upload(content: bytes):
+    def zipped(content: bytes) -> bytes:
         archive = io.BytesIO()
         with zipfile.ZipFile(archive, "w") as bundle:
-            bundle.writestr("manifest.jsonl", content)
-        archive.seek(0)
-        archive.name = "voices.zip"
-        data = {"corpus_name": "voices", "archive": archive}
+            bundle.writestr(zipfile.ZipInfo("manifest.jsonl", date_time=(2025, 1, 1, 0, 0, 0)), content)
+        return archive.getvalue()
+
+    def upload(archive: bytes):
+        data = {"corpus_name": "voices", "archive": io.BytesIO(archive)}
+        data["archive"].name = "voices.zip"
         return api.post("/api/v1/import-jobs/", data, format="multipart", HTTP_IDEMPOTENCY_KEY="upload-1")
 
-    first, again, other = upload(b"{}\n"), upload(b"{}\n"), upload(b"[]\n")
+    first, again, other = upload(zipped(b"{}\n")), upload(zipped(b"{}\n")), upload(zipped(b"[]\n"))
 
     assert first.status_code == again.status_code == 202 and again.json() == first.json()
     assert other.status_code == 422 and ImportJob.objects.count() == 1
