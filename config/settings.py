@@ -165,12 +165,17 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/v1",
+    # Bodies are described as JSON (uploads say multipart themselves): the forms DRF also parses are
+    # for the browsable API, and a client generated from the schema must know which one to send.
+    "PARSER_WHITELIST": ["rest_framework.parsers.JSONParser"],
     # Request bodies get their own components, so read-only fields do not show up as inputs.
     "COMPONENT_SPLIT_REQUEST": True,
     # Two models have a "status": name their choices, rather than let the schema invent names.
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "annotation.models.background_job.BackgroundJob.Status",
         "StudyStatusEnum": "annotation.models.study.Study.Status",
+        "StudyKindEnum": "annotation.models.study.Study.Kind",
+        "AttentionCheckKindEnum": "annotation.models.study.AttentionCheck.Kind",
         # The model zoo's setting kind and arousal choices appear in several fields: one name each.
         "BenchmarkSettingKindEnum": "modelzoo.models.benchmark_run.BenchmarkRun.Kind",
         "ArousalEnum": "modelzoo.models.benchmark_run.BenchmarkRun.Arousal",

@@ -10,7 +10,9 @@ resources, and config/urls.py puts them all on one router (`routers.py`), so the
 What every endpoint shares lives here, on the ground floor, where the apps above can build on it:
 `base.py` (the viewset they are built on), `permissions.py` (Django model permissions,
 view_<model> for reads), `errors.py` (every error is JSON), `pagination.py`, `jobs.py` (how a
-background job is polled) and `routers.py`; the throttle is DRF's, set in config/settings.py.
+background job is polled), `idempotency.py` (the Idempotency-Key header of every POST) and
+`routers.py`; the throttle is DRF's, set in config/settings.py. The writes of corpora and studies
+are in `corpus_writes.py` and `study_writes.py`.
 
 Views only translate between HTTP and the services: every write goes through the app's services,
 and a refusal comes back as 400 with the service's reason.

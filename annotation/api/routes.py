@@ -3,12 +3,16 @@
 from annotation.api.annotations import StudyAnnotationViewSet
 from annotation.api.clips import ClipViewSet
 from annotation.api.corpora import CorpusViewSet
+from annotation.api.corpus_writes import CorpusClipViewSet, CorpusWordViewSet, ImportJobViewSet
 from annotation.api.prolific_studies import ProlificStudyJobViewSet, ProlificStudyViewSet
 from annotation.api.routers import Route
 from annotation.api.studies import StudyViewSet
 
 ROUTES: list[Route] = [
     ("corpora", CorpusViewSet, "corpus"),
+    ("corpora/<int:corpus_pk>/clips", CorpusClipViewSet, "corpus-clip"),
+    ("corpora/<int:corpus_pk>/words", CorpusWordViewSet, "corpus-word"),
+    ("import-jobs", ImportJobViewSet, "import-job"),
     ("clips", ClipViewSet, "clip"),
     ("studies", StudyViewSet, "study"),
     ("studies/<int:study_pk>/annotations", StudyAnnotationViewSet, "study-annotation"),

@@ -1,5 +1,6 @@
 """Studies with their progress: GET /studies/ and /studies/{id}/ (annotation.view_study), and
-POST /studies/{id}/status/ (annotation.change_study), through the service the admin's actions use."""
+POST /studies/{id}/status/ (annotation.change_study), through the service the admin's actions use.
+Creating and configuring studies: annotation.api.study_writes."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers
@@ -8,6 +9,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation.api.base import ApiViewSet
+from annotation.api.study_writes import StudyWritesMixin
 from annotation.models import Study
 from annotation.selectors.study_progress import studies_with_progress
 from annotation.services.studies import study_status_set
@@ -62,7 +64,7 @@ class StudyStatusSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Study.Status.choices)
 
 
-class StudyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
+class StudyViewSet(StudyWritesMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
     queryset = Study.objects.select_related("corpus").order_by("-created_at", "-pk")
     serializer_class = StudySerializer
     filterset_fields = ["status", "kind", "corpus", "language"]

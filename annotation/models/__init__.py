@@ -1,4 +1,5 @@
 from annotation.models.corpus import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
+from annotation.models.idempotency import ApiIdempotencyKey
 from annotation.models.listening_forms import ListeningFormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
 from annotation.models.prolific_send import ProlificSendJob
@@ -8,6 +9,7 @@ from annotation.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookE
 
 __all__ = [
     "Annotation",
+    "ApiIdempotencyKey",
     "AttentionCheck",
     "Clip",
     "ClipWarning",

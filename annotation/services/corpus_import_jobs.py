@@ -95,7 +95,8 @@ def _import_archive(job: ImportJob, progress) -> dict:
                 path=local, corpus_name=job.corpus_name, skip_invalid=job.skip_invalid, progress=progress
             )
         except ImportRefused as refused:
-            problems = [problem.as_dict() for problem in refused.problems]
+            # Each problem names its file too (the manifest), as the API shows it.
+            problems = [{"file": refused.manifest_name, **problem.as_dict()} for problem in refused.problems]
             raise JobFailed(f"{len(problems)} bad row(s); nothing was imported", problems=problems) from None
         except SourceRefused as refused:
             raise JobFailed(str(refused)) from None

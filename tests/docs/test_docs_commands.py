@@ -64,7 +64,10 @@ PLACEHOLDERS = {
 # Tools of other projects that the docs name (their options are theirs to keep).
 EXTERNAL_TOOLS = {".venv/bin/uv", ".venv/bin/ruff"}
 # Tools whose run on the tree is itself a test.
-TOOL_TESTS = {".venv/bin/lint-imports": "tests/config/test_import_contracts.py"}
+TOOL_TESTS = {
+    ".venv/bin/lint-imports": "tests/config/test_import_contracts.py",
+    ".venv/bin/openapi-python-client": "tests/api/test_generated_client_pipeline.py",
+}
 
 
 def shell_lines():
@@ -175,7 +178,7 @@ def check_make_target(target):
 def check_api_call(words):
     url = next(w for w in words if w.startswith("$API"))
     path = "/api/v1" + url.removeprefix("$API").split("?", 1)[0]
-    method = "POST" if "-d" in words else "GET"
+    method = words[words.index("-X") + 1] if "-X" in words else "POST" if {"-d", "-F"} & set(words) else "GET"
     try:
         match = resolve(re.sub(r"\b[A-Z]+\b", "1", path))
     except Resolver404:

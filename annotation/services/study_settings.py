@@ -1,0 +1,33 @@
+"""Changing a study's settings, screening questions and attention checks in one go (the API's PATCH).
+
+The checks of each value are the model's and the study admin's forms' (annotation/admin/forms.py),
+which the caller runs first; this writes what passed, atomically: a study is never left with new
+settings and its old questions.
+"""
+
+from django.db import transaction
+
+from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
+
+
+@transaction.atomic
+def study_configure(
+    *, study: Study, settings: dict, prerequisites: list[dict] | None = None, attention_checks: list[dict] | None = None
+) -> Study:
+    """Set `settings` (model field -> value) on the study; a list given replaces the study's
+    screening questions ({text, choices, accepted}) or attention checks ({clip, kind, expected})."""
+    for name, value in settings.items():
+        setattr(study, name, value)
+    if settings:
+        study.full_clean()
+        study.save(update_fields=list(settings))
+    if prerequisites is not None:
+        study.prerequisites.all().delete()
+        PrerequisiteQuestion.objects.bulk_create(
+            PrerequisiteQuestion(study=study, position=position, **question)
+            for position, question in enumerate(prerequisites)
+        )
+    if attention_checks is not None:
+        study.attention_checks.all().delete()
+        AttentionCheck.objects.bulk_create(AttentionCheck(study=study, **check) for check in attention_checks)
+    return study
