@@ -81,6 +81,7 @@ class _Reader:
     def __init__(self, file: str, audio_folder: Path, limits: Limits, problems: list[DatasetProblem]):
         self.file, self.audio_folder, self.limits, self.problems = file, audio_folder, limits, problems
         self.clips: dict[str, ClipDraft] = {}
+        self.without_audio: set[str] = set()  # reported once, on the first item that names the stem
         self.counter = 0
 
     def annotator(self, order: int, key: str, value: object) -> AnnotatorDraft:
@@ -107,16 +108,22 @@ class _Reader:
         words = _words(item.get("words"))
         scores = _scores(item.get("score"), len(words))
         clip = self.clips.get(stem)
-        if clip is None:
+        if clip is None and stem not in self.without_audio:
             self.clips[stem] = self._clip(where, stem, words)
-        elif [(w.text, w.start, w.end) for w in clip.words] != [(w.text, w.start, w.end) for w in words]:
+        elif clip is not None and [(w.text, w.start, w.end) for w in clip.words] != [
+            (w.text, w.start, w.end) for w in words
+        ]:
             raise RecordBad("words", f"differ from the words given for this stem at {clip.where}")
         return stem, scores
 
     def _clip(self, where: str, stem: str, words: list[WordSpec]) -> ClipDraft:
         speaker, chapter = [*stem.split("_"), "", ""][:2]
         names = audio_candidates(stem) + [f"{speaker}/{chapter}/{name}" for name in audio_candidates(stem)]
-        audio, name = audio_file(self.audio_folder, names, self.limits)
+        try:
+            audio, name = audio_file(self.audio_folder, names, self.limits)
+        except RecordBad:
+            self.without_audio.add(stem)
+            raise
         self.counter += 1
         return ClipDraft(self.counter, where, stem, audio, name, words, language="en", speaker=speaker)
 
