@@ -10,9 +10,10 @@
 """
 
 import json
+import subprocess
 from pathlib import Path
 
-from tests.audio_files import speechlike, write_audio
+from tests.audio_files import FFMPEG, speechlike, write_audio
 
 SENTENCES = (
     ["I", "never", "said", "she", "stole", "my", "money", "."],
@@ -109,3 +110,27 @@ def morrison_annotations(root: Path, *, stems: int = 20, good: int = 3, eager: i
     path = root / "annotations.json"
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
     return path, audio
+
+
+def demo_emphassess_folder(root: Path, count: int = 24) -> tuple[Path, Path]:
+    """(gold_df.json, audio folder) in EmphAssess's layout, made from the demo corpus's first
+    `count` English clips (espeak-ng speech, which the aligner can place words in): their words
+    as src_sentence, the word the generator stressed as gold_emphasis, the audio as <id>.wav."""
+    demo = Path(__file__).resolve().parents[2] / "annotation" / "demo_corpus"
+    rows = [json.loads(line) for line in (demo / "manifest.jsonl").read_text().splitlines()]
+    english = [row for row in rows if row["language"] == "en"][:count]
+    audio = root / "audio"
+    audio.mkdir(parents=True)
+    records = []
+    for row in english:
+        clip_id = f"ea-{row['id']}"
+        subprocess.run(
+            [FFMPEG, "-v", "error", "-y", "-i", str(demo / row["audio"]), str(audio / f"{clip_id}.wav")], check=True
+        )
+        tokens = [word["text"] for word in row["words"]]
+        records.append(
+            {"id": clip_id, "src_sentence": tokens, "gold_emphasis": row["intended_emphasis"], "voice": "espeak"}
+        )
+    gold = root / "gold_df.json"
+    gold.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return gold, audio
