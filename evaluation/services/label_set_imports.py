@@ -57,6 +57,7 @@ def label_set_import(
     split_seed: int = 0,
     label_source: str | None = None,
     finalize: bool = True,
+    audio_named: str = "",
     user=None,
 ) -> LabelSet:
     """The new label set (the next version of `name`), final unless finalize=False; ImportRefused
@@ -85,7 +86,8 @@ def label_set_import(
                 file_name=", ".join(draft.files),
                 stored=stored,
             )
-            label_set = _write(draft, clips, split_of, name.strip(), source, splits, split_seed, audio_folder, user)
+            audio = audio_named or str(audio_folder)  # an upload's temporary folder means nothing later
+            label_set = _write(draft, clips, split_of, name.strip(), source, splits, split_seed, audio, user)
             if finalize:
                 label_set = label_set_finalize(label_set=label_set, user=user)
             return label_set
