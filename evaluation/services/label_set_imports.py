@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from annotation.ingest.dataset_clips import DatasetProblem
 from annotation.ingest.errors import ImportRefused
-from annotation.models import Study
+from annotation.models import Study, Word
 from annotation.services.corpus_import import limits_from_settings
 from annotation.services.dataset_clips import dataset_clips_import
 from evaluation.ingest.emphasis_datasets import FORMATS, DatasetDraft, LabelledClip, read_dataset
@@ -153,8 +153,9 @@ def _write(draft, clips, split_of, name, label_source, splits, seed, audio_folde
         created_by=user if user is not None and user.is_authenticated else None,
     )
     ordered = sorted(draft.rows, key=lambda row: row.clip.clip_id)
+    words = _words_by_clip([clip.pk for clip in clips.values()])
     rows = [
-        _row(label_set, position, row, clips[row.clip.clip_id], split_of[row.clip.clip_id], steps)
+        _row(label_set, position, row, clips[row.clip.clip_id], words, split_of[row.clip.clip_id], steps)
         for position, row in enumerate(ordered)
     ]
     LabelSetClip.objects.bulk_create(rows, batch_size=2000)
@@ -163,7 +164,14 @@ def _write(draft, clips, split_of, name, label_source, splits, seed, audio_folde
     return label_set
 
 
-def _row(label_set, position, row: LabelledClip, clip, split: str, steps: dict) -> LabelSetClip:
+def _words_by_clip(clip_ids: list[int]) -> dict[int, list[Word]]:
+    words: dict[int, list[Word]] = {pk: [] for pk in clip_ids}
+    for word in Word.objects.filter(clip_id__in=clip_ids).order_by("clip_id", "index").iterator(chunk_size=10000):
+        words[word.clip_id].append(word)
+    return words
+
+
+def _row(label_set, position, row: LabelledClip, clip, words_by_clip, split: str, steps: dict) -> LabelSetClip:
     marked = set(row.marked)
     words = [
         {
@@ -175,7 +183,7 @@ def _row(label_set, position, row: LabelledClip, clip, split: str, steps: dict) 
             "scalar": None,  # no annotators: a binary label and nothing to average
             "levels": [],
         }
-        for index, word in enumerate(clip.words.order_by("index"))
+        for index, word in enumerate(words_by_clip[clip.pk])
     ]
     return LabelSetClip(
         label_set=label_set,

@@ -14,6 +14,8 @@ from evaluation.models import LabelSet
 from evaluation.reports.agreement import ReportParameters
 from evaluation.selectors.label_sets import label_set_rows
 from evaluation.services.agreement_reports import agreement_report_compute
+from evaluation.services.label_sets import LabelSetRefused, label_set_create, label_set_default_parameters
+from tests.annotation.factories import StudyFactory
 from tests.evaluation.dataset_layouts import morrison_annotations
 
 pytestmark = pytest.mark.django_db
@@ -125,3 +127,19 @@ def test_bad_annotations_are_named_by_annotator_item_and_field(tmp_path, media_s
     assert "annotator '000000' item 20 (clip '41_121026_000019_000000'), audio: no audio file" in message
     assert not Study.objects.exists() and not Clip.objects.exists()
     assert not any(path.is_file() for path in media_storage.rglob("*"))
+
+
+def test_binary_and_three_level_studies_make_no_set_together(tmp_path):
+    path, audio = morrison_annotations(tmp_path)
+    run("morrison", path, "--audio", audio, "--name", "Morrison LibriTTS")
+    crowd = Study.objects.get()
+    three_level = StudyFactory(corpus=crowd.corpus)
+
+    with pytest.raises(LabelSetRefused, match="binary and three-level studies do not mix"):
+        label_set_create(
+            name="mixed",
+            studies=[crowd, three_level],
+            parameters=label_set_default_parameters(studies=[crowd]),
+            enqueue=False,
+        )
+    assert not LabelSet.objects.exists()

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from annotation.models import Clip, Corpus
 from evaluation.models import LabelSet
@@ -148,3 +149,15 @@ def test_the_exports_data_card_says_where_the_labels_come_from(tmp_path, django_
     assert "**studies**: none (an imported set)" in card
     metadata = [json.loads(line) for line in entries["test/metadata.jsonl"].decode().splitlines()]
     assert len(metadata) == 4 and {value for row in metadata for value in row["scalar"]} == {None}
+
+
+def test_the_admin_lists_and_shows_the_provenance(tmp_path, admin_client):
+    gold, audio = emphassess_folder(tmp_path)
+    run("emphassess", gold, "--audio", audio, "--name", "EmphAssess test", "--splits", "test")
+    label_set = LabelSet.objects.get()
+
+    listing = admin_client.get(reverse("admin:evaluation_labelset_changelist"), {"label_source__exact": "prescribed"})
+    assert "EmphAssess test v1" in listing.content.decode()
+    page = admin_client.get(reverse("admin:evaluation_labelset_change", args=[label_set.pk])).content.decode()
+    assert "Prescribed by the script" in page and "Binary only (no scalar label)" in page
+    assert label_set.source["sha256"] in page

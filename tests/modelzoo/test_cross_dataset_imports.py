@@ -3,6 +3,7 @@
 refuses any mode with a scalar head; the results say what the run was tested against."""
 
 import pytest
+from django.urls import reverse
 
 from evaluation.models import LabelSet
 from evaluation.services.label_set_imports import label_set_import
@@ -49,7 +50,7 @@ def test_a_binary_only_set_refuses_a_scalar_head_as_either_set(tiny, tmp_path, l
     assert not BenchmarkRun.objects.exists()
 
 
-def test_trained_here_tested_on_the_imported_set(tiny, tmp_path, django_capture_on_commit_callbacks):
+def test_trained_here_tested_on_the_imported_set(tiny, tmp_path, django_capture_on_commit_callbacks, admin_client):
     emphassess = imported(tmp_path, splits="test", demo=True)
 
     run = launch(django_capture_on_commit_callbacks, label_set=tiny, test_label_set=emphassess, label_mode="binary")
@@ -60,6 +61,8 @@ def test_trained_here_tested_on_the_imported_set(tiny, tmp_path, django_capture_
     assert results["tested_against"]["label_source"] == "prescribed"
     assert results["tested_against"]["dataset"] == "EmphAssess"
     assert results["trained_on"]["label_source"] == "human_crowd"
+    page = admin_client.get(reverse("admin:modelzoo_benchmarkrun_change", args=[run.pk])).content.decode()
+    assert "Tested against" in page and "EmphAssess: Prescribed by the script" in page
 
 
 def test_trained_on_the_imported_set_tested_here(tiny, tmp_path, django_capture_on_commit_callbacks):
