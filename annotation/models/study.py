@@ -26,9 +26,19 @@ class Study(models.Model):
         EMPHASIS = "emphasis", "Three-level word emphasis"
         LISTENING_FORM = "form", "Listening form"
 
+    class Scale(models.TextChoices):
+        THREE_LEVEL = "three_level", "Three levels (0, 1, 2)"
+        BINARY = "binary", "Binary (0 or 1; imported annotations only)"
+
     name = models.CharField(max_length=200, unique=True)
     slug = models.SlugField(max_length=80, unique=True, help_text="Part of the participant link.")
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.EMPHASIS)
+    scale = models.CharField(
+        max_length=12,
+        choices=Scale.choices,
+        default=Scale.THREE_LEVEL,
+        help_text="Binary: annotations imported from a binary study (e.g. Morrison et al.'s); never set live.",
+    )
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="studies")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DRAFT, db_index=True)
     selection = models.JSONField(default=dict, blank=True, help_text="The criteria the clips were chosen by.")

@@ -194,6 +194,9 @@ def study_status_refusal(*, study: Study, status: str) -> str:
         return f"a {study.status} study cannot be set {status}"
     if status == Study.Status.DRAFT and study.participants.exists():
         return "participants have entered it"
+    if status == Study.Status.LIVE and study.scale == Study.Scale.BINARY:
+        # The task pages mark three levels; a binary study holds annotations imported from elsewhere.
+        return "a binary study holds imported annotations; its participants cannot be shown the task"
     if status == Study.Status.LIVE:
         return _not_ready_reason(study)
     return ""

@@ -27,8 +27,17 @@ from evaluation.services.label_sets import (
 
 @admin.register(LabelSet)
 class LabelSetAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "lifecycle", "status", "clips", "created_at", "finalized_at"]
-    list_filter = ["lifecycle", "status", "studies"]
+    list_display = [
+        "__str__",
+        "lifecycle",
+        "status",
+        "label_source",
+        "label_kind",
+        "clips",
+        "created_at",
+        "finalized_at",
+    ]
+    list_filter = ["lifecycle", "status", "label_source", "label_kind", "studies"]
     search_fields = ["name"]
     change_form_template = "admin/evaluation/labelset/change_form.html"
     fields = readonly_fields = [
@@ -37,6 +46,9 @@ class LabelSetAdmin(admin.ModelAdmin):
         "studies",
         "lifecycle",
         "status",
+        "label_source",
+        "label_kind",
+        "source",
         "parameters",
         "checksum",
         "code_version",

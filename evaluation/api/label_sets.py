@@ -98,7 +98,7 @@ class LabelSetFilter(django_filters.FilterSet):
 
     class Meta:
         model = LabelSet
-        fields = ["name", "status", "studies"]
+        fields = ["name", "status", "studies", "label_source", "label_kind"]
 
 
 class LabelSetSerializer(serializers.ModelSerializer):
@@ -118,6 +118,9 @@ class LabelSetSerializer(serializers.ModelSerializer):
             "version",
             "studies",
             "state",
+            "label_source",
+            "label_kind",
+            "source",
             "parameters",
             "summary",
             "checksum",

@@ -3,6 +3,7 @@
 from annotation.api.routers import Route
 from evaluation.api.agreement_reports import AgreementReportViewSet
 from evaluation.api.dataset_exports import DatasetExportViewSet
+from evaluation.api.dataset_imports import DatasetImportViewSet
 from evaluation.api.label_set_rows import LabelSetRowViewSet
 from evaluation.api.label_sets import LabelSetViewSet
 from evaluation.api.suite_reports import SuiteReportViewSet
@@ -13,6 +14,7 @@ ROUTES: list[Route] = [
     ("label-sets", LabelSetViewSet, "label-set"),
     ("label-sets/<int:label_set_pk>/rows", LabelSetRowViewSet, "label-set-row"),
     ("dataset-exports", DatasetExportViewSet, "dataset-export"),
+    ("dataset-imports", DatasetImportViewSet, "dataset-import"),
     ("systems", SystemViewSet, "system"),
     ("systems/<int:system_pk>/outputs", SystemOutputViewSet, "system-output"),
     ("cast-sets", CastSetViewSet, "cast-set"),

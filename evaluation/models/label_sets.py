@@ -23,12 +23,29 @@ class LabelSet(BackgroundJob):
         FINAL = "final"
         ARCHIVED = "archived"
 
+    class LabelSource(models.TextChoices):
+        """Where the labels come from: what a benchmark tested against (MMEE, Table 1's paradigms)."""
+
+        HUMAN_CROWD = "human_crowd", "Human crowd (listeners marked the words)"
+        PRESCRIBED = "prescribed", "Prescribed by the script (the speaker was told what to stress)"
+        LLM = "llm", "LLM-chosen (a language model chose the words, then speech was synthesized)"
+        AUTOMATIC = "automatic", "Automatic (a model or rule labelled the speech)"
+
+    class LabelKind(models.TextChoices):
+        LEVELS = "levels", "Three-level annotations (binary and scalar labels)"
+        BINARY = "binary", "Binary only (no scalar label)"
+
     name = models.CharField(max_length=200)
     version = models.PositiveIntegerField()
     studies = models.ManyToManyField(Study, related_name="label_sets")
     parameters = models.JSONField()
     lifecycle = models.CharField(max_length=10, choices=Lifecycle.choices, default=Lifecycle.DRAFT)
     summary = models.JSONField(default=dict, blank=True, help_text="Sizes, what was left out and why, agreement.")
+    label_source = models.CharField(max_length=12, choices=LabelSource.choices, default=LabelSource.HUMAN_CROWD)
+    label_kind = models.CharField(max_length=8, choices=LabelKind.choices, default=LabelKind.LEVELS)
+    source = models.JSONField(
+        default=dict, blank=True, help_text="Imported sets: the dataset, its file and SHA-256, the audio folder."
+    )
     checksum = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the rows as canonical JSON lines.")
     code_version = models.CharField(max_length=100, blank=True)
     finalized_at = models.DateTimeField(null=True, blank=True)
@@ -44,6 +61,18 @@ class LabelSet(BackgroundJob):
         return f"{self.name} v{self.version}"
 
     @property
+    def is_binary_only(self) -> bool:
+        return self.label_kind == self.LabelKind.BINARY
+
+    @property
+    def provenance(self) -> str:
+        """One line for cards, results and the admin: where the labels come from."""
+        dataset = self.source.get("dataset")
+        kind = "binary labels" if self.is_binary_only else "binary and scalar labels"
+        origin = f"{dataset}: " if dataset else ""
+        return f"{origin}{self.get_label_source_display()}; {kind}"
+
+    @property
     def is_final(self) -> bool:
         return self.lifecycle in (self.Lifecycle.FINAL, self.Lifecycle.ARCHIVED)
 
@@ -54,7 +83,9 @@ class LabelSetClip(models.Model):
     label_set = models.ForeignKey(LabelSet, on_delete=models.CASCADE, related_name="clips")
     position = models.PositiveIntegerField(help_text="Order in the set: by study, then clip id.")
     clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="+")
-    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="+")
+    study = models.ForeignKey(
+        Study, on_delete=models.PROTECT, null=True, blank=True, related_name="+", help_text="None: an imported set."
+    )
     clip_key = models.CharField(max_length=200, help_text="The clip id used in the manifest.")
     split = models.CharField(max_length=10)
     language = models.CharField(max_length=35, blank=True)

@@ -184,7 +184,7 @@ def audiofolder_metadata(clip: dict, file_name: str, *, word_times: bool = True)
         "scale_step": clip["scale_step"] or 0,
         "words": [w["text"] for w in words],
         "binary": [int(w["binary"]) for w in words],
-        "scalar": [float(w["scalar"]) for w in words],
+        "scalar": [None if w["scalar"] is None else float(w["scalar"]) for w in words],  # None: binary only
         "annotators": len(clip["annotators"]),
     }
     if word_times:
@@ -222,7 +222,7 @@ def write_textgrid(clip: dict, path: Path) -> None:
     tiers = {
         "words": lambda w: w["text"],
         "binary": lambda w: str(int(w["binary"])),
-        "scalar": lambda w: f"{w['scalar']:.4f}",
+        "scalar": lambda w: "" if w["scalar"] is None else f"{w['scalar']:.4f}",
     }
     for name, label in tiers.items():
         entries = [(w["start"], w["end"], label(w)) for w in clip["words"]]

@@ -58,7 +58,7 @@ def parquet_record(row: dict, audio: bytes, file_name: str) -> dict:
         "start": [w["start"] for w in words],
         "end": [w["end"] for w in words],
         "binary": [int(w["binary"]) for w in words],
-        "scalar": [float(w["scalar"]) for w in words],
+        "scalar": [None if w["scalar"] is None else float(w["scalar"]) for w in words],  # None: binary-only set
         "annotators": list(row["annotators"]),
         "levels": [list(w["levels"]) for w in words],
     }

@@ -58,5 +58,5 @@ def label_set_rows(*, label_set_id: int, chunk_size: int = 2000) -> Iterator[dic
     for values in rows.iterator(chunk_size=chunk_size):
         row = dict(zip(ROW_FIELDS, values))
         row["clip_id"] = row.pop("clip_key")
-        row["study"] = row.pop("study__slug")
+        row["study"] = row.pop("study__slug") or ""  # "": an imported set, made from no study
         yield row

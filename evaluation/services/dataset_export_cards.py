@@ -22,7 +22,9 @@ def label_set_card(*, label_set: LabelSet, export_format: str, written: Written)
     facts = {
         "label set": f"{label_set.name}, version {label_set.version} ({label_set.lifecycle})",
         "format": DatasetExport.Format(export_format).label,
-        "studies": "; ".join(f"{study.slug} ({study.name})" for study in studies),
+        "labels": label_set.provenance,
+        **_imported_from(label_set.source),
+        "studies": "; ".join(f"{study.slug} ({study.name})" for study in studies) or "none (an imported set)",
         "clips": summary.get("clips"),
         "words": summary.get("words"),
         "annotations": summary.get("annotations"),
@@ -45,6 +47,20 @@ def label_set_card(*, label_set: LabelSet, export_format: str, written: Written)
         files=written.files,
         left_out=left_out_lines(summary.get("left_out", {})) + written.left_out,
     )
+
+
+def _imported_from(source: dict) -> dict:
+    """The files a set (or its studies) was imported from, with their checksum; none when run here."""
+    if "files" in source:
+        return {
+            "imported from": f"{', '.join(source['files'])} (SHA-256 {source['sha256']}), "
+            f"audio from {source['audio_folder']}"
+        }
+    imported = source.get("studies", {})
+    if not imported:
+        return {}
+    entries = [f"{slug}: {entry['file']} (SHA-256 {entry['sha256']})" for slug, entry in sorted(imported.items())]
+    return {"imported from": "; ".join(entries)}
 
 
 def _unmapped_emotions(summary: dict) -> dict:

@@ -119,18 +119,34 @@ def label_set_create(
     not_emphasis = [study.slug for study in studies if study.kind != Study.Kind.EMPHASIS]
     if not_emphasis:
         raise LabelSetRefused(f"label sets are made from emphasis studies; not: {', '.join(not_emphasis)}")
+    scales = {study.scale for study in studies}
+    if len(scales) > 1:
+        raise LabelSetRefused("a label set's studies share one scale: binary and three-level studies do not mix")
+    binary = scales == {Study.Scale.BINARY}
     with transaction.atomic():
         latest = LabelSet.objects.select_for_update().filter(name=name).aggregate(latest=Max("version"))["latest"]
         label_set = LabelSet.objects.create(
             name=name,
             version=(latest or 0) + 1,
             parameters=parameters.as_dict(),
+            label_kind=LabelSet.LabelKind.BINARY if binary else LabelSet.LabelKind.LEVELS,
+            source=_imported_studies(studies),
             created_by=user if user is not None and user.is_authenticated else None,
         )
         label_set.studies.set(studies)
         if enqueue:
             job_enqueue(label_set)
     return label_set
+
+
+def _imported_studies(studies: list[Study]) -> dict:
+    """Where studies imported from a published crowd (annotation.services.crowd_study_import)
+    came from, for the set's provenance; {} for studies run here."""
+    imported = {study.slug: study.selection["imported"] for study in studies if "imported" in study.selection}
+    if not imported:
+        return {}
+    datasets = sorted({entry.get("dataset", "") for entry in imported.values()})
+    return {"dataset": "; ".join(datasets), "studies": imported}
 
 
 def label_set_build(*, label_set_id: int) -> None:
@@ -213,13 +229,15 @@ def _rows(label_set: LabelSet, entries, parameters: LabelSetParameters) -> list[
             scale_step=steps.get(clip.key),
             duration=detail.duration,
             annotators=[opaque_annotator_id(study.slug, key) for key in clip.annotators],
-            words=_words(clip, detail),
+            words=_words(clip, detail, binary_only=study.scale == Study.Scale.BINARY),
         )
         for position, (study, clip, detail) in enumerate(ordered)
     ]
 
 
-def _words(clip, detail) -> list[dict]:
+def _words(clip, detail, *, binary_only: bool) -> list[dict]:
+    # A binary study's levels are 0 or 1: the scalar mean of 0 and 0.5 would read as half the
+    # emphasis it is, so such a set has binary labels only.
     return [
         {
             "index": index,
@@ -227,7 +245,7 @@ def _words(clip, detail) -> list[dict]:
             "start": start,
             "end": end,
             "binary": clip.labels.binary[index],
-            "scalar": clip.labels.scalar[index],
+            "scalar": None if binary_only else clip.labels.scalar[index],
             "levels": [int(level) for level in clip.levels[:, index]],
         }
         for index, (text, start, end) in enumerate(detail.words)

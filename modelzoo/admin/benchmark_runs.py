@@ -43,6 +43,7 @@ class BenchmarkRunAdmin(admin.ModelAdmin):
         "group_link",
         "label_set",
         "test_label_set",
+        "tested_against",
         "detector",
         "backbone",
         "label_mode",
@@ -181,6 +182,11 @@ class BenchmarkRunAdmin(admin.ModelAdmin):
     def group_link(self, run):
         url = reverse("admin:modelzoo_benchmarkrun_group", args=[run.group])
         return format_html('<a href="{}">{}</a>', url, run.group)
+
+    @admin.display(description="tested against")
+    def tested_against(self, run):
+        """Where the test labels come from (crowd, script, LLM, automatic): what the scores mean."""
+        return (run.test_label_set or run.label_set).provenance
 
     @admin.display(description="checkpoint size")
     def checkpoint_size_text(self, run):

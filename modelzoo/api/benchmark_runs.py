@@ -135,6 +135,14 @@ class BenchmarkLaunchedSerializer(serializers.Serializer):
     runs = BenchmarkRunSerializer(many=True)
 
 
+class LabelProvenanceSerializer(serializers.Serializer):
+    label_set = serializers.CharField()
+    label_source = serializers.ChoiceField(choices=LabelSet.LabelSource.choices)
+    label_kind = serializers.ChoiceField(choices=LabelSet.LabelKind.choices)
+    dataset = serializers.CharField(help_text="The published dataset it was imported from; empty for studies run here.")
+    provenance = serializers.CharField(help_text="The same, in words.")
+
+
 class BenchmarkResultsSerializer(serializers.Serializer):
     run = serializers.IntegerField()
     group = serializers.UUIDField()
@@ -151,6 +159,8 @@ class BenchmarkResultsSerializer(serializers.Serializer):
     )
     details = serializers.DictField(help_text="Hyperparameters used, backbone, clips per split, history, seconds.")
     human_agreement = serializers.ListField(child=serializers.DictField())
+    trained_on = LabelProvenanceSerializer()
+    tested_against = LabelProvenanceSerializer(help_text="The second set for cross-dataset runs, else the set itself.")
     predictions_url = serializers.URLField(help_text="Per-word test predictions (CSV); no credentials needed.")
     checkpoint_url = serializers.URLField(help_text="The trained detector, zipped; no credentials needed.")
     expires_in = serializers.IntegerField(help_text="Seconds the two links stay valid.")

@@ -73,4 +73,17 @@ def run_results(run: BenchmarkRun) -> dict:
         "metrics": run.metrics,
         "details": run.details,
         "human_agreement": human_agreement(label_sets=[run.label_set]),
+        "trained_on": label_provenance(run.label_set),
+        "tested_against": label_provenance(run.test_label_set or run.label_set),
+    }
+
+
+def label_provenance(label_set) -> dict:
+    """Where a set's labels come from, so a result says what it was tested against."""
+    return {
+        "label_set": str(label_set),
+        "label_source": label_set.label_source,
+        "label_kind": label_set.label_kind,
+        "dataset": label_set.source.get("dataset", ""),
+        "provenance": label_set.provenance,
     }

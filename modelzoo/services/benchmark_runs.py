@@ -56,6 +56,7 @@ def benchmark_runs_launch(
     refused here first: sets that are not final, unknown hyperparameters, settings the set
     cannot give."""
     _check_sets(label_set, test_label_set, plan.kind)
+    _check_label_mode(label_set, test_label_set, label_mode)
     _check_devices(detector, devices)
     try:
         overrides = run_overrides(detector=detector, label_mode=label_mode, overrides=config)
@@ -125,6 +126,18 @@ def _check_sets(label_set: LabelSet, test_label_set: LabelSet | None, kind: str)
         raise BenchmarkRefused("a second label set to test on goes with the cross-dataset setting, and only with it")
     if test_label_set is not None and test_label_set.pk == label_set.pk:
         raise BenchmarkRefused("cross-dataset tests on a different label set than the one it trains on")
+
+
+def _check_label_mode(label_set: LabelSet, test_label_set: LabelSet | None, label_mode: str) -> None:
+    """A binary-only set (an imported dataset, a binary study) has no scalar label to train on or
+    to score a scalar head against: only the binary mode runs on it."""
+    for chosen in (label_set, test_label_set):
+        if chosen is not None and chosen.is_binary_only and label_mode != "binary":
+            raise BenchmarkRefused(
+                f"{chosen} has binary labels only ({chosen.provenance}): it cannot train or test a scalar head; "
+                f'choose the label mode "binary", not {label_mode!r}',
+                field="label_mode",
+            )
 
 
 def benchmark_run_cancel(*, run: BenchmarkRun) -> BenchmarkRun:

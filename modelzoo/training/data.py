@@ -143,7 +143,7 @@ def _clip_from_set_row(row: dict, folder: Path, audiofolder: dict) -> Clip:
 
         audio_path = folder / row["split"] / f"{safe_file_stem(row['clip_id'])}.wav"
     words = tuple(
-        Word(w["text"], _seconds(w.get("start")), _seconds(w.get("end")), int(w["binary"]), float(w["scalar"]))
+        Word(w["text"], _seconds(w.get("start")), _seconds(w.get("end")), int(w["binary"]), _scalar(w["scalar"]))
         for w in sorted(row["words"], key=lambda w: w["index"])
     )
     return _clip(row, words, audio_path)
@@ -153,12 +153,19 @@ def _clip_from_metadata(row: dict, audio_path: Path) -> Clip:
     count = len(row["words"])
     starts, ends = row.get("start") or [None] * count, row.get("end") or [None] * count
     words = tuple(
-        Word(text, _seconds(start), _seconds(end), int(binary), float(scalar))
+        Word(text, _seconds(start), _seconds(end), int(binary), _scalar(scalar))
         for text, start, end, binary, scalar in zip(
             row["words"], starts, ends, row["binary"], row["scalar"], strict=True
         )
     )
     return _clip(row, words, audio_path)
+
+
+def _scalar(value) -> float:
+    """A binary-only set (an imported dataset, a binary study) has no scalar label: it reads as 0,
+    which nothing uses, since such a set is never trained or tested in a mode with a scalar head
+    (modelzoo.services.benchmark_runs refuses it)."""
+    return 0.0 if value is None else float(value)
 
 
 def _clip(row: dict, words: tuple[Word, ...], audio_path: Path) -> Clip:

@@ -39,6 +39,7 @@ COMMAND_TESTS = {
     "labelset_export": "tests/evaluation/test_labelset_export_command.py",
     "import_system_outputs": "tests/evaluation/suites/test_system_output_import.py",
     "import_cast_items": "tests/evaluation/suites/test_cast_import.py",
+    "import_emphasis_dataset": "tests/evaluation/test_emphasis_dataset_imports.py",
     "requeue_stale_jobs": "tests/annotation/test_jobs.py",
     "demo_crowd": "tests/evaluation/test_demo_crowd.py",
     "collectstatic": "tests/browser/conftest.py",

@@ -97,11 +97,11 @@ class AcousticDetector(Detector):
         self.parameters = _parameters(scaler, logistic, ridge, constant=constant)
         self.history = [
             *(
-                {"C": c, f"validation {measure}": v, "best": model is logistic}
+                {"C": c, f"validation {measure}": _defined(v), "best": model is logistic}
                 for c, model, v in zip(self.config.c_grid, logistics, binary_values)
             ),
             *(
-                {"alpha": a, "validation pearson": v, "best": model is ridge}
+                {"alpha": a, "validation pearson": _defined(v), "best": model is ridge}
                 for a, model, v in zip(self.config.alpha_grid, ridges, pearsons)
             ),
         ]
@@ -150,3 +150,10 @@ def _parameters(scaler, logistic, ridge, *, constant: int | None) -> dict:
         "scalar_coef": ridge.coef_.tolist(),
         "scalar_intercept": float(ridge.intercept_),
     }
+
+
+def _defined(value: float) -> float | None:
+    """A validation measure for the history (stored as JSON, which has no NaN nor infinity): None
+    where it is undefined (scored -inf for the choice), as the Pearson r of constant labels is (a
+    binary-only set's scalar is all 0)."""
+    return float(value) if np.isfinite(value) else None

@@ -1,0 +1,162 @@
+"""crowd_study_import: a published crowd's annotations as a closed, binary emphasis study.
+
+Morrison et al.'s LibriTTS prominence annotations (annotation.ingest.morrison_annotations) come
+in as what they are: raw annotations by anonymised annotators, one 0/1 per word. Their clips go
+through the corpus import; each annotator becomes a participant (named MORRISON-<their id>,
+their language and country kept as screening answers) with one completed task holding their
+items, and each item an annotation whose levels are the scores (1: emphasized). The agreement
+report, the label set and the review page then read the study as any other.
+
+The emphases project's annotator filters are decisions here: an annotator who breaks one is
+rejected, with the rule in the decision note, so that every report and label set leaves their
+annotations out and counts them. `apply_filters=False` keeps everyone.
+
+Atomic: a bad record refuses the whole import (every bad record named), and files stored before
+a failure are deleted.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.ingest.dataset_clips import DatasetProblem
+from annotation.ingest.errors import ImportRefused
+from annotation.ingest.morrison_annotations import DATASET, CrowdDraft, annotator_filter_reasons, read_morrison
+from annotation.models import Annotation, Corpus, Participant, Study, StudyItem, Task, TaskItem
+from annotation.services.corpus_import import limits_from_settings
+from annotation.services.dataset_clips import dataset_clips_import
+from annotation.services.studies import free_slug
+
+PID_PREFIX = "MORRISON-"
+NOTE = "Imported annotator of {dataset} ({file})."
+
+
+@dataclass
+class CrowdImportReport:
+    study: Study
+    clips: int
+    annotators: int
+    annotations: int
+    rejected: dict[str, list[str]]  # participant name -> the filters they broke
+
+    def as_dict(self) -> dict:
+        return {
+            "study": self.study.slug,
+            "clips": self.clips,
+            "annotators": self.annotators,
+            "annotations": self.annotations,
+            "rejected": self.rejected,
+        }
+
+
+def crowd_study_import(
+    *,
+    path: Path,
+    audio_folder: Path,
+    study_name: str,
+    corpus_name: str | None = None,
+    apply_filters: bool = True,
+) -> CrowdImportReport:
+    if Study.objects.filter(name=study_name).exists():
+        raise ImportRefused(path.name, [_study_exists(study_name)])
+    draft = read_morrison(Path(path), Path(audio_folder), limits_from_settings())
+    if draft.problems:
+        raise ImportRefused(draft.file, sorted(draft.problems, key=lambda problem: problem.order))
+    corpus_name = corpus_name or study_name
+    stored: list[str] = []
+    try:
+        with transaction.atomic():
+            clips = dataset_clips_import(
+                drafts=list(draft.clips.values()), corpus_name=corpus_name, file_name=draft.file, stored=stored
+            )
+            return _write(draft, clips, study_name, Corpus.objects.get(name=corpus_name), apply_filters)
+    except BaseException:
+        for name in stored:
+            default_storage.delete(name)
+        raise
+
+
+def _study_exists(name: str) -> DatasetProblem:
+    return DatasetProblem(0, "--study", "", "name", f"a study named {name!r} exists already; choose another name")
+
+
+def _write(draft: CrowdDraft, clips: dict, study_name: str, corpus: Corpus, filters: bool) -> CrowdImportReport:
+    counts = _annotations_per_clip(draft)
+    study = Study.objects.create(
+        name=study_name,
+        slug=free_slug(study_name),
+        corpus=corpus,
+        kind=Study.Kind.EMPHASIS,
+        scale=Study.Scale.BINARY,
+        status=Study.Status.CLOSED,
+        language="en",
+        target_annotations=max(counts.values()),
+        attention_checks_per_task=0,
+        selection={"imported": {"dataset": DATASET, "format": "morrison", "file": draft.file, "sha256": draft.sha256}},
+    )
+    created = StudyItem.objects.bulk_create(
+        StudyItem(study=study, clip=clips[stem], completed_count=counts.get(stem, 0)) for stem in clips
+    )
+    items = dict(zip(clips, created, strict=True))
+    now = timezone.now()
+    rejected: dict[str, list[str]] = {}
+    annotations = 0
+    note = NOTE.format(dataset=DATASET, file=draft.file)
+    for annotator in draft.annotators:
+        reasons = annotator_filter_reasons([scores for _, scores in annotator.items]) if filters else []
+        participant = Participant.objects.create(
+            study=study,
+            prolific_pid=f"{PID_PREFIX}{annotator.key}",
+            consented_at=now,
+            screened_at=now,
+            completed_at=now,
+            screening_answers={"language": annotator.language, "country": annotator.country},
+            decision=Participant.Decision.REJECTED if reasons else Participant.Decision.PENDING,
+            decision_note=note
+            + (" Left out by the emphases project's filters: " + "; ".join(reasons) if reasons else ""),
+        )
+        if reasons:
+            rejected[participant.prolific_pid] = reasons
+        annotations += _annotations(study, participant, annotator.items, clips, items, now)
+    return CrowdImportReport(study, len(clips), len(draft.annotators), annotations, rejected)
+
+
+def _annotations_per_clip(draft: CrowdDraft) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for annotator in draft.annotators:
+        for stem, _ in annotator.items:
+            counts[stem] = counts.get(stem, 0) + 1
+    return counts
+
+
+def _annotations(study, participant, annotator_items, clips, items, now) -> int:
+    task = Task.objects.create(
+        participant=participant, study=study, status=Task.Status.COMPLETED, expires_at=now, completed_at=now
+    )
+    task_items = TaskItem.objects.bulk_create(
+        TaskItem(
+            task=task,
+            position=position,
+            clip=clips[stem],
+            study_item=items[stem],
+            word_count=len(scores),
+            duration=clips[stem].duration,
+            status=TaskItem.Status.SUBMITTED,
+        )
+        for position, (stem, scores) in enumerate(annotator_items)
+    )
+    Annotation.objects.bulk_create(
+        Annotation(
+            item=task_item,
+            participant=participant,
+            clip=task_item.clip,
+            levels=scores,
+            coverage=1.0,  # not recorded in the release; the crowd heard each clip to mark it
+            seconds_spent=task_item.duration,
+        )
+        for task_item, (_, scores) in zip(task_items, annotator_items, strict=True)
+    )
+    return len(task_items)

@@ -1,0 +1,177 @@
+"""POST /api/v1/dataset-imports/: a public emphasis dataset uploaded as a .zip, imported as
+import_emphasis_dataset does (multipart):
+
+- `format` emphassess, tinystress or stresstest: a corpus and a label set (final unless `draft`),
+  with its provenance; needs evaluation.add_labelset;
+- `format` morrison: a corpus and a closed binary study of the crowd's annotations (and, with
+  `label_set`, its final label set); needs annotation.add_study too.
+The archive holds the dataset file(s) (`data`, a path inside it; default gold_df.json,
+annotations.json, or the whole archive for the Hugging Face layouts) and the audio (`audio`, a
+folder inside it; default its root). Atomic: a refusal is 400 with the command's message in
+"detail" and the first bad records in "problems" (where, clip, field, reason); nothing is
+written. Synchronous: the upload is limited to IMPORT_MAX_ARCHIVE_BYTES.
+"""
+
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+
+from annotation.access import require_perm
+from annotation.api.base import ApiViewSet
+from annotation.ingest.dataset_clips import DatasetProblem
+from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
+from annotation.ingest.source import extract_zip, relative_path_problem
+from annotation.services.corpus_import import limits_from_settings
+from annotation.services.crowd_study_import import crowd_study_import
+from evaluation.api.label_sets import LabelSetSerializer
+from evaluation.api.systems import TextChoiceField
+from evaluation.ingest.emphasis_datasets import FORMATS
+from evaluation.models import LabelSet
+from evaluation.services.label_set_imports import SPLIT_MODES, crowd_label_set_make, label_set_import
+from evaluation.services.label_sets import LabelSetRefused
+
+CROWD_FORMAT = "morrison"
+DEFAULT_DATA = {"emphassess": "gold_df.json", CROWD_FORMAT: "annotations.json"}
+STUDY_PERMISSION = "annotation.add_study"
+
+
+class DatasetImportSerializer(serializers.Serializer):
+    archive = serializers.FileField(help_text="A .zip holding the dataset file(s) and the audio files.")
+    format = TextChoiceField(
+        choices=[*FORMATS, CROWD_FORMAT], help_text=f"One of {', '.join([*FORMATS, CROWD_FORMAT])}."
+    )
+    name = serializers.CharField(max_length=200, help_text="The label set's name (morrison: the study's).")
+    data = serializers.CharField(
+        required=False, default="", allow_blank=True, help_text="The dataset file or folder inside the archive."
+    )
+    audio = serializers.CharField(
+        required=False, default="", allow_blank=True, help_text="The audio folder inside the archive (default: root)."
+    )
+    corpus = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    splits = serializers.ChoiceField(choices=SPLIT_MODES, default="given")
+    split_seed = serializers.IntegerField(min_value=0, default=0)
+    label_source = serializers.ChoiceField(choices=LabelSet.LabelSource.choices, required=False, allow_null=True)
+    draft = serializers.BooleanField(default=False, help_text="Leave the label set a draft.")
+    label_set = serializers.CharField(
+        max_length=200, required=False, default="", allow_blank=True, help_text="morrison: also make this label set."
+    )
+    keep_all_annotators = serializers.BooleanField(default=False, help_text="morrison: skip the annotator filters.")
+
+    def validate(self, values: dict) -> dict:
+        for name in ("data", "audio"):
+            problem = relative_path_problem(values[name]) if values[name] else None
+            if problem:
+                raise serializers.ValidationError({name: f"{values[name]!r} {problem}"})
+        if not values["archive"].name.lower().endswith(".zip"):
+            raise serializers.ValidationError({"archive": "must be a .zip"})
+        if values["archive"].size > settings.IMPORT_MAX_ARCHIVE_BYTES:
+            limit = settings.IMPORT_MAX_ARCHIVE_BYTES
+            raise serializers.ValidationError({"archive": f"is {values['archive'].size} bytes; the limit is {limit}"})
+        return values
+
+
+class DatasetProblemSerializer(serializers.Serializer):
+    where = serializers.CharField(help_text='The file and record, e.g. "gold_df.json line 3".')
+    clip_id = serializers.CharField()
+    field = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class DatasetRefusalSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="The whole message, as the management command prints it.")
+    problems = DatasetProblemSerializer(many=True, required=False, help_text=f"The first {SHOWN_PROBLEMS} records.")
+    more_problems = serializers.IntegerField(required=False)
+
+
+class DatasetImportedSerializer(serializers.Serializer):
+    format = serializers.CharField()
+    label_set = LabelSetSerializer(allow_null=True, help_text="The set made; null for morrison without label_set.")
+    study = serializers.IntegerField(allow_null=True, help_text="morrison: the closed binary study made.")
+    summary = serializers.DictField(help_text="The set's summary, or the crowd import's (clips, annotators, rejected).")
+
+
+class DatasetImportViewSet(ApiViewSet):
+    queryset = LabelSet.objects.none()  # POST needs evaluation.add_labelset (morrison: annotation.add_study too)
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        request={"multipart/form-data": DatasetImportSerializer},
+        responses={
+            201: DatasetImportedSerializer,
+            400: OpenApiResponse(DatasetRefusalSerializer, description="Refused; nothing was written."),
+        },
+    )
+    def create(self, request):
+        """Import a published emphasis dataset, as import_emphasis_dataset does."""
+        given = DatasetImportSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        values = given.validated_data
+        if values["format"] == CROWD_FORMAT:
+            require_perm(request, STUDY_PERMISSION)
+        with tempfile.TemporaryDirectory(prefix="dataset-import-") as folder:
+            root = Path(folder) / "archive"
+            archive = Path(folder) / "upload.zip"
+            with archive.open("wb") as handle:
+                for chunk in values["archive"].chunks():
+                    handle.write(chunk)
+            try:
+                extract_zip(archive, root, limits_from_settings())
+                body = self._import(request, values, root)
+            except (SourceRefused, ImportRefused, LabelSetRefused, FileNotFoundError) as error:
+                return Response(_refusal(error), status=status.HTTP_400_BAD_REQUEST)
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def _import(self, request, values: dict, root: Path) -> dict:
+        data = root / (values["data"] or DEFAULT_DATA.get(values["format"], ""))
+        audio = root / values["audio"] if values["audio"] else root
+        if values["format"] == CROWD_FORMAT:
+            report = crowd_study_import(
+                path=data,
+                audio_folder=audio,
+                study_name=values["name"],
+                corpus_name=values["corpus"] or None,
+                apply_filters=not values["keep_all_annotators"],
+            )
+            label_set = None
+            if values["label_set"]:
+                label_set = crowd_label_set_make(study=report.study, name=values["label_set"], user=request.user)
+            return self._body(request, values, label_set, report.study.pk, report.as_dict())
+        label_set = label_set_import(
+            format_key=values["format"],
+            path=data,
+            audio_folder=audio,
+            name=values["name"],
+            corpus_name=values["corpus"] or None,
+            splits=values["splits"],
+            split_seed=values["split_seed"],
+            label_source=values.get("label_source"),
+            finalize=not values["draft"],
+            audio_named=f"uploaded archive {values['archive'].name}"
+            + (f", {values['audio']}" if values["audio"] else ""),
+            user=request.user,
+        )
+        return self._body(request, values, label_set, None, label_set.summary)
+
+    def _body(self, request, values, label_set, study, summary) -> dict:
+        shown = LabelSetSerializer(label_set, context={"request": request}).data if label_set else None
+        return {"format": values["format"], "label_set": shown, "study": study, "summary": summary}
+
+
+def _refusal(error: Exception) -> dict:
+    body = {"detail": str(error)}
+    if isinstance(error, ImportRefused):
+        shown = error.problems[:SHOWN_PROBLEMS]
+        body["problems"] = [
+            {"where": _where(p), "clip_id": p.clip_id, "field": p.field, "reason": p.reason} for p in shown
+        ]
+        body["more_problems"] = len(error.problems) - len(shown)
+    return body
+
+
+def _where(problem) -> str:
+    return problem.where if isinstance(problem, DatasetProblem) else f"line {problem.line}"

@@ -1,0 +1,97 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.ingest.errors import ImportRefused
+from annotation.services.crowd_study_import import crowd_study_import
+from evaluation.ingest.emphasis_datasets import FORMATS
+from evaluation.models import LabelSet
+from evaluation.services.label_set_imports import SPLIT_MODES, crowd_label_set_make, label_set_import
+from evaluation.services.label_sets import LabelSetRefused
+
+CROWD_FORMAT = "morrison"
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a published emphasis dataset, its audio from a local folder (nothing is downloaded): "
+        "EmphAssess, TinyStress-15K or StressTest as a corpus and a final label set; Morrison et al.'s "
+        "crowdsourced LibriTTS annotations as a corpus and a closed binary study (and, with --label-set, "
+        "its label set). Atomic: if any record is bad nothing is written, and every bad record is named."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("format", choices=[*FORMATS, CROWD_FORMAT])
+        parser.add_argument(
+            "path", type=Path, help="gold_df.json, a Hugging Face dataset folder or file, annotations.json"
+        )
+        parser.add_argument("--audio", type=Path, required=True, help="The folder holding the dataset's audio files.")
+        parser.add_argument("--name", required=True, help="The label set's name (morrison: the study's).")
+        parser.add_argument("--corpus", help="Corpus the clips go into (default: the dataset's name, or the study's).")
+        parser.add_argument(
+            "--splits",
+            choices=SPLIT_MODES,
+            default="given",
+            help='"given": the layout\'s split files; "assign": drawn per language, seeded; or one split for all.',
+        )
+        parser.add_argument("--split-seed", type=int, default=0)
+        parser.add_argument(
+            "--label-source",
+            choices=LabelSet.LabelSource.values,
+            help="Where the labels come from, if not the default.",
+        )
+        parser.add_argument("--draft", action="store_true", help="Leave the label set a draft (finalize it later).")
+        parser.add_argument("--label-set", help="morrison: also build and finalize a label set of this name.")
+        parser.add_argument(
+            "--keep-all-annotators", action="store_true", help="morrison: do not apply the emphases project's filters."
+        )
+
+    def handle(self, *args, format, path, audio, name, **options):
+        if not audio.is_dir():
+            raise CommandError(f"--audio {audio}: not a folder")
+        try:
+            if format == CROWD_FORMAT:
+                self._crowd(path, audio, name, options)
+            else:
+                self._labelled(format, path, audio, name, options)
+        except (ImportRefused, LabelSetRefused, FileNotFoundError) as error:
+            raise CommandError(str(error)) from None
+
+    def _labelled(self, format, path, audio, name, options) -> None:
+        label_set = label_set_import(
+            format_key=format,
+            path=path,
+            audio_folder=audio,
+            name=name,
+            corpus_name=options["corpus"],
+            splits=options["splits"],
+            split_seed=options["split_seed"],
+            label_source=options["label_source"],
+            finalize=not options["draft"],
+        )
+        counts = ", ".join(
+            f"{language}: " + ", ".join(f"{split} {n}" for split, n in sorted(splits.items()))
+            for language, splits in sorted(label_set.summary["counts"].items())
+        )
+        self.stdout.write(
+            f"Label set {label_set} ({label_set.lifecycle}): {label_set.summary['clips']} clip(s) ({counts}); "
+            f"labels: {label_set.provenance}."
+        )
+
+    def _crowd(self, path, audio, name, options) -> None:
+        report = crowd_study_import(
+            path=path,
+            audio_folder=audio,
+            study_name=name,
+            corpus_name=options["corpus"],
+            apply_filters=not options["keep_all_annotators"],
+        )
+        self.stdout.write(
+            f"Closed binary study {report.study.name!r}: {report.clips} clip(s), {report.annotators} annotator(s), "
+            f"{report.annotations} annotation(s); {len(report.rejected)} annotator(s) left out by the filters."
+        )
+        for annotator, reasons in sorted(report.rejected.items()):
+            self.stdout.write(f"  {annotator}: {'; '.join(reasons)}")
+        if options["label_set"]:
+            label_set = crowd_label_set_make(study=report.study, name=options["label_set"])
+            self.stdout.write(f"Label set {label_set} ({label_set.lifecycle}): {label_set.provenance}.")
