@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0012_vocabulary_sound_check_listening_form_item"),
+        ("annotation", "0016_api_idempotency_keys"),
     ]
 
     operations = [
