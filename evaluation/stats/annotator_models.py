@@ -20,9 +20,12 @@ annotators at three levels (0, 1, 2). Two models:
   P(level <= k | theta) = Phi((t_j,k+1 - theta) / sigma_j): a Dawid-Skene model whose confusion
   is constrained by a latent threshold model, three parameters an annotator, the order of the
   levels kept. A listener who marks only heavy emphasis is a high t_j1, a spammer a large
-  sigma_j. The true level of a word is 1 from the listeners' own level-1 threshold (their
-  median t_j1, each weighted by 1 / sigma_j^2, so that spammers count for nothing) and 2 from
-  their median t_j2; P(truly emphasized) = P(theta >= median t_1). Fitted by EM (M step: one
+  sigma_j. A word is truly emphasized where the published rule would call it so on average with
+  the study's N listeners a clip, whoever they were: where more than N/2 of N listeners of the
+  typical chance of marking it (each annotator weighted by 1 / sigma_j^2, so that spammers
+  count for nothing) mark it with probability at least 1/2; P(truly emphasized) is the
+  posterior mass of those prominences, and level 2 starts at the same weights' median t_j2.
+  Fitted by EM (M step: one
   L-BFGS over all annotators' parameters, with a weak normal prior that keeps an annotator
   with few words finite and fixes the latent scale). Why not Dawid-Skene's free classes: in
   MMEE-like data, words within a class differ in prominence, so listeners' marks on a word are
@@ -50,6 +53,7 @@ from importlib.metadata import version
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_ndtr, ndtr
+from scipy.stats import binom
 
 MODELS = ("dawid-skene", "ordinal")
 DEFAULT_RESAMPLES = 20
@@ -271,17 +275,21 @@ def _fit_ordinal(table: _Table, start) -> dict:
 
 
 def _ordinal_summary(table, parameters, prior, posterior) -> dict:
-    """The true levels' cut points are the listeners' own: the median level-1 and level-2
-    thresholds, each annotator weighted by their precision 1 / sigma^2 (a spammer, all noise,
-    weighs nothing; an annotator who marks only heavy emphasis pulls level 1 up only by their share)."""
-    t1, t2, sigma = _thresholds(parameters)
+    """A word is truly emphasized where the published rule would, on average, call it so with the
+    study's number of listeners a clip (N, the median), free of who those listeners happened to
+    be: where P(Binomial(N, p(theta)) > N/2) >= 1/2, p(theta) being the listeners' mean chance of
+    marking a word of that prominence, each annotator weighted by their precision 1 / sigma^2 (a
+    spammer, all noise, weighs nothing). Level 2 starts at the same weights' median t_2."""
+    _, t2, sigma = _thresholds(parameters)
     labelled = np.bincount(table.row_annotator, minlength=table.n_annotators) > 0
     weight = np.where(labelled, 1.0 / sigma**2, 0.0)
-    cut1, cut2 = _weighted_median(t1, weight), _weighted_median(t2, weight)
-    emphasized = cut1 <= _GRID
-    level = emphasized.astype(int) + (cut2 <= _GRID)
+    mark_chance = 1.0 - _ordinal_confusion(parameters)[:, :, 0]  # (A, grid) P(mark | prominence)
+    typical = weight @ mark_chance / weight.sum()
+    listeners = _listeners_per_word(table)
+    emphasized = binom.sf(listeners // 2, listeners, typical) >= 0.5  # more than N/2 of N mark it
+    level = emphasized.astype(int) + (emphasized & (_weighted_median(t2, weight) <= _GRID))
     levels = np.stack([posterior[:, level == k].sum(axis=1) for k in range(3)], axis=1)
-    marked = 1.0 - _ordinal_confusion(parameters)[:, :, 0]  # (A, grid) P(mark | prominence)
+    marked = mark_chance
     inside, outside = prior * emphasized, prior * ~emphasized
     reliability = marked @ inside / max(inside.sum(), 1e-12) - marked @ outside / max(outside.sum(), 1e-12)
     reliability[~labelled] = np.nan
@@ -292,6 +300,11 @@ def _ordinal_summary(table, parameters, prior, posterior) -> dict:
         "parameters": parameters,
         "prior": prior,
     }
+
+
+def _listeners_per_word(table) -> int:
+    """The median number of annotators who gave a word a level."""
+    return max(1, int(np.median(np.bincount(table.row_word))))
 
 
 def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
