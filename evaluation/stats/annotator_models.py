@@ -5,7 +5,7 @@ and pandas; no Django.
 The task of the models is the word, (clip, index); the annotations are clips x words x
 annotators at three levels (0, 1, 2). Two models:
 
-- "dawid-skene" (the default): the binary collapse (level >= 1 is a mark) fitted by crowd-kit's
+- "dawid-skene": the binary collapse (level >= 1 is a mark) fitted by crowd-kit's
   DawidSkene. Dawid and Skene (1979) give every annotator a full confusion matrix, here their
   sensitivity (marks a word that is emphasized) and specificity (leaves one that is not). That
   is the error our listeners make: their thresholds differ, so some miss weak emphasis and
@@ -13,7 +13,9 @@ annotators at three levels (0, 1, 2). Two models:
   a spammer is a matrix whose two columns are equal. GLAD's item difficulty would help little
   with 10 to 15 listeners a word and costs a fit ten times slower; MACE assumes spammers mark
   by a fixed distribution, which the confusion matrix contains as a special case.
-- "ordinal": the three levels, by a latent-trait model written here (crowd-kit has no ordinal
+- "ordinal" (the default: on the simulation with 10 % spammers its labels' error is 19 % below
+  the majority's at 5 listeners a clip and 2 % below at 10, where Dawid-Skene's is 19 % and 57 %
+  above; bench/annotator_models.py): the three levels, by a latent-trait model written here (crowd-kit has no ordinal
   model, nor has any well-kept library we know of). Each word has a latent prominence theta
   (on a grid, its distribution estimated); annotator j hears u = theta + sigma_j e (e standard
   normal) and answers the number of their two thresholds t_j1 < t_j2 below u, so
@@ -106,7 +108,7 @@ def word_posteriors(
     annotator: np.ndarray,
     levels: np.ndarray,
     n_annotators: int | None = None,
-    model: str = "dawid-skene",
+    model: str = "ordinal",
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> AnnotatorModelFit:
@@ -126,6 +128,9 @@ def word_posteriors(
         raise ValueError("resamples cannot be negative")
     started = time.perf_counter()
     table = _Table.build(clip, annotator, levels, n_annotators)
+    marks = table.row_level >= 1
+    if marks.min() == marks.max():
+        raise ValueError("an annotator model needs both marked and unmarked words; every word has the same mark")
     fit = _FITS[model]
     point = fit(table, None)
     replicates = []
