@@ -144,3 +144,29 @@ def test_a_model_that_cannot_be_fitted_fails_the_build_and_says_why(django_captu
     label_set.refresh_from_db()
     assert label_set.status == LabelSet.Status.FAILED
     assert "cannot be fitted" in label_set.error and "every word has the same mark" in label_set.error
+
+
+def test_the_parquet_and_audiofolder_exports_carry_the_model_lists(corpus_folder, django_capture_on_commit_callbacks):
+    import pyarrow.parquet as pq
+
+    from tests.evaluation.export_builders import audio_study
+
+    label_set = final_label_set(
+        audio_study(corpus_folder),
+        django_capture_on_commit_callbacks,
+        name="voices",
+        annotator_model="dawid-skene",
+        model_resamples=2,
+    )
+    rows = {row["clip_id"]: row for row in label_set_rows(label_set_id=label_set.pk)}
+    files = zip_entries(exported(django_capture_on_commit_callbacks, format="parquet", label_set=label_set))
+    table = pq.read_table(io.BytesIO(files["data/train.parquet"])).to_pylist()
+    assert {"posterior", "annotator_reliability", "annotator_reliability_se"} <= set(table[0])
+    for record in table:
+        row = rows[record["clip_id"]]
+        assert record["posterior"] == [word["posterior"] for word in row["words"]]
+        assert record["annotator_reliability"] == [pair[0] for pair in row["annotator_reliability"]]
+    folder = zip_entries(exported(django_capture_on_commit_callbacks, format="audiofolder", label_set=label_set))
+    metadata = json.loads(folder["train/metadata.jsonl"].decode().splitlines()[0])
+    assert metadata["posterior"] == [word["posterior"] for word in rows[metadata["clip_id"]]["words"]]
+    assert "annotator model" in folder["README.md"].decode()
