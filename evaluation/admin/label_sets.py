@@ -50,6 +50,7 @@ class LabelSetAdmin(admin.ModelAdmin):
         "label_kind",
         "source",
         "parameters",
+        "annotator_model",
         "checksum",
         "code_version",
         "created_by",

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("annotation", "0017_study_scale"),
-        ("evaluation", "0008_vocabulary_agreement_report_label_set_lifecycle"),
+        ("evaluation", "0010_label_uncertainty"),
     ]
 
     operations = [

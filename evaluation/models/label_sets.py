@@ -46,6 +46,11 @@ class LabelSet(BackgroundJob):
     source = models.JSONField(
         default=dict, blank=True, help_text="Imported sets: the dataset, its file and SHA-256, the audio folder."
     )
+    annotator_model = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Model-based labels (empty when off): the model, when it was fitted, each annotator's reliability.",
+    )
     checksum = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the rows as canonical JSON lines.")
     code_version = models.CharField(max_length=100, blank=True)
     finalized_at = models.DateTimeField(null=True, blank=True)
@@ -98,7 +103,11 @@ class LabelSetClip(models.Model):
     )
     duration = models.FloatField()
     annotators = models.JSONField(help_text="Opaque ids of the annotators, in the order of each word's levels.")
+    # With an annotator model, each word also has its "posterior" (P(truly emphasized)).
     words = models.JSONField(help_text="Per word: index, text, start, end, binary, scalar, levels.")
+    annotator_reliability = models.JSONField(
+        null=True, blank=True, help_text="With an annotator model: [reliability, SE] per annotator, as `annotators`."
+    )
 
     class Meta:
         ordering = ["label_set", "position"]

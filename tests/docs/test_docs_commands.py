@@ -37,6 +37,7 @@ COMMAND_TESTS = {
     "labelset_create": "tests/evaluation/test_label_set_commands.py",
     "labelset_finalize": "tests/evaluation/test_label_set_commands.py",
     "labelset_export": "tests/evaluation/test_labelset_export_command.py",
+    "design_study": "tests/evaluation/test_study_design.py",
     "import_system_outputs": "tests/evaluation/suites/test_system_output_import.py",
     "import_cast_items": "tests/evaluation/suites/test_cast_import.py",
     "import_emphasis_dataset": "tests/evaluation/test_emphasis_dataset_imports.py",
