@@ -172,3 +172,35 @@ def _methods() -> dict:
         "3 x 3 confusion of levels (rows: a's level, columns: b's) over the words both labelled, the "
         "observed agreement on the three levels and Cohen's kappa on the binary collapse",
     }
+
+
+def drilldown_csv_rows(section: dict | None):
+    """The drill-down as rows of the report's CSV (evaluation.reports.agreement_format.CSV_COLUMNS);
+    nothing for a report stored before it had one."""
+    if not section:
+        return
+    columns = section["clips"]["columns"]
+    for values in section["clips"]["rows"]:
+        row = dict(zip(columns, values))
+        base = {"section": "clip", "dimension": "clip", "group": row["clip"], "words": row["words"]}
+        for measure in columns[3:]:
+            if measure != "agreement_measure":
+                note = row["agreement_measure"] if measure == "agreement" else None
+                yield base | {"measure": measure, "value": row[measure], "note": note}
+    for section_name, key, rows in (
+        ("word_position", "position", section["positions"]),
+        ("word", "word", section["words"]["rows"]),
+    ):
+        for row in rows:
+            base = {"section": section_name, "dimension": key, "group": row[key], "words": row["words"]}
+            for measure in ("marked_share", "fleiss_kappa", "observed_agreement", f"alpha_{ALPHA_METRIC}"):
+                yield base | {"measure": measure, "value": row[measure]}
+            yield base | {"measure": "contested_share", "value": row["contested_share"]}
+    for row in section["pairs"]:
+        base = {"section": "annotator_pair", "dimension": "pair", "group": f"{row['a']} {row['b']}"}
+        base |= {"clips": row["clips"], "words": row["words"]}
+        for i, levels in enumerate(row["confusion"]):
+            for j, count in enumerate(levels):
+                yield base | {"measure": f"confusion_{i}_{j}", "value": count, "note": "rows: a's level, columns: b's"}
+        yield base | {"measure": "observed_agreement", "value": row["observed_agreement"]}
+        yield base | {"measure": "cohen_kappa", "value": row["cohen_kappa"], "method": "binary collapse"}
