@@ -204,3 +204,19 @@ def drilldown_csv_rows(section: dict | None):
                 yield base | {"measure": f"confusion_{i}_{j}", "value": count, "note": "rows: a's level, columns: b's"}
         yield base | {"measure": "observed_agreement", "value": row["observed_agreement"]}
         yield base | {"measure": "cohen_kappa", "value": row["cohen_kappa"], "method": "binary collapse"}
+
+
+SORTABLE = tuple(column for column in CLIP_COLUMNS if column != "agreement_measure")
+
+
+def clip_rows(section: dict, *, order_by: str = "agreement") -> list[dict]:
+    """The drill-down's clip rows as dicts, sorted by a column ("-column": descending); rows without
+    a value for it last either way, ties in the report's order (lowest agreement first)."""
+    descending, column = order_by.startswith("-"), order_by.lstrip("-")
+    if column not in SORTABLE:
+        raise ValueError(f"cannot sort clips by {column!r}; sortable: {', '.join(SORTABLE)}")
+    columns = section["clips"]["columns"]
+    rows = [dict(zip(columns, row)) for row in section["clips"]["rows"]]
+    present = [row for row in rows if row[column] is not None]
+    present.sort(key=lambda row: row[column], reverse=descending)  # stable: ties keep the report's order
+    return present + [row for row in rows if row[column] is None]
