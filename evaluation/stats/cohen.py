@@ -100,6 +100,8 @@ def annotator_pair_tables(tables: PairTables, clips: np.ndarray | None = None):
     starts = np.flatnonzero(np.concatenate([[True], (np.diff(a) != 0) | (np.diff(b) != 0)]))
     summed = np.add.reduceat(joint, starts, axis=0, dtype=np.int64)
     shares = summed.reshape(-1, LEVELS * LEVELS).sum(axis=1) > 0
+    if shares.all():  # the usual case: no second copy of the summed tables
+        return a[starts], b[starts], summed
     return a[starts][shares], b[starts][shares], summed[shares]
 
 
