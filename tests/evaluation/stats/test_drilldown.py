@@ -83,3 +83,20 @@ def test_top_pairs_are_those_sharing_most_clips_with_their_level_confusion(study
     for a, b, clips, joint in zip(top.a, top.b, top.clips, top.joint):
         assert clips == shared[(a, b)][0]
         assert np.array_equal(joint, shared[(a, b)][1])
+
+
+def test_study_data_keeps_word_texts_by_their_keys_and_refuses_codes_of_another_shape():
+    from evaluation.stats.study_data import StudyData
+
+    data = StudyData.build(
+        study="s",
+        clips={
+            "c1": {"words": 2, "texts": ["Hello,", "world"]},
+            "c2": {"words": 3, "texts": ["hello", "big", "World!"]},
+        },
+        annotations=[("c1", "a", [0, 1], False, 1.0), ("c2", "a", [1, 0, 0], False, 1.0)],
+    )
+    assert data.vocabulary == ("big", "hello", "world")
+    assert data.word_codes.tolist() == [[1, 2, -1], [1, 0, 2]]
+    with pytest.raises(ValueError, match="word_codes"):
+        StudyData.from_arrays(**{**vars(data), "word_codes": data.word_codes[:, :2]})
