@@ -12,7 +12,9 @@ emotions, tasks of 20 clips, 3 % of clips with one or two extra annotations from
    --resamples resamples; emphasis rates;
 2. the full report as the report page computes it (also per variety and emotion, the four alpha
    metrics, Gwet's AC1 and AC2 with their intervals, pairwise kappas on the three levels, annotator
-   quality) and its JSON, with the time of each part;
+   quality, the drill-down per clip, word position, word and annotator pair) and its JSON, with the
+   time of each part and its ratio to step 1's time (a baseline of the same run, so that a busy
+   machine shows less in the ratio than in the seconds);
 3. the pooled ordinal-alpha bootstrap done the slow way: the krippendorff package called once per
    resample on that resample's words, timed on --package-resamples resamples and scaled to
    --resamples, against the same bootstrap from per-clip sums. The first resamples are the same
@@ -106,7 +108,8 @@ def main() -> int:
     print(
         f"\n2. full report ({len(report['agreement']['variety'])} varieties, {len(report['agreement']['emotion'])} "
         f"emotions, 4 alpha metrics, Gwet AC1/AC2, pairwise kappas on 3 levels, annotator quality) and its "
-        f"JSON ({len(text) / 1e6:.1f} MB): full report time {full_seconds:.2f} s"
+        f"JSON ({len(text) / 1e6:.1f} MB): full report time {full_seconds:.2f} s, "
+        f"{full_seconds / core_seconds:.2f}x the core's time in this run"
     )
     print("   " + _phase_summary(phases, computed, full_seconds - (computed - started)))
 
@@ -146,7 +149,7 @@ def main() -> int:
         if large_peak > TARGET_BYTES:
             misses.append(f"10x peak {large_peak / 1024**3:.2f} GiB > 2 GiB")
     print(
-        f"summary: full report {full_seconds:.2f} s, Light's kappa interval {light_seconds:.2f} s, "
+        f"summary: full report {full_seconds:.2f} s ({full_seconds / core_seconds:.2f}x core), Light's kappa interval {light_seconds:.2f} s, "
         f"peak {peak / 1024**2:.0f} MiB{large}; targets " + ("met" if not misses else "MISSED: " + "; ".join(misses))
     )
     return 1 if misses else 0

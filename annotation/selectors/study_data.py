@@ -23,7 +23,7 @@ from collections import Counter
 
 from django.db.models import Count, Max
 
-from annotation.models import Annotation, Clip, Participant, Study, StudyItem
+from annotation.models import Annotation, Clip, Participant, Study, StudyItem, Word
 from annotation.participant_names import annotator_key
 from evaluation.stats.quality import Thresholds
 from evaluation.stats.study_data import StudyData
@@ -52,6 +52,8 @@ def study_data(*, study: Study, language: str | None = None, include_rejected: b
         pk: (key, {"words": words, "language": lang, "variety": variety, "emotion": emotion, "duration": length})
         for pk, key, lang, variety, emotion, words, length in clip_rows
     }
+    for pk, texts in _word_texts(clips_qs).items():
+        clips[pk][1]["texts"] = texts
     names = _annotator_names(study)
     rejected = set() if include_rejected else _rejected(study)
     notes: Counter = Counter()
@@ -98,6 +100,15 @@ def study_data(*, study: Study, language: str | None = None, include_rejected: b
         checks=checks,
         notes=dict(notes.items()),
     )
+
+
+def _word_texts(clips_qs) -> dict[int, list[str]]:
+    """Each clip's word texts in order (for the report's per-word figures), in one query."""
+    texts: dict[int, list[str]] = {}
+    rows = Word.objects.filter(clip__in=clips_qs.values("pk")).order_by("clip_id", "index")
+    for clip, text in rows.values_list("clip_id", "text").iterator(chunk_size=20000):
+        texts.setdefault(clip, []).append(text)
+    return texts
 
 
 def annotations_fingerprint(*, study: Study) -> str:

@@ -6,6 +6,7 @@ from annotation.models import Study
 from evaluation.forms import parameters_query
 from evaluation.models import AgreementReport, ListeningFormReport
 from evaluation.services.agreement_reports import parameters_from_dict
+from evaluation.views import agreement_drilldown as drilldown_views
 from evaluation.views import agreement_reports as views
 from evaluation.views import listening_form_reports as form_views
 from evaluation.views import study_designs as design_views
@@ -48,6 +49,12 @@ class AgreementReportAdmin(admin.ModelAdmin):
                 wrap(design_views.study_design_page),
                 {"admin_site": self.admin_site},
                 name="evaluation_agreementreport_design",
+            ),
+            path(
+                "study/<int:study_id>/clip/<str:clip>/",
+                wrap(drilldown_views.agreement_report_clip),
+                {"admin_site": self.admin_site},
+                name="evaluation_agreementreport_clip",
             ),
             path(
                 "<int:pk>/progress/", wrap(views.agreement_report_progress), name="evaluation_agreementreport_progress"

@@ -6,17 +6,23 @@ returned as it is (evaluation.services.agreement_reports.agreement_report_reques
 
 import json
 
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
+from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation.api.base import ApiViewSet
+from annotation.api.errors import NotReady
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
+from annotation.participant_names import sees_prolific_ids
 from annotation.selectors.study_data import study_languages
 from evaluation.api.thresholds import ThresholdsSerializer, thresholds_with
 from evaluation.models import AgreementReport
+from evaluation.reports.drilldown import SORTABLE, clip_rows
+from evaluation.selectors.clip_marks import clip_marks
 from evaluation.services.agreement_reports import agreement_report_request, report_parameters
 
 
@@ -77,7 +83,88 @@ class ReportResultSerializer(ReportSerializer):
         return json.loads(report.result_json)
 
 
-class AgreementReportViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
+class ClipPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Clips in the drill-down.")
+    ordering = serializers.CharField()
+    offset = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    results = serializers.ListField(
+        child=serializers.DictField(), help_text="One row per clip: the report's drilldown.clips columns."
+    )
+
+
+class ClipMarksSerializer(serializers.Serializer):
+    clip = serializers.CharField(help_text="The clip's external id.")
+    words = serializers.ListField(child=serializers.CharField())
+    agreement = serializers.DictField(allow_null=True, help_text="The clip's drill-down row; null if not used.")
+    annotations = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="annotator (opaque id), levels (0, 1, 2 per word), mismatch_reported, seconds; participant "
+        "(Prolific id) only for holders of annotation.change_participant.",
+    )
+
+
+class DrilldownMixin:
+    """The drill-down of a succeeded report (409 before, as its downloads answer)."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("ordering", str, description="A column, '-' first for descending: " + ", ".join(SORTABLE)),
+            OpenApiParameter("offset", int),
+            OpenApiParameter("limit", int, description="At most 1000; default 100."),
+        ],
+        responses={200: ClipPageSerializer},
+        operation_id="agreement_reports_clips_list",
+    )
+    @action(detail=True, methods=["get"])
+    def clips(self, request, pk: int):
+        section = _drilldown(self.get_object())
+        ordering = request.query_params.get("ordering", "agreement")
+        offset, limit = _bounded(request, "offset", 0, 0, None), _bounded(request, "limit", 100, 1, 1000)
+        try:
+            rows = clip_rows(section, order_by=ordering)
+        except ValueError as error:
+            raise ValidationError({"ordering": [str(error)]}) from None
+        body = {"count": len(rows), "ordering": ordering, "offset": offset, "limit": limit}
+        return Response(body | {"results": rows[offset : offset + limit]})
+
+    @extend_schema(responses={200: ClipMarksSerializer}, operation_id="agreement_reports_clip_marks")
+    @action(detail=True, methods=["get"], url_path="clips/<str:clip>")
+    def clip(self, request, pk: int, clip: str):
+        report = self.get_object()
+        section = _drilldown(report)
+        marks = clip_marks(study=report.study, external_id=clip, named=sees_prolific_ids(request.user))
+        if marks is None:
+            raise Http404(f"{report.study.slug} has no clip {clip!r}")
+        row = next((row for row in clip_rows(section) if row["clip"] == clip), None)
+        return Response({"clip": clip, "words": marks.words, "agreement": row, "annotations": marks.annotations})
+
+
+def _drilldown(report: AgreementReport) -> dict:
+    if report.status != AgreementReport.Status.SUCCEEDED:
+        raise NotReady(report, what=f"Agreement report {report.pk}")
+    section = json.loads(report.result_json).get("drilldown")
+    if section is None:
+        raise ValidationError(
+            f"agreement report {report.pk} was computed before reports had a drill-down; ask for a new one"
+        )
+    return section
+
+
+def _bounded(request, name: str, default: int, low: int, high: int | None) -> int:
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValidationError({name: [f"must be a whole number, not {text!r}"]}) from None
+    if value < low or (high is not None and value > high):
+        raise ValidationError({name: [f"must be between {low} and {high}" if high else f"must be at least {low}"]})
+    return value
+
+
+class AgreementReportViewSet(DrilldownMixin, mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
     queryset = AgreementReport.objects.order_by("-created_at", "-pk")
     serializer_class = ReportSerializer
     filterset_fields = ["study", "status", "language"]

@@ -4,7 +4,8 @@ Order of work:
 1-3. the annotations used, by evaluation.stats.selection (the rule label sets share): annotator
    quality and flags, without the flagged annotators when asked, every clip subsampled to
    exactly N annotations with the seed (short clips listed, left out);
-4. agreement, emphasis statistics and intervals, pooled and per language, variety and emotion.
+4. agreement, emphasis statistics and intervals, pooled and per language, variety and emotion;
+5. the drill-down (evaluation.reports.drilldown): per clip, word position, word and annotator pair.
 Mismatch reports count every annotation in scope (they describe the clips, not the annotators).
 
 Everything comes out in a fixed order; evaluation.reports.agreement_format turns it into bytes.
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from evaluation.reports.drilldown import drilldown_compute
 from evaluation.stats.alpha import METRICS, alpha_cluster_statistics, alpha_from_sums, alpha_layout, alpha_result
 from evaluation.stats.cohen import WEIGHTING, average_pairwise_kappas, clip_pair_tables
 from evaluation.stats.emphasis import emphasis_rates, histogram_edges, mismatch_summary, scalar_histogram
@@ -72,7 +74,7 @@ def report_compute(
     the opaque annotator id), so that the keys, which order annotators and seed the subsample, stay
     inside the computation."""
     groups = _groups(data)
-    tick = _ticker(progress, total=2 + len(groups))
+    tick = _ticker(progress, total=3 + len(groups))
     if selection is None:
         selection = select_annotations(
             data,
@@ -116,6 +118,8 @@ def report_compute(
             histograms.setdefault("language", {})[value] = scalar_histogram(counts[units])
     reports = np.bincount(data.clip, weights=data.mismatch, minlength=len(data.clip_keys)).astype(np.int64)
     annotated = np.bincount(data.clip, minlength=len(data.clip_keys)) > 0
+    tick("drilldown")
+    drilldown = drilldown_compute(data, ratings, counts, unit_clip, tables, reports, annotator_name=annotator_name)
     return {
         "format": FORMAT,
         "study": data.study,
@@ -140,6 +144,7 @@ def report_compute(
             "excluded": [annotator_name(data.annotator_keys[i]) for i in excluded],
             "rows": [_quality_row(row) | {"annotator": annotator_name(row.annotator)} for row in quality],
         },
+        "drilldown": drilldown,
     }
 
 

@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from evaluation.reports.drilldown import drilldown_csv_rows
+
 DECIMALS = 10
 CSV_COLUMNS = [
     "section",
@@ -167,6 +169,7 @@ def _rows(report: dict):
                 "words": row["words"],
                 "note": row["kappa_reason"] if measure == "kappa" and row["kappa"] is None else note,
             }
+    yield from drilldown_csv_rows(report.get("drilldown"))
 
 
 def _emphasis_groups(emphasis: dict):

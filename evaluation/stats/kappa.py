@@ -73,6 +73,9 @@ class LightsKappa:
     pairs_undefined: int  # of those, pairs whose kappa is 0/0 (left out of the mean)
 
 
+_TABLES_PER_BLOCK = 262_144
+
+
 def disagreements(categories: int, weighting) -> np.ndarray:
     """The integer disagreement weights D (q x q) of a weighting named in WEIGHTINGS; or a q x q
     matrix of disagreement weights given as such (Cohen 1968's own example weights 1, 3 and 6)."""
@@ -109,6 +112,19 @@ def table_kappas_by(tables: np.ndarray, weightings) -> list[np.ndarray]:
     words here, so the order BLAS adds them in does not matter."""
     tables = np.asarray(tables)
     q = tables.shape[-1]
+    weightings = list(weightings)
+    count = int(np.prod(tables.shape[:-2], dtype=np.int64))
+    if count > _TABLES_PER_BLOCK:
+        # A block of tables at a time: each table's kappa is its own (exact sums), so the blocks give
+        # the same bits as one pass, without float copies of millions of tables at ten times MMEE's size.
+        flat = tables.reshape(-1, q, q)
+        blocks = [
+            table_kappas_by(flat[start : start + _TABLES_PER_BLOCK], weightings)
+            for start in range(0, count, _TABLES_PER_BLOCK)
+        ]
+        return [
+            np.concatenate([block[k] for block in blocks]).reshape(tables.shape[:-2]) for k in range(len(weightings))
+        ]
     flat = tables.reshape(-1, q * q).astype(np.float64)
     d = [disagreements(q, weighting).astype(np.float64) for weighting in weightings]
     cells = np.arange(q * q)

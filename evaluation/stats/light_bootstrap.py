@@ -37,6 +37,8 @@ from evaluation.stats.cohen import PairTables
 from evaluation.stats.resampling import resample_counts
 
 _RESAMPLES_PER_BLOCK = 32
+_ROWS_PER_BLOCK = 262_144
+_TWO_CLIP_CELLS = 2_000_000  # resamples x two-clip pairs per step
 _EMPHASIZED = np.array([0, 1, 1])
 # The 3 x 3 joint levels collapsed to the binary 2 x 2 cells (0,0), (0,1), (1,0), (1,1).
 _TO_BINARY = np.zeros((9, 4))
@@ -77,10 +79,17 @@ class TwoClipPairs:
         index = {ratio: k for k, ratio in enumerate(ratios)}
         column = np.array([index[_ratio(i, j)] for i in range(base) for j in range(base)], dtype=np.int32)
         # pairs x columns, so that the columns of one pair sit together in memory
-        kappas = np.stack([_kappas(*(i * self.first + j * self.second).T) for i, j in ratios], axis=1)
+        # Filled column by column, never as a list of columns stacked: the table is the largest array
+        # of the bootstrap at ten times MMEE's size, and a second copy of it was the report's peak.
+        self.kappa, self.defined = np.empty(0), np.empty(0, dtype=np.int8)  # the old table goes first
+        kappa = np.empty((self.first.shape[0], len(ratios)))
+        defined = np.empty((self.first.shape[0], len(ratios)), dtype=np.int8)
+        for k, (i, j) in enumerate(ratios):
+            values = _kappas(*(i * self.first + j * self.second).T)
+            defined[:, k] = ~np.isnan(values)
+            kappa[:, k] = np.nan_to_num(values, nan=0.0)
         self.base, self.column, self.columns = base, column, len(ratios)
-        self.defined = (~np.isnan(kappas)).astype(np.int8).ravel()
-        self.kappa = np.nan_to_num(kappas, nan=0.0).ravel()
+        self.kappa, self.defined = kappa.ravel(), defined.ravel()
 
 
 def _ratio(i: int, j: int) -> tuple[int, int]:
@@ -103,9 +112,9 @@ def clip_pair_statistics(tables: PairTables, clip_labels: np.ndarray) -> ClipPai
     """Per-clip statistics of the pairs on the clips `clip_labels` (sorted clip indexes: the
     group's clusters, numbered as cluster_codes numbers them)."""
     clip_labels = np.asarray(clip_labels, dtype=np.int64)
-    rows = np.isin(tables.clip, clip_labels) & (tables.joint.reshape(-1, 9).sum(axis=1) > 0)
+    rows = np.flatnonzero(np.isin(tables.clip, clip_labels) & (tables.joint.reshape(-1, 9).sum(axis=1) > 0))
     a, b = tables.a[rows], tables.b[rows]
-    cells = tables.joint[rows].reshape(-1, 9).astype(np.float64) @ _TO_BINARY
+    cells = _binary_cells(tables.joint, rows)
     code = np.searchsorted(clip_labels, tables.clip[rows])
     # Rows of one annotator pair are contiguous (clip_pair_tables sorts them so).
     new_pair = np.concatenate([[True], (np.diff(a) != 0) | (np.diff(b) != 0)]) if a.size else np.zeros(0, bool)
@@ -130,6 +139,17 @@ def clip_pair_statistics(tables: PairTables, clip_labels: np.ndarray) -> ClipPai
         sparse.csr_matrix((cells[several_rows, k], (pair_index, code[several_rows])), shape=shape) for k in range(4)
     ]
     return ClipPairStatistics(n, single_sum, single_count, two, several)
+
+
+def _binary_cells(joint: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(rows, 4) cells (0,0), (0,1), (1,0), (1,1) of the binary collapse of the 3 x 3 tables `joint[rows]`,
+    a block of rows at a time: the whole (rows x 9) table in float64 would be the largest array of
+    a report at ten times MMEE's size. Integer sums, so the same numbers as a product with _TO_BINARY."""
+    cells = np.empty((rows.size, 4))
+    for start in range(0, rows.size, _ROWS_PER_BLOCK):
+        block = joint[rows[start : start + _ROWS_PER_BLOCK]].reshape(-1, 9).astype(np.int64)
+        cells[start : start + block.shape[0]] = block @ _TO_BINARY.astype(np.int64)
+    return cells
 
 
 def light_kappa_resampled(statistics: ClipPairStatistics, *, resamples: int, seed: int) -> np.ndarray:
@@ -168,15 +188,23 @@ def light_kappa_of_counts(statistics: ClipPairStatistics, counts: np.ndarray) ->
 
 def _two_clip_sums(two: TwoClipPairs, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Per resample: the sum of the defined kappas of the two-clip pairs, and how many are defined,
-    looked up by their clips' counts."""
+    looked up by their clips' counts. A few resamples at a time, so that the (resamples x pairs)
+    arrays stay small at ten times MMEE's size; each resample's sum is over its own row, in pair
+    order, whatever the step."""
     pairs = two.first_clip.size
     if pairs == 0:
         return None
     two.lookup(max(int(counts.max()) + 1, 8))
-    small = counts.astype(np.int32)
-    combination = small[:, two.first_clip] * two.base + small[:, two.second_clip]
-    cells = two.column[combination] + np.arange(0, pairs * two.columns, two.columns, dtype=np.int32)
-    return two.kappa.take(cells).sum(axis=1), two.defined.take(cells).sum(axis=1, dtype=np.int64)
+    totals, defined = np.zeros(counts.shape[0]), np.zeros(counts.shape[0], dtype=np.int64)
+    offsets = np.arange(0, pairs * two.columns, two.columns, dtype=np.int32)
+    step = max(1, _TWO_CLIP_CELLS // pairs)
+    for start in range(0, counts.shape[0], step):
+        small = counts[start : start + step].astype(np.int32)
+        combination = small[:, two.first_clip] * two.base + small[:, two.second_clip]
+        cells = two.column[combination] + offsets
+        totals[start : start + small.shape[0]] = two.kappa.take(cells).sum(axis=1)
+        defined[start : start + small.shape[0]] = two.defined.take(cells).sum(axis=1, dtype=np.int64)
+    return totals, defined
 
 
 def _several_clip_kappas(several: list[sparse.csr_matrix], counts: np.ndarray) -> np.ndarray | None:

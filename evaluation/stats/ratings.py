@@ -14,6 +14,8 @@ import numpy as np
 
 from evaluation.stats.aggregation import LEVELS
 
+_ROWS_PER_BLOCK = 65_536
+
 
 @dataclass(frozen=True)
 class Ratings:
@@ -70,9 +72,14 @@ class Ratings:
         """(units x 3) counts of each level, and the clip of each unit, for every word of every clip."""
         offsets = np.concatenate([[0], np.cumsum(self.clip_words)])
         units = int(offsets[-1])
-        rows, words = np.nonzero(self.levels >= 0)
-        unit = offsets[self.clip[rows]] + words
-        flat = np.bincount(unit * LEVELS + self.levels[rows, words], minlength=units * LEVELS)
+        flat = np.zeros(units * LEVELS, dtype=np.int64)
+        # A block of annotations at a time: the (judgements,) index arrays of all of them at once were
+        # the report's largest arrays at ten times MMEE's size.
+        for start in range(0, self.clip.size, _ROWS_PER_BLOCK):
+            levels = self.levels[start : start + _ROWS_PER_BLOCK]
+            rows, words = np.nonzero(levels >= 0)
+            unit = offsets[self.clip[start + rows]] + words
+            flat += np.bincount(unit * LEVELS + levels[rows, words], minlength=units * LEVELS)
         unit_clip = np.repeat(np.arange(self.n_clips), self.clip_words)
         return flat.reshape(units, LEVELS).astype(np.int64), unit_clip
 

@@ -81,7 +81,17 @@ def simulated_study(
         check_seconds=rng.lognormal(2.4, 0.5, size=annotators),
         clip_durations=rng.uniform(2.0, 8.0, size=clips),  # drawn last: the rest is as before durations
         check_durations=rng.uniform(2.0, 8.0, size=annotators),
+        **_simulated_words(clips, words, seed),
     )
+
+
+def _simulated_words(clips: int, words: int, seed: int, vocabulary: int = 2000) -> dict:
+    """Word texts drawn from a Zipf-like vocabulary (frequency 1 / rank), with a generator of their
+    own so that every other draw of the study is as it was before texts were added."""
+    rng = np.random.default_rng([seed, 1])
+    weights = 1.0 / np.arange(1, vocabulary + 1)
+    codes = rng.choice(vocabulary, size=(clips, words), p=weights / weights.sum()).astype(np.int32)
+    return {"vocabulary": tuple(f"word{i:04d}" for i in range(vocabulary)), "word_codes": codes}
 
 
 def _assign(variety: np.ndarray, counts: np.ndarray, per_task: int, rng: np.random.Generator):

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evaluation.stats.drilldown import word_key
 from evaluation.stats.ratings import Ratings
 
 DIMENSIONS = ("language", "variety", "emotion")
@@ -33,6 +34,11 @@ class StudyData:
     notes: dict[str, int] = field(default_factory=dict)  # what the source left out, by reason
     clip_durations: np.ndarray | None = None  # (clips,) float seconds of audio; NaN (or None: all) unknown
     check_durations: np.ndarray | None = None  # (k,) float seconds of each attention check's clip
+    # The words' texts, for the drill-down's per-word figures: word_codes (clips x width) int32 indexes
+    # `vocabulary` (sorted word keys, evaluation.stats.drilldown.word_key), -1 past a clip's last word
+    # or where the text is unknown; None: no texts known.
+    vocabulary: tuple[str, ...] = ()
+    word_codes: np.ndarray | None = None
 
     def __post_init__(self):
         for name, size in (("clip_durations", len(self.clip_keys)), ("check_durations", self.check_annotator.size)):
@@ -52,7 +58,8 @@ class StudyData:
         checks: list[tuple] = (),
         notes: dict[str, int] | None = None,
     ) -> "StudyData":
-        """clips: key -> {"words": int, "language": str, "variety": str, "emotion": str, "duration": float};
+        """clips: key -> {"words": int, "language": str, "variety": str, "emotion": str, "duration": float,
+        "texts": [str] (optional: the words' texts, in order)};
         annotations: (clip key, annotator key, levels, mismatch, seconds);
         checks: (annotator key, passed, seconds[, duration of the check's clip]).
         A duration left out is unknown (NaN)."""
@@ -86,12 +93,18 @@ class StudyData:
             notes=dict(notes or {}),
             clip_durations=np.array([_duration([clips[key].get("duration")]) for key in clip_keys], dtype=np.float64),
             check_durations=np.array([_duration(row[3:]) for row in check_rows], dtype=np.float64),
+            **_word_codes([clips[key].get("texts") for key in clip_keys], width),
         )
 
     @classmethod
     def from_arrays(cls, **fields) -> "StudyData":
         """Validate arrays that are already in canonical order (clip keys and annotator keys sorted)."""
         data = cls(**fields)
+        if data.word_codes is not None and (
+            data.word_codes.shape != (len(data.clip_keys), data.levels.shape[1])
+            or (data.word_codes.size and int(data.word_codes.max()) >= len(data.vocabulary))
+        ):
+            raise ValueError("word_codes must be (clips x levels' width) indexes into vocabulary")
         if list(data.clip_keys) != sorted(set(data.clip_keys)) or list(data.annotator_keys) != sorted(
             set(data.annotator_keys)
         ):
@@ -115,6 +128,19 @@ class StudyData:
             clip_words=self.clip_words,
             n_annotators=len(self.annotator_keys),
         )
+
+
+def _word_codes(texts: list, width: int) -> dict:
+    """vocabulary and word_codes of StudyData from each clip's texts (None where unknown)."""
+    if all(words is None for words in texts):
+        return {}
+    vocabulary = tuple(sorted({word_key(text) for words in texts for text in words or ()}))
+    index = {key: i for i, key in enumerate(vocabulary)}
+    codes = np.full((len(texts), width), -1, dtype=np.int32)
+    for row, words in enumerate(texts):
+        for column, text in enumerate((words or ())[:width]):
+            codes[row, column] = index[word_key(text)]
+    return {"vocabulary": vocabulary, "word_codes": codes}
 
 
 def _duration(values) -> float:

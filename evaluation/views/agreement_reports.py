@@ -32,6 +32,7 @@ from evaluation.services.agreement_reports import (
     agreement_report_request,
     parameters_from_dict,
 )
+from evaluation.views.agreement_drilldown import drilldown_context
 
 SERIES = [
     "Fleiss' kappa (95 % CI, clips as clusters)",
@@ -76,6 +77,7 @@ def agreement_report_page(request, study_id: int, *, admin_site):
         context |= _result_context(json.loads(report.result_json), page, parameters)
         context["sees_prolific_ids"] = sees_prolific_ids(request.user)
         context["annotator_rows"] = _annotator_rows(study, context["result"], named=context["sees_prolific_ids"])
+        context |= drilldown_context(request, study, context["result"], report.pk)
     return TemplateResponse(request, "evaluation/agreement_report.html", context)
 
 

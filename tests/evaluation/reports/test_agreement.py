@@ -38,6 +38,7 @@ def rows_of(data: StudyData):
             "words": int(data.clip_words[i]),
             "duration": float(data.clip_durations[i]),
             **{d: data.clip_groups[d][i] for d in data.clip_groups},
+            "texts": [data.vocabulary[code] for code in data.word_codes[i, : data.clip_words[i]]],
         }
         for i, key in enumerate(data.clip_keys)
     }
