@@ -146,14 +146,14 @@ def clip_priority(marks: np.ndarray, seen: int, prior: BetaBinomialPredictive) -
     return float(error_reductions(marks, seen, prior).sum())
 
 
-def beta_prior_fit(marks: np.ndarray, seen: np.ndarray) -> BetaBinomialPredictive:
+def beta_prior_fit(marks: np.ndarray, seen: np.ndarray) -> BetaBinomialPredictive | None:
     """Empirical Bayes: the Beta(a, b) of words' marking rates that makes the observed mark counts
-    likeliest (beta-binomial marginal likelihood), over words with at least one annotation. Jeffreys'
-    prior while fewer than MIN_WORDS_TO_FIT words have two or more annotations."""
+    likeliest (beta-binomial marginal likelihood), over words with two or more annotations. None
+    while fewer than MIN_WORDS_TO_FIT words have them (too little to fit: keep the prior in use)."""
     marks, seen = np.asarray(marks, dtype=np.int64).ravel(), np.asarray(seen, dtype=np.int64).ravel()
     keep = seen >= 2
     if keep.sum() < MIN_WORDS_TO_FIT:
-        return BetaBinomialPredictive(*JEFFREYS)
+        return None
     pairs, weights = np.unique(np.stack([marks[keep], seen[keep]], axis=1), axis=0, return_counts=True)
 
     def negative_log_likelihood(log_ab):
