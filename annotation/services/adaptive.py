@@ -13,7 +13,7 @@ under the prior standing at its own submissions.
 
 import numpy as np
 from django.db import transaction
-from django.db.models import F, Sum
+from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
 from django.utils import timezone
 
 from annotation.models import Annotation, Study, StudyItem
@@ -103,13 +103,20 @@ def adaptive_prior_refit(*, study_id: int) -> dict | None:
 
 
 def reallocation_budget_left(study: Study) -> int:
-    """Annotations a reallocating study may still hand out: the fixed design's budget (target times
-    its assignable clips) less what is completed or reserved. Read under the study's row lock."""
+    """Annotations a reallocating study may still hand out past the target: the fixed design's
+    budget (target times its assignable clips) less what each clip holds (completed or reserved)
+    or, for a clip still short of the target and not settled, the target it may yet need. Counting
+    that need keeps a claim that is filling such clips at the same moment inside the budget; only
+    a settled clip's unused share is saved. Read under the study's row lock."""
+    target = study.target_annotations
     assignable = StudyItem.objects.filter(
         study=study, review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED], form_item__isnull=True
+    ).annotate(load=F("completed_count") + F("reserved_count"))
+    committed = Case(
+        When(settled=False, load__lt=target, then=Value(target)), default=F("load"), output_field=IntegerField()
     )
-    spent = assignable.aggregate(total=Sum(F("completed_count") + F("reserved_count")))["total"] or 0
-    return study.target_annotations * assignable.count() - spent
+    totals = assignable.aggregate(clips=Count("pk"), committed=Sum(committed))
+    return target * totals["clips"] - (totals["committed"] or 0)
 
 
 def adaptive_submit(store, *, study: Study, study_item_id: int, levels: list[int]):
