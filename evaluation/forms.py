@@ -8,6 +8,7 @@ from annotation.models import Study
 from annotation.selectors.study_data import study_languages
 from evaluation.reports.agreement import ReportParameters
 from evaluation.services.agreement_reports import report_parameters
+from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, MODELS
 from evaluation.stats.label_sets import MMEE_AROUSAL, check_arousal_mapping
 from evaluation.stats.quality import Thresholds
 
@@ -155,6 +156,20 @@ class LabelSetCreateForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2, "cols": 80}),
     )
 
+    annotator_model = forms.ChoiceField(
+        required=False,
+        choices=[("", "None (majority labels only)"), *((model, model) for model in MODELS)],
+        help_text="Also give each word the model's posterior and each annotator's reliability with its standard "
+        "error (dawid-skene: the binary marks; ordinal: the three levels).",
+    )
+    model_resamples = forms.IntegerField(
+        required=False,
+        initial=DEFAULT_RESAMPLES,
+        min_value=0,
+        max_value=1000,
+        help_text="Bootstrap resamples for the SE.",
+    )
+
     def clean(self):
         data = super().clean()
         shares = [data.get(name) for name in ("train", "validation", "test")]
@@ -181,4 +196,9 @@ class LabelSetCreateForm(forms.Form):
             overrides["arousal"] = check_arousal_mapping(lists)  # ValueError: the page shows it
         if data["subsample"] is not None:
             overrides["subsample"] = data["subsample"] or None
+        if data.get("annotator_model"):
+            overrides["annotator_model"] = data["annotator_model"]
+            overrides["model_resamples"] = (
+                DEFAULT_RESAMPLES if data["model_resamples"] is None else data["model_resamples"]
+            )
         return overrides

@@ -8,6 +8,7 @@ from evaluation.models import AgreementReport, ListeningFormReport
 from evaluation.services.agreement_reports import parameters_from_dict
 from evaluation.views import agreement_reports as views
 from evaluation.views import listening_form_reports as form_views
+from evaluation.views import study_designs as design_views
 
 
 @admin.register(AgreementReport)
@@ -41,6 +42,12 @@ class AgreementReportAdmin(admin.ModelAdmin):
                 wrap(views.agreement_report_page),
                 {"admin_site": self.admin_site},
                 name="evaluation_agreementreport_study",
+            ),
+            path(
+                "study/<int:study_id>/design/",
+                wrap(design_views.study_design_page),
+                {"admin_site": self.admin_site},
+                name="evaluation_agreementreport_design",
             ),
             path(
                 "<int:pk>/progress/", wrap(views.agreement_report_progress), name="evaluation_agreementreport_progress"

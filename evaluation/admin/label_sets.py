@@ -38,6 +38,7 @@ class LabelSetAdmin(admin.ModelAdmin):
         "lifecycle",
         "status",
         "parameters",
+        "annotator_model",
         "checksum",
         "code_version",
         "created_by",

@@ -30,6 +30,7 @@ from evaluation.services.label_sets import (
     label_set_delete,
     label_set_finalize,
 )
+from evaluation.stats.annotator_models import MODELS
 
 CHANGE = ("evaluation.change_labelset",)
 
@@ -72,6 +73,18 @@ class LabelSetParametersSerializer(serializers.Serializer):
     )
     resamples = serializers.IntegerField(
         required=False, min_value=0, max_value=20_000, help_text="Bootstrap resamples of the agreement summary."
+    )
+    annotator_model = serializers.ChoiceField(
+        choices=["", *MODELS],
+        required=False,
+        help_text="Model-based labels beside the majority's: each word's posterior and each annotator's reliability "
+        "with its SE. Empty (the default): off.",
+    )
+    model_resamples = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=1000,
+        help_text="Bootstrap resamples over clips for the reliabilities' SE.",
     )
 
 

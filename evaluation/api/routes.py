@@ -5,6 +5,7 @@ from evaluation.api.agreement_reports import AgreementReportViewSet
 from evaluation.api.dataset_exports import DatasetExportViewSet
 from evaluation.api.label_set_rows import LabelSetRowViewSet
 from evaluation.api.label_sets import LabelSetViewSet
+from evaluation.api.study_designs import StudyDesignViewSet
 from evaluation.api.suite_reports import SuiteReportViewSet
 from evaluation.api.systems import CastSetViewSet, SystemOutputViewSet, SystemViewSet
 
@@ -17,4 +18,5 @@ ROUTES: list[Route] = [
     ("systems/<int:system_pk>/outputs", SystemOutputViewSet, "system-output"),
     ("cast-sets", CastSetViewSet, "cast-set"),
     ("suite-reports", SuiteReportViewSet, "suite-report"),
+    ("study-designs", StudyDesignViewSet, "study-design"),
 ]

@@ -29,6 +29,11 @@ class LabelSet(BackgroundJob):
     parameters = models.JSONField()
     lifecycle = models.CharField(max_length=10, choices=Lifecycle.choices, default=Lifecycle.DRAFT)
     summary = models.JSONField(default=dict, blank=True, help_text="Sizes, what was left out and why, agreement.")
+    annotator_model = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Model-based labels (empty when off): the model, when it was fitted, each annotator's reliability.",
+    )
     checksum = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the rows as canonical JSON lines.")
     code_version = models.CharField(max_length=100, blank=True)
     finalized_at = models.DateTimeField(null=True, blank=True)
@@ -67,7 +72,11 @@ class LabelSetClip(models.Model):
     )
     duration = models.FloatField()
     annotators = models.JSONField(help_text="Opaque ids of the annotators, in the order of each word's levels.")
+    # With an annotator model, each word also has its "posterior" (P(truly emphasized)).
     words = models.JSONField(help_text="Per word: index, text, start, end, binary, scalar, levels.")
+    annotator_reliability = models.JSONField(
+        null=True, blank=True, help_text="With an annotator model: [reliability, SE] per annotator, as `annotators`."
+    )
 
     class Meta:
         ordering = ["label_set", "position"]

@@ -5,6 +5,10 @@ A clip row (as stored on a finalized set, see evaluation.models.LabelSetClip.as_
     {"clip_id", "study", "split", "language", "variety", "speaker", "emotion", "arousal",
      "scale_step", "duration", "annotators": [opaque ids],
      "words": [{"index", "text", "start", "end", "binary", "scalar", "levels": [one per annotator]}]}
+A set built with an annotator model (evaluation.stats.annotator_models) also has, per word,
+"posterior" (P(truly emphasized)), and per clip "annotator_reliability": [reliability, SE] of each
+annotator in the order of "annotators"; the files then get the extra columns MODEL_WORD_COLUMNS
+and MODEL_CLIP_COLUMNS. A set without one has neither, and its files are as before.
 
 Everything is written in one canonical form (sorted keys, no timestamps), so the same set gives
 the same bytes on any database.
@@ -54,6 +58,16 @@ CLIP_COLUMNS = (
     "scalar",
     "annotators",
 )
+# With an annotator model: the word's posterior, and each annotator's reliability and its SE by id.
+MODEL_WORD_COLUMNS = ("posterior", "reliability", "reliability_se")
+# With an annotator model: the posteriors in word order, the reliabilities in annotator order.
+MODEL_CLIP_COLUMNS = ("posterior", "annotator_reliability", "annotator_reliability_se")
+
+
+def has_model(clip: dict) -> bool:
+    return "annotator_reliability" in clip
+
+
 # Raw exports: one row per annotator, clip and word (emphasis studies) or per answer (listening
 # forms). `decision` is the researcher's decision on the participant (rejected ones are kept here,
 # unlike in label sets); `attention_check` marks the answers to attention-check items.
@@ -116,7 +130,26 @@ def word_rows(clips: Iterable[dict]) -> Iterator[dict]:
                 "arousal": clip["arousal"],
                 "scale_step": clip["scale_step"],
                 "levels": dict(zip(clip["annotators"], word["levels"], strict=True)),
+                **(_model_word(clip, word) if has_model(clip) else {}),
             }
+
+
+def _model_word(clip: dict, word: dict) -> dict:
+    pairs = list(zip(clip["annotators"], clip["annotator_reliability"], strict=True))
+    return {
+        "posterior": word.get("posterior"),
+        "reliability": {annotator: values[0] for annotator, values in pairs},
+        "reliability_se": {annotator: values[1] for annotator, values in pairs},
+    }
+
+
+def model_clip_columns(clip: dict, *, as_json: bool = False) -> dict:
+    values = {
+        "posterior": [w.get("posterior") for w in clip["words"]],
+        "annotator_reliability": [pair[0] for pair in clip["annotator_reliability"]],
+        "annotator_reliability_se": [pair[1] for pair in clip["annotator_reliability"]],
+    }
+    return {key: json.dumps(value) for key, value in values.items()} if as_json else values
 
 
 def clip_summary_rows(clips: Iterable[dict]) -> Iterator[dict]:
@@ -129,6 +162,7 @@ def clip_summary_rows(clips: Iterable[dict]) -> Iterator[dict]:
             "binary": json.dumps([int(w["binary"]) for w in words]),
             "scalar": json.dumps([w["scalar"] for w in words]),
             "annotators": len(clip["annotators"]),
+            **(model_clip_columns(clip, as_json=True) if has_model(clip) else {}),
         }
 
 
@@ -186,6 +220,7 @@ def audiofolder_metadata(clip: dict, file_name: str, *, word_times: bool = True)
         "binary": [int(w["binary"]) for w in words],
         "scalar": [float(w["scalar"]) for w in words],
         "annotators": len(clip["annotators"]),
+        **(model_clip_columns(clip, as_json=False) if has_model(clip) else {}),
     }
     if word_times:
         row |= {"start": [float(w["start"]) for w in words], "end": [float(w["end"]) for w in words]}

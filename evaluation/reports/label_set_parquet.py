@@ -14,12 +14,16 @@ import this module do not load it.
 
 from pathlib import Path
 
+from evaluation.reports.label_set_files import MODEL_CLIP_COLUMNS, has_model, model_clip_columns
+
 ROWS_PER_GROUP = 64  # clips per row group: about 8 MB of 4 s clips, the memory a writer holds per split
 
 
-def parquet_schema():
+def parquet_schema(*, with_model: bool = False):
+    """`with_model`: the annotator model's columns too (evaluation.reports.label_set_files.MODEL_CLIP_COLUMNS)."""
     import pyarrow as pa
 
+    model = [(name, pa.list_(pa.float64())) for name in MODEL_CLIP_COLUMNS] if with_model else []
     return pa.schema(
         [
             ("clip_id", pa.string()),
@@ -40,6 +44,7 @@ def parquet_schema():
             ("scalar", pa.list_(pa.float64())),
             ("annotators", pa.list_(pa.string())),
             ("levels", pa.list_(pa.list_(pa.int64()))),
+            *model,
         ]
     )
 
@@ -61,14 +66,16 @@ def parquet_record(row: dict, audio: bytes, file_name: str) -> dict:
         "scalar": [float(w["scalar"]) for w in words],
         "annotators": list(row["annotators"]),
         "levels": [list(w["levels"]) for w in words],
+        **(model_clip_columns(row) if has_model(row) else {}),
     }
 
 
 class ParquetSplits:
     """One Parquet file per split under `folder` (`<split>.parquet`), written a row group at a time."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *, with_model: bool = False):
         self.folder = folder
+        self.with_model = with_model
         self.pending: dict[str, list[dict]] = {}
         self.writers = {}
 
@@ -95,7 +102,7 @@ class ParquetSplits:
         import pyarrow.parquet as pq
 
         records: list[dict] = self.pending.pop(split, [])
-        schema = parquet_schema()
+        schema = parquet_schema(with_model=self.with_model)
         table = pa.Table.from_pydict(
             {name: [record[name] for record in records] for name in schema.names}, schema=schema
         )

@@ -31,6 +31,7 @@ def label_set_card(*, label_set: LabelSet, export_format: str, written: Written)
         "split proportions (train, validation, test)": ", ".join(str(p) for p in parameters.get("proportions", [])),
         "splits by speaker": "yes" if parameters.get("split_by_speaker") else "no",
         **_unmapped_emotions(summary),
+        **_annotator_model(label_set.annotator_model),
         # sort_keys: the parameters as stored, in the same order on any database
         "parameters": "`" + json.dumps(parameters, sort_keys=True, ensure_ascii=False) + "`",
         "checksum of the rows (SHA-256)": label_set.checksum,
@@ -54,6 +55,20 @@ def _unmapped_emotions(summary: dict) -> dict:
     missed = summary["emotions_without_arousal"]
     listed = ", ".join(f"{emotion} ({clips} clip{'s' if clips != 1 else ''})" for emotion, clips in missed.items())
     return {"emotions without an arousal (their `arousal` is empty)": listed or "none"}
+
+
+def _annotator_model(model: dict) -> dict:
+    """Which model gave the posteriors and reliabilities, and when it was fitted (nothing when off)."""
+    if not model:
+        return {}
+    fitted = "; ".join(
+        f"{slug} at {study['fitted_at']} in {study['fit_seconds']:.1f} s" for slug, study in model["studies"].items()
+    )
+    return {
+        "annotator model": model["description"],
+        "annotator model fitted": fitted or "no study had annotations to fit",
+        "annotator reliability": f"{model['reliability']}; standard errors by {model['se_method']}",
+    }
 
 
 def raw_card(*, study: Study, include_prolific_ids: bool, written: Written) -> str:

@@ -25,6 +25,8 @@ from evaluation.models import DatasetExport, LabelSet, LabelSetClip
 from evaluation.reports.label_set_files import (
     CLIP_COLUMNS,
     FORM_RAW_COLUMNS,
+    MODEL_CLIP_COLUMNS,
+    MODEL_WORD_COLUMNS,
     RAW_COLUMNS,
     WORD_COLUMNS,
     all_words_timed,
@@ -96,16 +98,24 @@ def _jsonl(label_set: LabelSet, folder: Path, progress) -> Written:
         for row, line in checked_rows(label_set, progress, "writing clips and words"):
             clips.write(line)
             words.writelines(canonical_line(word) + "\n" for word in word_rows([row]))
-    return Written(JSONL_FILES)
+    return Written(_with_model(label_set, JSONL_FILES, MODEL_JSONL))
 
 
 def _csv(label_set: LabelSet, folder: Path, progress) -> Written:
+    model = bool(label_set.annotator_model)
+    clip_columns = (*CLIP_COLUMNS, *MODEL_CLIP_COLUMNS) if model else CLIP_COLUMNS
+    word_columns = (*WORD_COLUMNS, *MODEL_WORD_COLUMNS) if model else WORD_COLUMNS
     with _text(folder / "clips.csv") as clips_file, _text(folder / "words.csv") as words_file:
-        clips, words = _csv_writer(clips_file, CLIP_COLUMNS), _csv_writer(words_file, WORD_COLUMNS)
+        clips, words = _csv_writer(clips_file, clip_columns), _csv_writer(words_file, word_columns)
         for row, _ in checked_rows(label_set, progress, "writing clips and words"):
-            clips.writerows(csv_cells(clip, CLIP_COLUMNS) for clip in clip_summary_rows([row]))
-            words.writerows(csv_cells(word, WORD_COLUMNS) for word in word_rows([row]))
-    return Written(CSV_FILES)
+            clips.writerows(csv_cells(clip, clip_columns) for clip in clip_summary_rows([row]))
+            words.writerows(csv_cells(word, word_columns) for word in word_rows([row]))
+    return Written(_with_model(label_set, CSV_FILES, MODEL_CSV))
+
+
+def _with_model(label_set: LabelSet, files: str, model_files: str) -> str:
+    """The files' description, with the annotator model's columns where the set has them."""
+    return f"{files}\n{model_files}" if label_set.annotator_model else files
 
 
 def _csv_writer(handle, columns: tuple[str, ...]) -> csv.DictWriter:
@@ -135,19 +145,21 @@ def _audiofolder(label_set: LabelSet, folder: Path, progress) -> Written:
         ]
     )
     return Written(
-        AUDIOFOLDER_FILES, left_out=left_out, facts={"word times in metadata.jsonl": "yes" if timed else "no"}
+        _with_model(label_set, AUDIOFOLDER_FILES, MODEL_LISTS),
+        left_out=left_out,
+        facts={"word times in metadata.jsonl": "yes" if timed else "no"},
     )
 
 
 def _parquet(label_set: LabelSet, folder: Path, progress) -> Written:
     audio = dict(LabelSetClip.objects.filter(label_set=label_set).values_list("clip_key", "clip__model_audio"))
-    with ParquetSplits(folder / "data") as splits:
+    with ParquetSplits(folder / "data", with_model=bool(label_set.annotator_model)) as splits:
         for row, _ in checked_rows(label_set, progress, "writing clips with their audio"):
             name = audio.get(row["clip_id"])
             _check_stored(name, row["clip_id"])
             with default_storage.open(name, "rb") as source:
                 splits.add(parquet_record(row, source.read(), f"{safe_file_stem(row['clip_id'])}.wav"))
-    return Written(PARQUET_FILES)
+    return Written(_with_model(label_set, PARQUET_FILES, MODEL_LISTS))
 
 
 def _check_stored(name: str | None, clip_id: str) -> None:
@@ -253,6 +265,27 @@ PARQUET_FILES = "\n".join(
         f"null when unknown), {_LABELS} in word order, `annotators` (opaque annotator ids) and `levels` (per word, "
         "one level per annotator in the order of `annotators`).",
     ]
+)
+# A set built with an annotator model (the data card's facts say which, and when it was fitted).
+_POSTERIOR = "`posterior` (the annotator model's probability that the word is truly emphasized)"
+_RELIABILITY = (
+    "reliability (Youden's J, P(mark | truly emphasized) - P(mark | not emphasized): 1 perfect, 0 no better than "
+    "chance) and its standard error"
+)
+MODEL_JSONL = (
+    f"- With the annotator model: each word of `clips.jsonl` has {_POSTERIOR}, and each clip "
+    f"`annotator_reliability` ([{_RELIABILITY}] per annotator, in the order of `annotators`); `words.jsonl` has "
+    f"{_POSTERIOR}, `reliability` and `reliability_se` (each opaque annotator id of the clip with their {_RELIABILITY})."
+)
+MODEL_CSV = (
+    f"- With the annotator model: `words.csv` has {_POSTERIOR}, `reliability` and `reliability_se` (as JSON: each "
+    f"opaque annotator id of the clip with their {_RELIABILITY}); `clips.csv` has `posterior` (a JSON array in word "
+    "order), `annotator_reliability` and `annotator_reliability_se` (JSON arrays, one per annotator)."
+)
+MODEL_LISTS = (
+    "- With the annotator model: the lists `posterior` (in word order: the model's probability that the word is "
+    "truly emphasized), `annotator_reliability` and `annotator_reliability_se` (one per annotator: their "
+    f"{_RELIABILITY})."
 )
 TEXTGRID_FILES = (
     "- `textgrids/<clip>.TextGrid`: one Praat TextGrid per clip with word times, with three interval tiers over the "

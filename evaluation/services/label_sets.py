@@ -7,6 +7,7 @@ evaluation.stats.label_sets; this module only moves rows in and out of the datab
 """
 
 import hashlib
+import math
 import subprocess
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -25,6 +26,7 @@ from evaluation.models import LabelSet, LabelSetClip
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.label_set_files import canonical_line
 from evaluation.selectors.label_sets import clip_details, label_set_rows
+from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, MODELS, word_posteriors
 from evaluation.stats.label_sets import (
     DEFAULT_PROPORTIONS,
     MMEE_AROUSAL,
@@ -62,6 +64,9 @@ class LabelSetParameters:
     scale_steps: tuple[int, ...] = SCALE_STEPS
     arousal: dict[str, list[str]] = field(default_factory=lambda: check_arousal_mapping(MMEE_AROUSAL))
     resamples: int = 1000  # bootstrap resamples of the agreement summary
+    # Model-based labels beside the majority's (evaluation.stats.annotator_models): "" is off.
+    annotator_model: str = ""
+    model_resamples: int = DEFAULT_RESAMPLES  # bootstrap resamples over clips for the reliabilities' SE
 
     def __post_init__(self):
         if self.subsample is not None and self.subsample < 1:
@@ -70,9 +75,18 @@ class LabelSetParameters:
             raise ValueError("seeds and resamples cannot be negative")
         check_proportions(self.proportions)
         check_arousal_mapping(self.arousal)
+        if self.annotator_model and self.annotator_model not in MODELS:
+            raise ValueError(f"unknown annotator model {self.annotator_model!r}; choose one of {', '.join(MODELS)}")
+        if self.model_resamples < 0:
+            raise ValueError("model_resamples cannot be negative")
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "proportions": list(self.proportions), "scale_steps": list(self.scale_steps)}
+        values = {**asdict(self), "proportions": list(self.proportions), "scale_steps": list(self.scale_steps)}
+        if not self.annotator_model:
+            # Off: stored as before model-based labels existed, so a set's parameters (and its
+            # data card) stay the same as then.
+            del values["annotator_model"], values["model_resamples"]
+        return values
 
     @classmethod
     def from_dict(cls, values: dict) -> "LabelSetParameters":
@@ -144,7 +158,7 @@ def _build(label_set: LabelSet, progress) -> dict:
         raise JobFailed("only a new draft is built; its rows are never rebuilt")
     parameters = LabelSetParameters.from_dict(label_set.parameters)
     studies = list(label_set.studies.order_by("slug"))
-    entries, left_out, agreement = [], {}, {}
+    entries, left_out, agreement, fits = [], {}, {}, {}
     for index, study in enumerate(studies):
         progress(f"reading {study.slug}", index, len(studies))
         data = study_data(study=study)
@@ -158,6 +172,9 @@ def _build(label_set: LabelSet, progress) -> dict:
         )
         clips = labelled_clips(data, selection.kept)
         details = clip_details(study=study, clip_keys=[clip.key for clip in clips])
+        if parameters.annotator_model and clips:
+            progress(f"annotator model of {study.slug}", index, len(studies))
+            fits[study.slug] = _model_fit(study, data, selection.kept, parameters)
         entries += [(study, clip, details[clip.key]) for clip in clips]
         left_out[study.slug] = _left_out(study, data, selection)
         progress(f"agreement of {study.slug}", index, len(studies))
@@ -165,13 +182,69 @@ def _build(label_set: LabelSet, progress) -> dict:
         agreement[study.slug] = _agreement_summary(report)
     _refuse_duplicate_clips(entries)
     progress("splitting", 0, len(entries))
-    rows = _rows(label_set, entries, parameters)
+    rows = _rows(label_set, entries, parameters, fits)
     LabelSetClip.objects.bulk_create(rows, batch_size=2000)
     progress("stored", len(rows), len(rows))
     summary = _summary(rows, left_out, agreement)
     # An arousal left empty says why: every emotion the mapping did not cover, with its clips.
     summary["emotions_without_arousal"] = emotions_without_arousal([row.emotion for row in rows], parameters.arousal)
-    return {"summary": summary}
+    if not parameters.annotator_model:
+        return {"summary": summary}
+    return {"summary": summary, "annotator_model": _model_record(parameters, fits)}
+
+
+@dataclass(frozen=True)
+class _StudyFit:
+    fit: object  # evaluation.stats.annotator_models.AnnotatorModelFit
+    clip_index: dict[str, int]  # clip key -> the fit's clip index
+    annotator_index: dict[str, int]  # annotator key -> the fit's annotator index
+
+
+def _model_fit(study: Study, data, kept, parameters: LabelSetParameters) -> _StudyFit:
+    """The annotator model on exactly the annotations the set keeps of `study`."""
+    try:
+        fit = word_posteriors(
+            clip=data.clip[kept],
+            annotator=data.annotator[kept],
+            levels=data.levels[kept],
+            n_annotators=len(data.annotator_keys),
+            model=parameters.annotator_model,
+            resamples=parameters.model_resamples,
+            seed=parameters.seed,
+        )
+    except ValueError as error:
+        raise JobFailed(f"the annotator model cannot be fitted to {study.slug}: {error}") from None
+    return _StudyFit(
+        fit=fit,
+        clip_index={key: i for i, key in enumerate(data.clip_keys)},
+        annotator_index={key: i for i, key in enumerate(data.annotator_keys)},
+    )
+
+
+def _model_record(parameters: LabelSetParameters, fits: dict[str, _StudyFit]) -> dict:
+    """What the set keeps of its model: which one, when fitted, how long, and per study each
+    annotator's reliability with its SE (by opaque id)."""
+    studies = {}
+    for slug, study_fit in sorted(fits.items()):
+        fit, names = study_fit.fit, {i: key for key, i in study_fit.annotator_index.items()}
+        studies[slug] = {
+            "fitted_at": fit.fitted_at,
+            "fit_seconds": round(fit.fit_seconds, 3),
+            "annotators": {
+                opaque_annotator_id(slug, names[i]): values
+                for i, values in enumerate(fit.annotators())
+                if values["words"]
+            },
+        }
+    first = next(iter(fits.values()), None)
+    return {
+        "model": parameters.annotator_model,
+        "description": first.fit.description if first else parameters.annotator_model,
+        "fitted_at": max((study["fitted_at"] for study in studies.values()), default=""),
+        "se_method": first.fit.se_method if first else "",
+        "reliability": "Youden's J: P(mark | truly emphasized) - P(mark | not emphasized)",
+        "studies": studies,
+    }
 
 
 def _refuse_duplicate_clips(entries) -> None:
@@ -185,7 +258,7 @@ def _refuse_duplicate_clips(entries) -> None:
         seen[clip.key] = study.slug
 
 
-def _rows(label_set: LabelSet, entries, parameters: LabelSetParameters) -> list[LabelSetClip]:
+def _rows(label_set: LabelSet, entries, parameters: LabelSetParameters, fits: dict) -> list[LabelSetClip]:
     split_clips = [SplitClip(clip.key, detail.language, detail.variety, detail.speaker) for _, clip, detail in entries]
     try:
         splits = assign_splits(
@@ -215,14 +288,32 @@ def _rows(label_set: LabelSet, entries, parameters: LabelSetParameters) -> list[
             scale_step=steps.get(clip.key),
             duration=detail.duration,
             annotators=[opaque_annotator_id(study.slug, key) for key in clip.annotators],
-            words=_words(clip, detail),
+            words=_words(clip, detail, fits.get(study.slug)),
+            annotator_reliability=_reliabilities(clip, fits.get(study.slug)),
         )
         for position, (study, clip, detail) in enumerate(ordered)
     ]
 
 
-def _words(clip, detail) -> list[dict]:
+def _reliabilities(clip, study_fit: _StudyFit | None) -> list[list[float | None]] | None:
+    """[reliability, SE] of each of the clip's annotators, in the order of its `annotators`."""
+    if study_fit is None:
+        return None
+    fit = study_fit.fit
     return [
+        [_rounded(fit.reliability[i]), _rounded(fit.reliability_se[i])]
+        for i in (study_fit.annotator_index[key] for key in clip.annotators)
+    ]
+
+
+def _rounded(value) -> float | None:
+    """Six decimals: the figures are estimates, and fewer digits keep the rows the same across
+    machines whose last bits of floating point differ."""
+    return None if math.isnan(value) else round(float(value), 6)
+
+
+def _words(clip, detail, study_fit: _StudyFit | None = None) -> list[dict]:
+    words = [
         {
             "index": index,
             "text": text,
@@ -234,6 +325,11 @@ def _words(clip, detail) -> list[dict]:
         }
         for index, (text, start, end) in enumerate(detail.words)
     ]
+    if study_fit is not None:
+        posterior = study_fit.fit.clip_posterior(study_fit.clip_index[clip.key])
+        for word in words:
+            word["posterior"] = _rounded(posterior[word["index"]]) if word["index"] < posterior.size else None
+    return words
 
 
 def _left_out(study: Study, data, selection) -> dict:

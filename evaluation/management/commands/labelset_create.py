@@ -14,6 +14,7 @@ from evaluation.services.label_sets import (
     label_set_default_parameters,
     label_set_finalize,
 )
+from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, MODELS
 
 
 class Command(BaseCommand):
@@ -33,6 +34,17 @@ class Command(BaseCommand):
         )
         parser.add_argument("--arousal", type=Path, help='JSON file {"high": [...], "low": [...]} (default: MMEE)')
         parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the agreement summary")
+        parser.add_argument(
+            "--annotator-model",
+            choices=MODELS,
+            help="also give each word the model's posterior and each annotator's reliability with its SE",
+        )
+        parser.add_argument(
+            "--model-resamples",
+            type=int,
+            default=DEFAULT_RESAMPLES,
+            help="bootstrap resamples for the reliabilities' SE",
+        )
         parser.add_argument("--finalize", action="store_true", help="finalize the set once built")
 
     def handle(self, *args, **options):
@@ -55,6 +67,9 @@ class Command(BaseCommand):
             f"label set {label_set} ({label_set.lifecycle}): {summary['clips']} clips, {summary['words']} words, "
             f"{summary['annotations']} annotations" + (f", checksum {label_set.checksum}" if label_set.checksum else "")
         )
+        if label_set.annotator_model:
+            model = label_set.annotator_model
+            self.stdout.write(f"annotator model: {model['description']}, fitted {model['fitted_at']}")
 
     def _studies(self, slugs: list[str]) -> list[Study]:
         found = {study.slug: study for study in Study.objects.filter(slug__in=slugs)}
@@ -75,6 +90,8 @@ class Command(BaseCommand):
         }
         if options["subsample"] is not None:
             overrides["subsample"] = options["subsample"] or None
+        if options["annotator_model"]:
+            overrides |= {"annotator_model": options["annotator_model"], "model_resamples": options["model_resamples"]}
         if options["arousal"]:
             try:
                 overrides["arousal"] = json.loads(options["arousal"].read_text())

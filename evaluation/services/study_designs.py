@@ -1,0 +1,69 @@
+"""The study designer for a study: its clips (how many, how long, how many words) and, from a pilot,
+its own first annotations, turned into evaluation.stats.study_designer's assumptions and designs.
+
+Nothing is stored: a design is computed on request, in a few seconds at the default replicates
+(the page, the API and the `design_study` command all call `study_design_compute`).
+"""
+
+import numpy as np
+
+from annotation.models import Study
+from annotation.selectors.study_data import study_data
+from evaluation.stats.study_designer import DesignAssumptions, Targets, assumptions_from_pilot, design_study
+
+SOURCES = ("assumptions", "pilot")
+DEFAULT_REPLICATES = 12
+DEFAULT_SIMULATED_CLIPS = 150
+
+
+class DesignRefused(ValueError):
+    """The study cannot be designed as asked; the message says why."""
+
+
+def study_design_compute(
+    *,
+    study: Study,
+    source: str = "assumptions",
+    assumptions: dict | None = None,
+    targets: dict | None = None,
+    replicates: int = DEFAULT_REPLICATES,
+    simulated_clips: int = DEFAULT_SIMULATED_CLIPS,
+    seed: int = 0,
+):
+    """The designs of `study` (evaluation.stats.study_designer.Design). `assumptions`: any field of
+    DesignAssumptions to set (with source "pilot", they replace what the pilot gives)."""
+    if study.kind != Study.Kind.EMPHASIS:
+        raise DesignRefused(f"{study.slug} is a listening form; the designer plans emphasis studies")
+    if source not in SOURCES:
+        raise DesignRefused(f"unknown source {source!r}; choose one of {', '.join(SOURCES)}")
+    given = dict(assumptions or {})
+    data = study_data(study=study)
+    clips = len(data.clip_keys)
+    if clips == 0:
+        raise DesignRefused(f"{study.slug} has no clips to plan for")
+    durations = np.where(np.isfinite(data.clip_durations), data.clip_durations, 5.0)
+    try:
+        if source == "pilot":
+            planned = assumptions_from_pilot(
+                clip=data.clip,
+                annotator=data.annotator,
+                levels=data.levels,
+                clips=clips,
+                durations=durations,
+                seconds=data.seconds,
+                source=f"pilot of {study.slug}: {data.n_annotations} annotations",
+                **given,
+            )
+        else:
+            words = round(float(np.mean(data.clip_words))) if data.clip_words.size else 15
+            defaults = {"words_per_clip": max(words, 1), "clips": clips, "durations": tuple(durations.tolist())}
+            planned = DesignAssumptions(**{**defaults, **given})
+        return design_study(
+            planned,
+            targets=Targets(**(targets or {})),
+            replicates=replicates,
+            simulated_clips=simulated_clips,
+            seed=seed,
+        )
+    except (TypeError, ValueError) as error:
+        raise DesignRefused(str(error)) from None

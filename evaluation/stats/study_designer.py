@@ -1,0 +1,391 @@
+"""The study designer: before a study, what 3 to 15 annotators a clip would give, with and without
+exact stopping, by Monte Carlo. Pure numpy; no Django.
+
+The crowd is simulated from assumptions (`DesignAssumptions`), given or estimated from a pilot (a
+study's own first annotations, `assumptions_from_pilot`):
+
+- a word is truly emphasized with probability `emphasis_rate`;
+- each word has its own marking probability p_w (what share of honest listeners would mark it):
+  Beta with mean `accuracy` for an emphasized word and 1 - `accuracy` for the others, and an
+  intra-word correlation `heterogeneity` (rho = 1 / (a + b + 1)): words are not all equally
+  clear, which is what makes some clips contested;
+- an honest annotator marks a word with probability p_w, a spammer (a share `spammers` of the
+  annotations) with the crowd's overall marking rate whatever the word; a mark is heavy (level 2)
+  with probability `heavy_share` on an emphasized word and a third of it on the others.
+
+For each design (N annotators a clip; fixed, or exact stopping: a clip stops once every word's
+binary label is decided, m > N/2 or m + (N - k) <= N/2) each replicate study of
+`simulated_clips` clips is annotated, and the designer reports:
+
+- the expected width of the 95 % interval of Fleiss' kappa (binary marks) and of Krippendorff's
+  ordinal alpha (three levels): 2 x 1.96 x the standard deviation of the statistic across the
+  replicates, scaled to the study's clips by sqrt(simulated clips / clips) (the statistics'
+  sampling error goes as one over the root of the clips);
+- the share of words whose binary label would flip with one more listener (the label of a target
+  of N against that of N + 1, on the same listeners). Exact stopping gives the labels of the
+  fixed design, so the share is the fixed design's;
+- the annotations a clip (fewer with stopping), participant-hours (each annotation takes
+  `seconds_per_audio_second` x the clip's duration) and the cost at `hourly_rate`.
+
+Every figure comes with its Monte Carlo standard error (over replicates; for a width, the standard
+error of a standard deviation, s / sqrt(2 (R - 1))). Replicates reuse the same simulated listeners
+for every N (common random numbers), so that differences between designs are not noise.
+"""
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from evaluation.stats.alpha import alpha
+from evaluation.stats.fleiss import fleiss_kappa
+
+ANNOTATORS = tuple(range(3, 16))
+MODES = ("fixed", "exact")
+Z95 = 1.959964
+
+
+@dataclass(frozen=True)
+class DesignAssumptions:
+    emphasis_rate: float = 0.15
+    accuracy: float = 0.85  # an honest listener's mean chance of marking the word's true label
+    spammers: float = 0.0  # share of annotations by annotators who mark at random
+    heterogeneity: float = 0.25  # intra-word correlation of marks: 0 every word equally clear
+    heavy_share: float = 0.35  # of the marks on an emphasized word, the share at level 2
+    words_per_clip: int = 15
+    clips: int = 1000
+    durations: tuple[float, ...] = (5.0,)  # seconds of audio, one a clip (or one for all)
+    seconds_per_audio_second: float = 4.0  # an annotation's time, per second of the clip's audio
+    hourly_rate: float = 15.0
+    source: str = "assumptions"  # or "pilot of <study>: <n> annotations"
+
+    def __post_init__(self):
+        for name in ("emphasis_rate", "spammers", "heavy_share"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be between 0 and 1")
+        if not 0.5 < self.accuracy < 1:
+            raise ValueError("accuracy must be above 0.5 (better than chance) and below 1")
+        if not 0 < self.heterogeneity < 1:
+            raise ValueError("heterogeneity must be between 0 and 1 (exclusive)")
+        if self.words_per_clip < 1 or self.clips < 1:
+            raise ValueError("a study needs at least one clip of at least one word")
+        if not self.durations or min(self.durations) <= 0 or self.seconds_per_audio_second <= 0:
+            raise ValueError("durations and seconds per audio second must be positive")
+        if self.hourly_rate < 0:
+            raise ValueError("the hourly rate cannot be negative")
+
+    def as_dict(self) -> dict:
+        values = asdict(self)
+        values["durations"] = {"clips": len(self.durations), "mean_seconds": round(float(np.mean(self.durations)), 3)}
+        return values
+
+    @property
+    def audio_seconds(self) -> float:
+        """Seconds of audio in the whole study (each clip once)."""
+        if len(self.durations) == self.clips:
+            return float(np.sum(self.durations))
+        return float(np.mean(self.durations)) * self.clips
+
+
+@dataclass(frozen=True)
+class Targets:
+    kappa_width: float = 0.1  # the widest 95 % interval of Fleiss' kappa the study accepts
+    flip_share: float = 0.02  # the largest share of labels that one more listener may flip
+
+
+@dataclass(frozen=True)
+class DesignRow:
+    annotators: int
+    mode: str
+    kappa: float
+    kappa_width: float
+    kappa_width_se: float
+    alpha_ordinal: float
+    alpha_width: float
+    alpha_width_se: float
+    flip_share: float
+    flip_share_se: float
+    annotations_per_clip: float
+    annotations_per_clip_se: float
+    participant_hours: float
+    cost: float
+    meets_targets: bool = False
+
+
+@dataclass(frozen=True)
+class Design:
+    assumptions: DesignAssumptions
+    targets: Targets
+    replicates: int
+    simulated_clips: int
+    seed: int
+    rows: list[DesignRow]
+    recommendation: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "assumptions": self.assumptions.as_dict(),
+            "targets": asdict(self.targets),
+            "replicates": self.replicates,
+            "simulated_clips": self.simulated_clips,
+            "seed": self.seed,
+            "rows": [asdict(row) for row in self.rows],
+            "recommendation": self.recommendation,
+        }
+
+
+def design_study(
+    assumptions: DesignAssumptions,
+    *,
+    targets: Targets = Targets(),
+    annotators: tuple[int, ...] = ANNOTATORS,
+    modes: tuple[str, ...] = MODES,
+    replicates: int = 20,
+    simulated_clips: int = 200,
+    seed: int = 0,
+) -> Design:
+    """Every design of `annotators` x `modes`, with the cheapest that meets `targets` recommended."""
+    if replicates < 2:
+        raise ValueError("the designer needs at least two replicates for its Monte Carlo error")
+    if not annotators or min(annotators) < 2:
+        raise ValueError("a design needs at least two annotators a clip")
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown:
+        raise ValueError(f"unknown design mode(s) {', '.join(unknown)}; choose from {', '.join(MODES)}")
+    simulated_clips = min(simulated_clips, assumptions.clips) if simulated_clips > 0 else assumptions.clips
+    rng = np.random.default_rng(seed)
+    pool = max(annotators) + 1
+    figures: dict[tuple[int, str], list[tuple]] = {(n, m): [] for n in annotators for m in modes}
+    for _ in range(replicates):
+        levels = simulated_levels(assumptions, clips=simulated_clips, annotators=pool, rng=rng)
+        for n in annotators:
+            for mode in modes:
+                figures[(n, mode)].append(design_figures(levels, n, mode))
+    scale = math.sqrt(simulated_clips / assumptions.clips)
+    rows = [_row(n, mode, figures[(n, mode)], assumptions, targets, scale) for n in annotators for mode in modes]
+    return Design(assumptions, targets, replicates, simulated_clips, seed, rows, _recommend(rows, targets))
+
+
+def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: int, rng) -> np.ndarray:
+    """(clips, annotators, words) levels 0, 1, 2 of a crowd made by `assumptions` (see the module)."""
+    a = assumptions
+    words = a.words_per_clip
+    emphasized = rng.random((clips, words)) < a.emphasis_rate
+    mean = np.where(emphasized, a.accuracy, 1 - a.accuracy)
+    concentration = (1 - a.heterogeneity) / a.heterogeneity  # a + b of the Beta
+    p = rng.beta(mean * concentration, (1 - mean) * concentration)
+    overall = a.emphasis_rate * a.accuracy + (1 - a.emphasis_rate) * (1 - a.accuracy)
+    spammer = rng.random((clips, annotators, 1)) < a.spammers
+    chance = np.where(spammer, overall, p[:, None, :])
+    marked = rng.random((clips, annotators, words)) < chance
+    heavy_chance = np.where(emphasized, a.heavy_share, a.heavy_share / 3)[:, None, :]
+    heavy = rng.random((clips, annotators, words)) < heavy_chance
+    return (marked.astype(np.int8) + (marked & heavy)).astype(np.int8)
+
+
+def design_figures(levels: np.ndarray, n: int, mode: str) -> tuple[float, float, float, float]:
+    """(kappa, ordinal alpha, flip share, annotations a clip) of one simulated study under one design;
+    `levels` has at least n + 1 annotators a clip (the first n are the design's)."""
+    marks = np.cumsum(levels >= 1, axis=1)  # (clips, k, words): marks among the first k listeners
+    heard = stop_points(marks[:, :n, :], n) if mode == "exact" else np.full(levels.shape[0], n)
+    kept = np.arange(levels.shape[1])[None, :] < heard[:, None]  # (clips, annotators)
+    counts = np.stack([((levels == level) & kept[:, :, None]).sum(axis=1).ravel() for level in range(3)], axis=1)
+    binary = np.stack([counts[:, 0], counts[:, 1] + counts[:, 2]], axis=1)
+    kappa = fleiss_kappa(binary).value
+    ordinal = alpha(counts, "ordinal").value
+    flips = (2 * marks[:, n - 1, :] > n) != (2 * marks[:, n, :] > n + 1)
+    return (
+        np.nan if kappa is None else kappa,
+        np.nan if ordinal is None else ordinal,
+        float(flips.mean()),
+        float(heard.mean()),
+    )
+
+
+def stop_points(marks: np.ndarray, target: int) -> np.ndarray:
+    """Per clip, the listeners after which exact stopping stops it: the first k at which every word
+    is decided (m > N/2, or m + (N - k) <= N/2); N when none is earlier. `marks` is (clips, k, words),
+    the cumulative marks after each of the first `target` listeners.
+
+    A small private version of the rule of evaluation.stats.stopping (the adaptive designs'
+    module), kept here so the designer does not depend on its arrival."""
+    k = np.arange(1, target + 1)[None, :, None]
+    decided = (2 * marks > target) | (2 * (marks + target - k) <= target)
+    settled = decided.all(axis=2)  # (clips, k)
+    return np.where(settled.any(axis=1), settled.argmax(axis=1) + 1, target)
+
+
+def _row(n, mode, replicate_figures, assumptions: DesignAssumptions, targets: Targets, scale: float) -> DesignRow:
+    values = np.array(replicate_figures, dtype=np.float64)  # (replicates, 4)
+    r = values.shape[0]
+
+    def width(column):
+        finite = values[np.isfinite(values[:, column]), column]
+        if finite.size < 2:
+            return float("nan"), float("nan")
+        sd = float(np.std(finite, ddof=1))
+        return 2 * Z95 * sd * scale, 2 * Z95 * sd * scale / math.sqrt(2 * (finite.size - 1))
+
+    def mean_and_se(column):
+        return float(values[:, column].mean()), float(values[:, column].std(ddof=1) / math.sqrt(r))
+
+    kappa_width, kappa_width_se = width(0)
+    alpha_width, alpha_width_se = width(1)
+    flip, flip_se = mean_and_se(2)
+    per_clip, per_clip_se = mean_and_se(3)
+    hours = per_clip * assumptions.audio_seconds * assumptions.seconds_per_audio_second / 3600
+    return DesignRow(
+        annotators=n,
+        mode=mode,
+        kappa=float(np.nanmean(values[:, 0])),
+        kappa_width=kappa_width,
+        kappa_width_se=kappa_width_se,
+        alpha_ordinal=float(np.nanmean(values[:, 1])),
+        alpha_width=alpha_width,
+        alpha_width_se=alpha_width_se,
+        flip_share=flip,
+        flip_share_se=flip_se,
+        annotations_per_clip=per_clip,
+        annotations_per_clip_se=per_clip_se,
+        participant_hours=hours,
+        cost=hours * assumptions.hourly_rate,
+        meets_targets=bool(kappa_width <= targets.kappa_width and flip <= targets.flip_share),
+    )
+
+
+def _recommend(rows: list[DesignRow], targets: Targets) -> dict:
+    """The cheapest design that meets both targets; else the one with the fewest flips."""
+    meeting = [row for row in rows if row.meets_targets]
+    if meeting:
+        best = min(meeting, key=lambda row: (row.participant_hours, row.annotators))
+        reason = (
+            f"the cheapest design whose kappa interval is at most {targets.kappa_width} wide and whose labels one "
+            f"more listener flips for at most {targets.flip_share:.1%} of words"
+        )
+    else:
+        best = min(rows, key=lambda row: (row.flip_share, row.participant_hours))
+        reason = (
+            "no design from the ones tried meets both targets; this one flips the fewest labels "
+            "(a pilot, more clips or other targets may tell more)"
+        )
+    fixed_ten = next((row for row in rows if row.annotators == 10 and row.mode == "fixed"), None)
+    saving = None
+    if fixed_ten is not None and fixed_ten.participant_hours > 0:
+        saving = 1 - best.participant_hours / fixed_ten.participant_hours
+    return {
+        "annotators": best.annotators,
+        "mode": best.mode,
+        "participant_hours": best.participant_hours,
+        "cost": best.cost,
+        "meets_targets": best.meets_targets,
+        "reason": reason,
+        "saving_against_10_fixed": saving,
+    }
+
+
+def assumptions_from_pilot(
+    *,
+    clip: np.ndarray,
+    annotator: np.ndarray,
+    levels: np.ndarray,
+    clips: int,
+    durations: np.ndarray | None = None,
+    seconds: np.ndarray | None = None,
+    source: str = "pilot",
+    **overrides,
+) -> DesignAssumptions:
+    """Assumptions estimated from a pilot's annotations (StudyData's arrays), by moments:
+
+    - emphasis rate: the share of words (with two or more annotations) that the majority marks;
+    - accuracy: how often an annotation agrees with the majority of the word's other annotators
+      (words with three or more, ties left out), the spammers' annotations removed;
+    - spammers: the share of annotations by annotators whose marks, against those majorities,
+      say nothing (Youden's J below 0.2, with at least 20 words judged);
+    - heterogeneity: the spread of the words' marking shares beyond what the two classes and
+      binomial noise give (a beta-binomial moment estimate), between 0.02 and 0.9;
+    - heavy share: the share of marks on majority-emphasized words that are at level 2;
+    - durations: the pilot's clips' (unknown ones: 5 s); seconds per audio second: the median of
+      an annotation's time over its clip's duration.
+    `overrides` replace any of them (and give `hourly_rate`)."""
+    clip, annotator = np.asarray(clip, dtype=np.int64), np.asarray(annotator, dtype=np.int64)
+    levels = np.asarray(levels)
+    if clip.size == 0:
+        raise ValueError("the pilot has no annotations yet: give assumptions instead")
+    row, word = np.nonzero(levels >= 0)
+    keys = clip[row] * levels.shape[1] + word
+    _, word_of = np.unique(keys, return_inverse=True)
+    mark = (levels[row, word] >= 1).astype(np.int64)
+    marks, total = np.bincount(word_of, mark), np.bincount(word_of)
+    others_marks, others = marks[word_of] - mark, total[word_of] - 1
+    judged = (others >= 2) & (2 * others_marks != others)
+    if not judged.any():
+        raise ValueError("the pilot needs words with three or more annotations to estimate accuracy")
+    majority = 2 * others_marks > others
+    agree = mark == majority
+    who = annotator[row]
+    spam = _spammers(who, mark, majority, judged)
+    honest = judged & ~spam[who]
+    emphasis_rate = float(np.mean(2 * marks[total >= 2] > total[total >= 2]))
+    accuracy = float(np.clip(agree[honest].mean() if honest.any() else agree[judged].mean(), 0.55, 0.99))
+    estimated = {
+        "emphasis_rate": emphasis_rate,
+        "accuracy": accuracy,
+        "spammers": float(spam[who].mean()),
+        "heterogeneity": _heterogeneity(marks, total, emphasis_rate, accuracy),
+        "heavy_share": _heavy_share(levels[row, word], word_of, marks, total),
+        "words_per_clip": round(float(np.mean(np.bincount(np.unique(keys) // levels.shape[1])[np.unique(clip)]))),
+        "clips": int(clips),
+        **_timing(clip, durations, seconds),
+        "source": source,
+    }
+    return DesignAssumptions(**{**estimated, **overrides})
+
+
+def _spammers(who, mark, majority, judged) -> np.ndarray:
+    annotators = int(who.max()) + 1
+    spam = np.zeros(annotators, dtype=bool)
+    for person in range(annotators):
+        mine = judged & (who == person)
+        positive, negative = mine & majority, mine & ~majority
+        if mine.sum() < 20 or not positive.any() or not negative.any():
+            continue
+        youden = mark[positive].mean() - mark[negative].mean()
+        spam[person] = youden < 0.2
+    return spam
+
+
+def _heterogeneity(marks, total, emphasis_rate: float, accuracy: float) -> float:
+    """rho from the variance of the words' marking shares (beta-binomial moments): what is left of
+    it after the split into two classes (emphasis rate, accuracy) is rho + (1 - rho) / k times the
+    classes' binomial variance."""
+    used = total >= 2
+    if used.sum() < 10:
+        return 0.25
+    share, n = marks[used] / total[used], total[used]
+    means = np.array([1 - accuracy, accuracy])
+    weights = np.array([1 - emphasis_rate, emphasis_rate])
+    between = weights @ (means - weights @ means) ** 2
+    within = weights @ (means * (1 - means))
+    inverse = float(np.mean(1 / n))
+    rho = ((share.var() - between) / within - inverse) / (1 - inverse)
+    return float(np.clip(rho, 0.02, 0.9))
+
+
+def _heavy_share(given, word_of, marks, total) -> float:
+    emphasized = (2 * marks > total)[word_of]
+    marked = emphasized & (given >= 1)
+    return float((given[marked] == 2).mean()) if marked.any() else 0.35
+
+
+def _timing(clip, durations, seconds) -> dict:
+    if durations is None:
+        return {}
+    durations = np.asarray(durations, dtype=np.float64)
+    known = np.where(np.isfinite(durations) & (durations > 0), durations, 5.0)
+    timing = {"durations": tuple(float(d) for d in known)}
+    if seconds is not None:
+        per_audio = np.asarray(seconds, dtype=np.float64) / known[clip]
+        per_audio = per_audio[np.isfinite(per_audio) & (per_audio > 0)]
+        if per_audio.size:
+            timing["seconds_per_audio_second"] = float(np.median(per_audio))
+    return timing

@@ -1,0 +1,144 @@
+"""The study designer against a direct simulation of the same design, exact stopping's rule, and
+the pilot's estimates against the crowd that made the pilot."""
+
+import math
+
+import numpy as np
+import pytest
+
+from evaluation.stats.alpha import alpha
+from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.simulated_truth import simulated_truth_study
+from evaluation.stats.study_designer import (
+    DesignAssumptions,
+    Targets,
+    assumptions_from_pilot,
+    design_study,
+    simulated_levels,
+    stop_points,
+)
+
+CROWD = DesignAssumptions(emphasis_rate=0.15, accuracy=0.85, spammers=0.1, clips=120, durations=(4.0,) * 120)
+
+
+def direct_simulation(assumptions: DesignAssumptions, n: int, replicates: int, seed: int):
+    """The design written out word by word, listener by listener: per replicate, kappa, alpha and
+    the share of words whose label changes when listener n + 1 is added."""
+    rng = np.random.default_rng(seed)
+    a = assumptions
+    rho = a.heterogeneity
+    overall = a.emphasis_rate * a.accuracy + (1 - a.emphasis_rate) * (1 - a.accuracy)
+    kappas, alphas, flips = [], [], []
+    for _ in range(replicates):
+        binary_counts, level_counts, flipped = [], [], 0
+        for _clip in range(a.clips):
+            spammer = rng.random(n + 1) < a.spammers
+            for _word in range(a.words_per_clip):
+                emphasized = rng.random() < a.emphasis_rate
+                mean = a.accuracy if emphasized else 1 - a.accuracy
+                p = rng.beta(mean * (1 - rho) / rho, (1 - mean) * (1 - rho) / rho)
+                levels = []
+                for listener in range(n + 1):
+                    marked = rng.random() < (overall if spammer[listener] else p)
+                    heavy = rng.random() < (a.heavy_share if emphasized else a.heavy_share / 3)
+                    levels.append(int(marked) + int(marked and heavy))
+                first = levels[:n]
+                marks = sum(level >= 1 for level in first)
+                binary_counts.append([n - marks, marks])
+                level_counts.append([first.count(0), first.count(1), first.count(2)])
+                flipped += (2 * marks > n) != (2 * (marks + (levels[n] >= 1)) > n + 1)
+        kappas.append(fleiss_kappa(np.array(binary_counts)).value)
+        alphas.append(alpha(np.array(level_counts), "ordinal").value)
+        flips.append(flipped / (a.clips * a.words_per_clip))
+    return np.array(kappas), np.array(alphas), np.array(flips)
+
+
+def test_the_designers_figures_agree_with_a_direct_simulation_within_their_monte_carlo_error():
+    replicates = 24
+    design = design_study(CROWD, annotators=(7,), modes=("fixed",), replicates=replicates, seed=1)
+    row = design.rows[0]
+    kappas, alphas, flips = direct_simulation(CROWD, 7, replicates, seed=2)
+
+    def close(ours, theirs, our_se, their_se):
+        return abs(ours - theirs) <= 3 * math.hypot(our_se, their_se)
+
+    width = 2 * 1.959964 * kappas.std(ddof=1)
+    width_se = width / math.sqrt(2 * (replicates - 1))
+    assert close(row.kappa_width, width, row.kappa_width_se, width_se)
+    alpha_width = 2 * 1.959964 * alphas.std(ddof=1)
+    assert close(row.alpha_width, alpha_width, row.alpha_width_se, alpha_width / math.sqrt(2 * (replicates - 1)))
+    assert close(row.flip_share, flips.mean(), row.flip_share_se, flips.std(ddof=1) / math.sqrt(replicates))
+    kappa_se = kappas.std(ddof=1) / math.sqrt(replicates)
+    assert close(row.kappa, kappas.mean(), kappa_se, kappa_se)
+    assert row.annotations_per_clip == 7 and row.annotations_per_clip_se == 0
+    assert row.participant_hours == pytest.approx(7 * 120 * 4.0 * CROWD.seconds_per_audio_second / 3600)
+    assert row.cost == pytest.approx(row.participant_hours * 15.0)
+
+
+def test_exact_stopping_keeps_every_binary_label_of_the_full_design():
+    rng = np.random.default_rng(3)
+    for target in (3, 4, 7, 10):
+        marks_each = rng.random((300, target, 6)) < rng.random((300, 1, 6))
+        marks = np.cumsum(marks_each, axis=1)
+        stopped = stop_points(marks, target)
+        at_stop = marks[np.arange(300), stopped - 1]  # (clips, words) marks when the clip stopped
+        full = 2 * marks[:, -1] > target
+        # Decided at the stop: emphasized already, or out of reach of a majority.
+        assert np.array_equal(2 * at_stop > target, full)
+        assert np.all((2 * at_stop > target) | (2 * (at_stop + target - stopped[:, None]) <= target))
+        assert stopped.min() >= math.ceil(target / 2) and stopped.max() <= target
+
+
+def test_stopping_saves_annotations_and_keeps_the_flip_share():
+    design = design_study(CROWD, annotators=(10,), replicates=4, seed=5)
+    fixed, exact = design.rows
+    assert (fixed.mode, exact.mode) == ("fixed", "exact")
+    assert exact.annotations_per_clip < fixed.annotations_per_clip == 10
+    assert exact.flip_share == fixed.flip_share
+    assert exact.participant_hours < fixed.participant_hours
+
+
+def test_the_recommendation_is_the_cheapest_design_that_meets_the_targets():
+    design = design_study(CROWD, annotators=(3, 5, 7, 9, 11), replicates=4, targets=Targets(1.0, 0.03), seed=6)
+    meeting = [row for row in design.rows if row.meets_targets]
+    best = min(meeting, key=lambda row: row.participant_hours)
+    assert (design.recommendation["annotators"], design.recommendation["mode"]) == (best.annotators, best.mode)
+    assert all(row.flip_share <= 0.03 for row in meeting)
+    none = design_study(CROWD, annotators=(3, 4), replicates=3, targets=Targets(0.0, 0.0), seed=6)
+    assert not none.recommendation["meets_targets"] and "no design" in none.recommendation["reason"]
+
+
+def test_a_pilot_gives_back_the_crowd_that_made_it():
+    truth = DesignAssumptions(emphasis_rate=0.2, accuracy=0.85, heterogeneity=0.2, clips=400)
+    rng = np.random.default_rng(8)
+    levels = simulated_levels(truth, clips=400, annotators=6, rng=rng)  # (clips, annotators, words)
+    # Tasks of 10 clips: the six listeners of clips 0-9 are annotators 0-5, of clips 10-19 6-11, ...
+    clip = np.repeat(np.arange(400), 6)
+    annotator = (clip // 10) * 6 + np.tile(np.arange(6), 400)
+    pilot = assumptions_from_pilot(clip=clip, annotator=annotator, levels=levels.reshape(400 * 6, -1), clips=1000)
+    assert pilot.emphasis_rate == pytest.approx(0.2, abs=0.04)
+    assert pilot.clips == 1000 and pilot.words_per_clip == 15
+    assert pilot.accuracy == pytest.approx(0.85, abs=0.05)
+    assert pilot.spammers < 0.05
+    assert pilot.heterogeneity == pytest.approx(0.2, abs=0.1)
+
+
+def test_a_pilot_finds_its_spammers():
+    """Spammers are people: in the simulation with a known truth, a tenth of the annotators (each
+    on a task of 20 clips) mark at random."""
+    pilot = simulated_truth_study(clips=300, per_clip=6, spammers=0.15, seed=4)
+    data = pilot.data
+    estimated = assumptions_from_pilot(clip=data.clip, annotator=data.annotator, levels=data.levels, clips=300)
+    actual = float(np.mean(pilot.kind[data.annotator] == 1))
+    assert estimated.spammers == pytest.approx(actual, abs=0.06)
+
+
+def test_bad_assumptions_are_refused_with_the_reason():
+    with pytest.raises(ValueError, match=r"accuracy must be above 0\.5"):
+        DesignAssumptions(accuracy=0.4)
+    with pytest.raises(ValueError, match="at least two replicates"):
+        design_study(CROWD, replicates=1)
+    with pytest.raises(ValueError, match="unknown design mode"):
+        design_study(CROWD, modes=("probabilistic",))
+    with pytest.raises(ValueError, match="no annotations yet"):
+        assumptions_from_pilot(clip=np.zeros(0), annotator=np.zeros(0), levels=np.zeros((0, 3)), clips=5)
