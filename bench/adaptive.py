@@ -1,6 +1,6 @@
 """Adaptive designs of word-level emphasis studies on simulated MMEE-like data with a known truth.
 
-    .venv/bin/python bench/adaptive.py [--clips 3000] [--words 15] [--seed 0]
+    .venv/bin/python bench/adaptive.py [--clips 3000] [--words 15] [--seed 0] [--model]
 
 Clips and listeners follow the model of evaluation.stats.simulation (a word's latent prominence is
 normal noise plus a boost of 2.6 on the one to three words a clip stresses; a listener hears it with
@@ -16,7 +16,9 @@ Designs: fixed (10 a clip, the full design), exact stopping, probabilistic stopp
 epsilons (beta-binomial prior fitted to the first `minimum` annotations of every clip, which every
 design pays for), and probabilistic stopping at each epsilon with the saved annotations reallocated,
 one at a time, to the clip whose words' expected label-error reduction is largest (at most 20 a
-clip, the fixed design's budget in all). Rules from evaluation.stats.stopping, the ones the claim
+clip, the fixed design's budget in all); with --model, probabilistic stopping at 0.02 whose future
+marks come from Dawid-Skene word posteriors (evaluation.stats.annotator_models) refitted at each k.
+Listeners hear clips in tasks of 20, as in the simulation module. Rules from evaluation.stats.stopping, the ones the claim
 path uses. Figures: annotations spent against the fixed design; words whose binary label differs
 from the full design's; word error against the truth; scalar RMSE against the full design and the
 truth; Fleiss' kappa (binary) and ordinal alpha over the whole set and over the clips annotated to
@@ -45,6 +47,7 @@ from evaluation.stats.stopping import (
     decided,
     flip_probabilities,
     label_errors,
+    model_predictive,
 )
 
 TARGET, MAXIMUM, MINIMUM = 10, 20, 3
@@ -53,6 +56,7 @@ REALLOCATION_EPSILON = 0.02  # the design the summary judges; 0.05 + reallocatio
 CONFIDENT = 0.02  # past the target, a clip whose every label error is below this needs no more
 MIXTURES = {"honest": (0.0, 0.0), "10 % spammers": (0.10, 0.0), "20 % heavy-only": (0.0, 0.20)}
 THRESHOLD_MEAN, THRESHOLD_SD, HEAVY_STEP = 1.55, 0.3, 1.2
+TASK = 20  # clips a listener hears, as in evaluation.stats.simulation
 
 
 @dataclass
@@ -70,11 +74,13 @@ def simulate(clips: int, words: int, spammers: float, heavy_only: float, rng: np
     ranks = rng.random((clips, words)).argsort(axis=1).argsort(axis=1)
     prominence += np.where(ranks < chosen[:, None], 2.6, 0.0)
     shape = (clips, MAXIMUM)
-    threshold = rng.normal(THRESHOLD_MEAN, THRESHOLD_SD, size=shape)[..., None]
-    sharpness = rng.uniform(0.8, 1.1, size=shape)[..., None]
+    # Clips go out in tasks of TASK: the listener in slot s of a task hears all of its clips.
+    listener = annotator_of(clips)
+    threshold = rng.normal(THRESHOLD_MEAN, THRESHOLD_SD, size=listener.max() + 1)[listener][..., None]
+    sharpness = rng.uniform(0.8, 1.1, size=listener.max() + 1)[listener][..., None]
     seen = prominence[:, None, :] + rng.normal(size=(*shape, words)) * sharpness * noise[:, None, None]
     levels = (seen >= threshold).astype(np.int8) + (seen >= threshold + HEAVY_STEP)
-    kind = rng.random(shape)
+    kind = rng.random(listener.max() + 1)[listener]
     heavy = (kind >= spammers) & (kind < spammers + heavy_only)
     levels = np.where(heavy[..., None], np.where(seen >= threshold + HEAVY_STEP, 2, 0), levels)
     spam = rng.integers(1, 3, size=(*shape, words)) * (rng.random((*shape, words)) < 0.2)
@@ -84,6 +90,11 @@ def simulate(clips: int, words: int, spammers: float, heavy_only: float, rng: np
         (prominence - THRESHOLD_MEAN - HEAVY_STEP) / spread
     )
     return Study(levels, prominence > THRESHOLD_MEAN, scalar_truth)
+
+
+def annotator_of(clips: int) -> np.ndarray:
+    """(clips, MAXIMUM) listener index of each slot."""
+    return (np.arange(clips) // TASK)[:, None] * MAXIMUM + np.arange(MAXIMUM)[None, :]
 
 
 def cumulative_marks(levels: np.ndarray) -> np.ndarray:
@@ -104,6 +115,30 @@ def probabilistic_stops(marks: np.ndarray, epsilon: float, prior: BetaBinomialPr
     stops = np.full(clips, TARGET)
     for seen in range(TARGET - 1, MINIMUM - 1, -1):
         flips = flip_probabilities(marks[:, seen].ravel(), seen, TARGET, prior).reshape(clips, words)
+        stops[(flips < epsilon).all(axis=1)] = seen
+    return stops
+
+
+def model_stops(study: Study, marks: np.ndarray, epsilon: float) -> np.ndarray:
+    """Probabilistic stopping with the future marks predicted from Dawid-Skene word posteriors
+    (evaluation.stats.annotator_models, crowd-kit), refitted to the first k annotations of every clip."""
+    from evaluation.stats.annotator_models import word_posteriors
+
+    clips, words = marks.shape[0], marks.shape[2]
+    listener = annotator_of(clips)
+    stops = np.full(clips, TARGET)
+    for seen in range(TARGET - 1, MINIMUM - 1, -1):
+        clip = np.repeat(np.arange(clips), seen)
+        fit = word_posteriors(
+            clip=clip,
+            annotator=listener[:, :seen].ravel(),
+            levels=study.levels[:, :seen].reshape(-1, words),
+            n_annotators=int(listener.max()) + 1,
+            resamples=0,
+        )
+        now = marks[:, seen].ravel()
+        predictive = model_predictive(fit.posterior, now, np.full(now.size, seen))
+        flips = flip_probabilities(now, seen, TARGET, predictive).reshape(clips, words)
         stops[(flips < epsilon).all(axis=1)] = seen
     return stops
 
@@ -173,6 +208,8 @@ def run_mixture(name: str, args, rng: np.random.Generator) -> list[tuple[str, di
     probabilistic = {epsilon: probabilistic_stops(marks, epsilon, prior) for epsilon in EPSILONS}
     designs += [(f"eps {epsilon}", stops) for epsilon, stops in probabilistic.items()]
     designs += [(f"eps {epsilon} + realloc", reallocated(marks, probabilistic[epsilon], prior)) for epsilon in EPSILONS]
+    if args.model:
+        designs.append((f"eps {EPSILONS[0]} (model)", model_stops(study, marks, EPSILONS[0])))
     rows = []
     for design, counts in designs:
         figures = design_figures(study, counts, full)
@@ -200,6 +237,9 @@ def main() -> None:
     parser.add_argument("--clips", type=int, default=3000, help="clips a simulated study (the size flag)")
     parser.add_argument("--words", type=int, default=15)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--model", action="store_true", help="also stop by Dawid-Skene word posteriors (the annotator model)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     rng = np.random.default_rng(args.seed)

@@ -31,7 +31,7 @@ from typing import Protocol
 
 import numpy as np
 from scipy import optimize, special
-from scipy.stats import betabinom
+from scipy.stats import betabinom, binom
 
 JEFFREYS = (0.5, 0.5)  # the prior until a study has enough words to fit its own
 MIN_WORDS_TO_FIT = 50
@@ -163,3 +163,31 @@ def beta_prior_fit(marks: np.ndarray, seen: np.ndarray) -> BetaBinomialPredictiv
     fitted = optimize.minimize(negative_log_likelihood, x0=np.log(JEFFREYS), method="Nelder-Mead")
     a, b = np.clip(np.exp(fitted.x), 1e-3, 1e3)
     return BetaBinomialPredictive(float(a), float(b))
+
+
+@dataclass(frozen=True)
+class ModelPredictive:
+    """Future marks from an annotator model's word posteriors (evaluation.stats.annotator_models):
+    a word is emphasized with probability `posterior`; a new listener marks an emphasized word with
+    probability `mark_if_emphasized`, another with `mark_if_not`. Words in the order of the marks
+    passed to `future_marks`, which the posterior already holds."""
+
+    posterior: np.ndarray
+    mark_if_emphasized: float
+    mark_if_not: float
+
+    def future_marks(self, marks: np.ndarray, seen: np.ndarray, more: int) -> np.ndarray:
+        j = np.arange(more + 1)[None, :]
+        posterior = np.asarray(self.posterior, dtype=float)[:, None]
+        return posterior * binom.pmf(j, more, self.mark_if_emphasized) + (1 - posterior) * binom.pmf(
+            j, more, self.mark_if_not
+        )
+
+
+def model_predictive(posterior: np.ndarray, marks: np.ndarray, seen: np.ndarray) -> ModelPredictive:
+    """ModelPredictive with the crowd's marking rates given the truth estimated from the same words:
+    the posterior-weighted share of marks among emphasized and among other words."""
+    posterior, marks, seen = (np.asarray(a, dtype=float).ravel() for a in (posterior, marks, seen))
+    emphasized = (posterior * marks).sum() / max((posterior * seen).sum(), 1e-12)
+    other = ((1 - posterior) * marks).sum() / max(((1 - posterior) * seen).sum(), 1e-12)
+    return ModelPredictive(posterior, float(emphasized), float(other))

@@ -141,3 +141,21 @@ def test_every_mode_settles_at_the_target():
     zeros = np.zeros(2, dtype=int)
     for mode, seen in itertools.product(("exact", "probabilistic", "reallocate"), (10, 11)):
         assert clip_settled(StoppingRule(mode=mode, target=10), zeros + 5, zeros, seen)
+
+
+def test_model_predictive_is_the_posterior_mixture_of_two_binomials():
+    from scipy.stats import binom
+
+    from evaluation.stats.stopping import model_predictive
+
+    posterior, marks, seen = np.array([0.9, 0.1]), np.array([4, 0]), np.array([5, 5])
+    predictive = model_predictive(posterior, marks, seen)
+    assert predictive.mark_if_emphasized == pytest.approx((0.9 * 4) / (0.9 * 5 + 0.1 * 5))
+    assert predictive.mark_if_not == pytest.approx((0.1 * 4) / (0.1 * 5 + 0.9 * 5))
+    pmf = predictive.future_marks(marks, seen, 3)
+    expected = 0.9 * binom.pmf(np.arange(4), 3, predictive.mark_if_emphasized) + 0.1 * binom.pmf(
+        np.arange(4), 3, predictive.mark_if_not
+    )
+    assert pmf[0] == pytest.approx(expected) and pmf.sum(axis=1) == pytest.approx([1, 1])
+    flips = flip_probabilities(marks, 5, 10, predictive)
+    assert flips.shape == (2,) and np.all((flips >= 0) & (flips <= 1))
