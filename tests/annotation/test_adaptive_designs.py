@@ -153,3 +153,13 @@ def test_the_prior_is_refitted_to_the_studys_counts_once_there_are_enough_words(
     fitted = adaptive_prior_refit(study_id=study.pk)
     study.refresh_from_db()
     assert study.adaptive_prior == fitted and fitted["words"] == 60 and fitted["a"] > 0 and fitted["b"] > 0
+
+
+def test_a_top_up_plan_counts_only_clips_the_design_still_needs():
+    from annotation.services.topups import topup_plan
+
+    study, _ = run_study(adaptive_mode=Study.Adaptive.EXACT)
+    assert study.items.filter(completed_count__lt=TARGET).count() == 3  # stopped early, not missing
+    study.items.filter(completed_count=TARGET).update(completed_count=TARGET - 2, settled=False)
+    plan = topup_plan(study=study)
+    assert (plan.total.clips_below_target, plan.total.missing_annotations) == (1, 2)
