@@ -356,18 +356,22 @@ def item_page(body: bytes) -> ItemPage | None:
     return ItemPage(int(item.group(1)), len(levels.group(1).split(b",")))
 
 
-def enter_and_claim(browser: Browser, slug: str, answers: dict[str, str], rng: random.Random) -> ItemPage:
+def enter_and_claim(browser: Browser, slug: str, answers: dict[str, str], rng: random.Random, *, wrap=None) -> ItemPage:
     """Study link, consent, screening, instructions (which claims a task), task page."""
-    return run_steps(entry_steps(slug, answers, rng), browser)
+    return run_steps(entry_steps(slug, answers, rng, wrap=wrap), browser)
 
 
-def entry_steps(slug: str, answers: dict[str, str], rng: random.Random) -> Steps:
-    """`enter_and_claim` as a script; returns the first item."""
+def entry_steps(slug: str, answers: dict[str, str], rng: random.Random, *, wrap=None) -> Steps:
+    """`enter_and_claim` as a script; returns the first item. `wrap("claim")`, a context manager
+    factory, wraps the instructions POST, the request that claims the task."""
+    wrap = wrap or (lambda kind: contextlib.nullcontext())
     ids = {"PROLIFIC_PID": prolific_id(rng), "STUDY_ID": prolific_id(rng), "SESSION_ID": prolific_id(rng)}
     page = yield from _follow((yield Request("GET", f"/s/{slug}/?{urlencode(ids)}")), "consent")
     page = yield from _follow((yield Request("POST", f"/s/{slug}/consent/", fields={"agree": "yes"})), "screening")
     page = yield from _follow((yield Request("POST", f"/s/{slug}/screening/", fields=answers)), "instructions")
-    page = yield from _follow((yield Request("POST", f"/s/{slug}/instructions/", fields={})), "task")
+    with wrap("claim"):
+        claimed = yield Request("POST", f"/s/{slug}/instructions/", fields={})
+    page = yield from _follow(claimed, "task")
     first = item_page(page.body)
     if page.status != 200 or first is None:
         raise RuntimeError(f"task page without an item: {page.status} {page.body[:200]!r}")

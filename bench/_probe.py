@@ -16,6 +16,7 @@ from pathlib import Path
 from bench._loadgen import Browser, ParticipantLog, WsgiTransport, annotate, enter_and_claim
 
 ROOT = Path(__file__).resolve().parent.parent
+CLAIMS = 15  # claims timed on their own, after the three participants
 
 
 def item_durations(study) -> dict[int, float]:
@@ -66,18 +67,20 @@ def probe_in_process(study, answers: dict[str, str], *, reports: str, profile: b
 
     @contextlib.contextmanager
     def sampled(kind: str):
-        sampler.active = kind == "submit"
+        sampler.active = kind == "submit"  # a claim is measured, not sampled
         yield
         sampler.active = False
 
     for name, wrap in (("queries", count_queries), ("clock", clock), ("sampled", sampled)):
         browser, rng = Browser(WsgiTransport()), random.Random(name)
-        first = enter_and_claim(browser, study.slug, answers, rng)
+        first = enter_and_claim(browser, study.slug, answers, rng, wrap=wrap)
         log = ParticipantLog()
         with sampler if wrap is sampled else contextlib.nullcontext():
             annotate(browser, study.slug, first, item_durations(study), log, rng, reports=reports, wrap=wrap)
         if log.errors:
             raise RuntimeError(f"in-process participant failed: {log.errors}")
+    for index in range(CLAIMS):  # claims alone: the first item's page is not annotated
+        enter_and_claim(Browser(WsgiTransport()), study.slug, answers, random.Random(f"claim/{index}"), wrap=clock)
     probe.samples = sampler.samples
     if profile:
         print("the submit's busiest lines (share of stack samples):")

@@ -203,6 +203,12 @@ def parse_args():
     )
     parser.add_argument("--floor-seconds", type=float, default=5.0, help="how long to measure the empty-view floor")
     parser.add_argument("--profile", action="store_true", help="also print the submit's busiest lines")
+    parser.add_argument(
+        "--adaptive",
+        choices=["fixed", "exact", "probabilistic", "reallocate"],
+        default="fixed",
+        help="the study's adaptive design (Study.adaptive_mode), to measure its claims and submits",
+    )
     args = parser.parse_args()
     realistic = args.mode == "realistic"
     for name, hammer, paced in (
@@ -322,6 +328,8 @@ def make_study(args):
         attention_checks_per_task=0,
         sound_check=False,
         consent_text="A load test: nobody takes part.",
+        # Only when asked: a fixed study is created exactly as before adaptive designs existed.
+        **({"adaptive_mode": args.adaptive} if args.adaptive != "fixed" else {}),
     )
     return study_status_set(study=study, status=Study.Status.LIVE)
 
@@ -421,8 +429,11 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None).prctl(1, signal.SIGTERM)
 
 
+START_SECONDS = 120  # a cold start of 4 workers on a busy 2-core machine took more than 30 s
+
+
 def _wait_until_serving(port: int, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the web server exited with {process.returncode}:\n{log.read_text()[-2000:]}")
@@ -433,7 +444,7 @@ def _wait_until_serving(port: int, process: subprocess.Popen, log: Path) -> None
             return
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError("the web server did not answer within 30 s")
+    raise RuntimeError(f"the web server did not answer within {START_SECONDS} s")
 
 
 # --- One concurrency level ------------------------------------------------------
@@ -895,6 +906,12 @@ def report(
         )
     )
     print("  a submit's round trips: " + "; ".join(_short(statement) for statement in typical))
+    claim_wall, claim_cpu, claim_postgres = (_median(m["claim"]) for m in (probe.wall, probe.cpu, probe.postgres_cpu))
+    print(
+        f"  a claim (the instructions POST; {args.adaptive} design; median of {len(probe.wall['claim'])}): "
+        f"{1000 * claim_wall:.1f} ms; CPU: Django {1000 * claim_cpu:.1f} ms, PostgreSQL {1000 * claim_postgres:.1f} ms; "
+        f"{orm['claim']} queries in Django's log = {trips['claim']} PostgreSQL round trips"
+    )
     wall, cpu, postgres = (
         {kind: _median(values) for kind, values in measured.items()}
         for measured in (probe.wall, probe.cpu, probe.postgres_cpu)
@@ -950,7 +967,8 @@ def report(
         f"annotate_load: {last.participants} participants ({args.wsgi}): {last.rate:.1f} submissions/s "
         f"({_ratio(last.rate, last.ceiling)} x bare psycopg, {_ratio(last.rate, floor_clips)} x "
         f"the empty-view floor per clip), p50 {p50:.0f} ms p95 {p95:.0f} ms p99 {p99:.0f} ms, web server "
-        f"{server_ms:.1f} ms CPU per submit, {errors} errors; invariants {'PASS' if passed else 'FAIL'}"
+        f"{server_ms:.1f} ms CPU per submit, {errors} errors; invariants {'PASS' if passed else 'FAIL'}; "
+        f"claim ({args.adaptive}) {1000 * claim_wall:.1f} ms"
     )
 
 

@@ -90,6 +90,7 @@ class StudyAdmin(admin.ModelAdmin):
         "completion_code",
         "screen_out_code",
         "instructions_preview",
+        "adaptive_prior_text",
         "created_at",
     ]
     fieldsets = [
@@ -123,6 +124,20 @@ class StudyAdmin(admin.ModelAdmin):
                     "attention_checks_per_task",
                     "mismatch_threshold",
                 ]
+            },
+        ),
+        (
+            "Adaptive design",
+            {
+                "fields": [
+                    "adaptive_mode",
+                    "adaptive_epsilon",
+                    "adaptive_min_annotators",
+                    "adaptive_max_per_clip",
+                    "adaptive_scalar_se",
+                    "adaptive_prior_text",
+                ],
+                "description": "Off (fixed) by default. See the researcher's guide, “Adaptive designs”.",
             },
         ),
         (
@@ -183,8 +198,21 @@ class StudyAdmin(admin.ModelAdmin):
             "example_clip",
             "example_levels",
             "review_min_kappa",
+            "adaptive_mode",
+            "adaptive_epsilon",
+            "adaptive_min_annotators",
+            "adaptive_max_per_clip",
+            "adaptive_scalar_se",
+            "adaptive_prior_text",
         ]
     )
+
+    @admin.display(description="fitted prior")
+    def adaptive_prior_text(self, obj: Study) -> str:
+        prior = obj.adaptive_prior or {}
+        if "a" not in prior:
+            return "Beta(0.5, 0.5) (Jeffreys) until enough words have two annotations"
+        return f"Beta({prior['a']:.3g}, {prior['b']:.3g}) from {prior['words']} words, {prior['fitted_at'][:19]} UTC"
 
     def get_fieldsets(self, request, obj=None):
         if obj is None or obj.kind == Study.Kind.EMPHASIS:

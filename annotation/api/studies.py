@@ -38,8 +38,22 @@ class StudyProgressSerializer(serializers.Serializer):
     participants = ParticipantCountsSerializer(source="*")
 
 
+class StudyAdaptiveSerializer(serializers.Serializer):
+    """The study's adaptive design (researcher's guide, "Adaptive designs"); set in the admin."""
+
+    mode = serializers.ChoiceField(source="adaptive_mode", choices=Study.Adaptive.choices)
+    epsilon = serializers.FloatField(source="adaptive_epsilon")
+    minimum_annotators = serializers.IntegerField(source="adaptive_min_annotators")
+    maximum_per_clip = serializers.IntegerField(source="adaptive_max_per_clip")
+    scalar_se_bound = serializers.FloatField(source="adaptive_scalar_se", allow_null=True)
+    prior = serializers.JSONField(
+        source="adaptive_prior", help_text="The fitted beta prior: a, b, words, fitted_at; empty before the first fit."
+    )
+
+
 class StudySerializer(serializers.ModelSerializer):
     progress = StudyProgressSerializer(source="*", read_only=True)
+    adaptive = StudyAdaptiveSerializer(source="*", read_only=True)
 
     class Meta:
         model = Study
@@ -57,6 +71,7 @@ class StudySerializer(serializers.ModelSerializer):
             "places",
             "created_at",
             "progress",
+            "adaptive",
         ]
 
 

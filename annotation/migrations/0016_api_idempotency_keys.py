@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0013_prolific_studies'),
+        ('annotation', '0015_adaptive_allocation'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -3,6 +3,7 @@
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -16,6 +17,12 @@ def new_code() -> str:
 
 
 class Study(models.Model):
+    class Adaptive(models.TextChoices):
+        FIXED = "fixed", "Fixed: every clip gets the target"
+        EXACT = "exact", "Exact stopping: stop a clip once no listener can change a binary label"
+        PROBABILISTIC = "probabilistic", "Probabilistic stopping: stop once a change is unlikely (epsilon)"
+        REALLOCATE = "reallocate", "Probabilistic stopping, the saved listeners to contested clips"
+
     class Status(models.TextChoices):
         DRAFT = "draft"
         LIVE = "live"
@@ -70,6 +77,50 @@ class Study(models.Model):
         ],
         help_text="Most words of a clip that may be marked (1 or 2), as a share of its words: 0.3 is 30 %, "
         "never fewer than one word. Empty for no limit (a CAST listener study leaves it empty).",
+    )
+    adaptive_mode = models.CharField(
+        "adaptive design",
+        max_length=13,
+        choices=Adaptive.choices,
+        default=Adaptive.FIXED,
+        help_text="Emphasis studies: how many listeners a clip gets. Exact stopping keeps every binary label "
+        "of the full design but not the scalar label, which becomes the mean of fewer annotations (set a "
+        "scalar standard-error bound to stop only when both are settled). Probabilistic stopping may change "
+        "a few binary labels (at most about epsilon a word). The study's agreement figures then disclose the design.",
+    )
+    adaptive_epsilon = models.FloatField(
+        "epsilon",
+        default=0.02,
+        validators=[MinValueValidator(0.0001), MaxValueValidator(0.5)],
+        help_text="Probabilistic stopping: stop a clip when, for every word, the chance that the target's "
+        "annotations would give another binary label is below this.",
+    )
+    adaptive_min_annotators = models.PositiveSmallIntegerField(
+        "minimum annotators",
+        default=3,
+        validators=[MinValueValidator(1)],
+        help_text="Probabilistic stopping: fewest annotations a clip gets before it may stop.",
+    )
+    adaptive_max_per_clip = models.PositiveSmallIntegerField(
+        "maximum per clip",
+        default=20,
+        validators=[MinValueValidator(1)],
+        help_text="Reallocation: most annotations a contested clip may get (the saved budget goes to those).",
+    )
+    adaptive_scalar_se = models.FloatField(
+        "scalar standard-error bound",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0)],
+        help_text="Stop a clip early only when, besides its binary labels, every word's scalar label (mean "
+        "score 0, 0.5, 1) has a standard error at most this, e.g. 0.1. Empty: the binary labels alone decide.",
+    )
+    adaptive_prior = models.JSONField(
+        default=dict,
+        blank=True,
+        editable=False,
+        help_text="Probabilistic stopping: the beta prior of words' marking rates fitted to this study's "
+        "annotations (a, b, words, fitted_at).",
     )
     time_limit_minutes = models.PositiveSmallIntegerField(default=60, validators=[MinValueValidator(1)])
     places = models.PositiveIntegerField(
@@ -134,6 +185,19 @@ class Study(models.Model):
     def is_live(self) -> bool:
         return self.status == self.Status.LIVE
 
+    @property
+    def is_adaptive(self) -> bool:
+        return self.adaptive_mode != self.Adaptive.FIXED
+
+    def clean(self):
+        super().clean()
+        if self.is_adaptive and self.kind != self.Kind.EMPHASIS:
+            raise ValidationError({"adaptive_mode": "Adaptive designs are for word-level emphasis studies only."})
+        if self.is_adaptive and self.adaptive_max_per_clip < self.target_annotations:
+            raise ValidationError(
+                {"adaptive_max_per_clip": "Give at least the target annotations (a clip is never held below it)."}
+            )
+
 
 class PrerequisiteQuestion(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prerequisites")
@@ -167,6 +231,13 @@ class StudyItem(models.Model):
     reserved_count = models.PositiveIntegerField(default=0, help_text="In open tasks, not yet submitted.")
     mismatch_count = models.PositiveIntegerField(default=0)
     review = models.CharField(max_length=16, choices=Review.choices, default=Review.ACTIVE)
+    # Adaptive designs only (Study.adaptive_mode), updated in each submission's transaction so that a
+    # claim reads a flag instead of recomputing the rule: per word, the marks (level 1 or 2) and the
+    # heavy marks (level 2) so far; whether the clip needs no more listeners; what one more is worth.
+    word_marks = models.JSONField(default=list, blank=True, editable=False)
+    word_heavy = models.JSONField(default=list, blank=True, editable=False)
+    settled = models.BooleanField(default=False, editable=False)
+    priority = models.FloatField(default=0.0, editable=False)
 
     class Meta:
         ordering = ["study", "clip"]

@@ -10,12 +10,14 @@ writes nothing; a different answer for a submitted item is refused.
 import math
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import playback
-from annotation.models import Annotation, AttentionCheck, ListeningFormItem, PlaybackEvent, TaskItem
+from annotation.models import Annotation, AttentionCheck, ListeningFormItem, PlaybackEvent, Study, TaskItem
+from annotation.services.adaptive import adaptive_prior_refit, adaptive_submit
 from annotation.services.gates import (  # noqa: F401  (max_marks is part of this module's API)
     SubmissionRefused,
     answer_problems,
@@ -158,17 +160,27 @@ def annotation_submit(
         submitted_at=now,
     )
     last = item.pending_count == 1
-    annotation.pk = rows.submission_store(
+    study_item_id = None if form_item and form_item.is_attention_check else item.study_item_id
+    store = partial(
+        rows.submission_store,
         annotation,
         task_id=item.task_id,
         events=arrived,
         threshold=item.study.mismatch_threshold,
         completes_task=last,
-        study_item_id=None if form_item and form_item.is_attention_check else item.study_item_id,
+        study_item_id=study_item_id,
     )
+    adaptive = item.study.adaptive_mode != Study.Adaptive.FIXED and study_item_id is not None
+    if adaptive:  # the clip's settled state is written in the submission's transaction
+        study = Study.objects.get(pk=item.study.pk)
+        annotation.pk = adaptive_submit(store, study=study, study_item_id=study_item_id, levels=levels)
+    else:
+        annotation.pk = store()
     if annotation.pk is None:
         return _lost_claim(item, levels, response, mismatch)
     if last:  # once a task, not once a clip: the check is a query over the study's clips
+        if adaptive:
+            adaptive_prior_refit(study_id=item.study.pk)
         study_target_announce(study_id=item.study.pk)
     return Submitted(annotation, duplicate=False, task_completed=last)
 

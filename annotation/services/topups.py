@@ -98,6 +98,8 @@ def topup_plan(*, study: Study, now: datetime | None = None) -> TopupPlan:
         .filter(load__lt=study.target_annotations)
         .values_list("clip__language", "load")
     )
+    if study.is_adaptive:  # a clip the design stopped early needs no more listeners
+        rows = rows.filter(settled=False)
     for language, load in rows:
         missing_by_language[language].append(study.target_annotations - load)
     languages = [

@@ -125,7 +125,9 @@ def _post(url: str, body: str, headers: dict[str, str]) -> tuple[int | None, str
 def study_target_announce(*, study_id: int) -> bool:
     """Send study.target_reached once, when no clip of the study still waits for annotations.
     Called when a task completes; whether it was sent now."""
-    study = Study.objects.only("target_annotations", "slug", "name", "target_reached_at").get(pk=study_id)
+    study = Study.objects.only("target_annotations", "slug", "name", "target_reached_at", "adaptive_mode").get(
+        pk=study_id
+    )
     if study.target_reached_at is not None:
         return False
     waiting = StudyItem.objects.filter(
@@ -133,6 +135,8 @@ def study_target_announce(*, study_id: int) -> bool:
         review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED],
         completed_count__lt=study.target_annotations,
     )
+    if study.is_adaptive:  # a clip an adaptive design stopped early waits for nothing
+        waiting = waiting.filter(settled=False)
     if waiting.exists():
         return False
     now = timezone.now()

@@ -45,6 +45,7 @@ class StudyRules:
     max_marked_fraction: float | None  # None: no limit
     required_coverage: float
     mismatch_threshold: int
+    adaptive_mode: str
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ _ITEM_STATE = f"""
                      WHERE p.task_id = ti.task_id AND p.position = ti.position - 1), t.created_at),
            (SELECT COUNT(*) FROM {_EVENT} e WHERE e.item_id = ti.id),
            s.id, s.slug, s.kind, s.interface_language, s.language, s.text_direction, s.min_marked_words,
-           s.max_marked_fraction, s.required_coverage, s.mismatch_threshold
+           s.max_marked_fraction, s.required_coverage, s.mismatch_threshold, s.adaptive_mode
     FROM {_ITEM} ti
     JOIN {_TASK} t ON t.id = ti.task_id
     JOIN {_STUDY} s ON s.id = t.study_id

@@ -15,6 +15,7 @@ from annotation.models import Study
 from annotation.participant_names import opaque_annotator_id
 from annotation.selectors.study_data import annotations_fingerprint, study_data, study_thresholds
 from evaluation.models import AgreementReport
+from evaluation.reports.adaptive_disclosure import adaptive_disclosure
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.agreement_format import canonical, report_json
 from evaluation.stats.quality import Thresholds
@@ -33,11 +34,14 @@ def report_parameters(
     exclude_flagged: bool = False,
     thresholds: Thresholds | None = None,
 ) -> ReportParameters:
-    """Parameters with the study's defaults: subsample to its target annotations, its review thresholds."""
+    """Parameters with the study's defaults: subsample to its target annotations (an adaptive design:
+    none, its clips have as many annotations as the design gave them), its review thresholds."""
     if thresholds is None:
         thresholds = study_thresholds(study=study)
+    if subsample is _UNSET:
+        subsample = None if study.is_adaptive else study.target_annotations
     return ReportParameters(
-        subsample=study.target_annotations if subsample is _UNSET else subsample,
+        subsample=subsample,
         seed=seed,
         resamples=resamples,
         exclude_flagged=exclude_flagged,
@@ -63,7 +67,21 @@ def agreement_report_compute(*, study: Study, parameters: ReportParameters, prog
     report = report_compute(
         data, parameters, progress=progress, annotator_name=partial(opaque_annotator_id, study.slug)
     )
+    if study.is_adaptive:  # a section of its own; a fixed study's report is unchanged
+        report["adaptive_design"] = adaptive_disclosure(
+            data, mode=study.adaptive_mode, target=study.target_annotations, settings=_adaptive_settings(study)
+        )
     return report_json(report)
+
+
+def _adaptive_settings(study: Study) -> dict:
+    return {
+        "epsilon": study.adaptive_epsilon,
+        "minimum_annotators": study.adaptive_min_annotators,
+        "maximum_per_clip": study.adaptive_max_per_clip,
+        "scalar_se_bound": study.adaptive_scalar_se,
+        "prior": study.adaptive_prior,
+    }
 
 
 def agreement_report_current(*, study: Study, parameters: ReportParameters) -> AgreementReport | None:

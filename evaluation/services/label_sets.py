@@ -114,10 +114,12 @@ class LabelSetParameters:
 
 
 def label_set_default_parameters(*, studies: list[Study], **overrides) -> LabelSetParameters:
-    """The first study's target annotations and review thresholds, as the agreement report takes them."""
+    """The first study's target annotations and review thresholds, as the agreement report takes them
+    (an adaptive design: no subsample, each clip keeps the annotations the design gave it)."""
     first = studies[0]
     thresholds = study_thresholds(study=first)
-    return LabelSetParameters(**{"subsample": first.target_annotations, "thresholds": thresholds, **overrides})
+    subsample = None if first.is_adaptive else first.target_annotations
+    return LabelSetParameters(**{"subsample": subsample, "thresholds": thresholds, **overrides})
 
 
 def label_set_create(

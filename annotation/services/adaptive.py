@@ -1,0 +1,128 @@
+"""Adaptive designs of emphasis studies: the state a claim reads, kept up to date at submission.
+
+A submission to an adaptive study (Study.adaptive_mode other than fixed) adds its marks to the
+clip's per-word counts and decides, under the rule of evaluation.stats.stopping, whether the clip
+is settled (needs no more listeners) and what one more listener is worth on it (priority), in the
+submission's own transaction with the clip's row locked, so that claims read a flag and a number
+instead of recomputing the rule over the annotations. A fixed study never comes here.
+
+The beta prior of probabilistic stopping is refitted to the study's counts when a task completes
+(Jeffreys' Beta(1/2, 1/2) until MIN_WORDS_TO_FIT words have two annotations); a clip is judged
+under the prior standing at its own submissions.
+"""
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
+from django.utils import timezone
+
+from annotation.models import Annotation, Study, StudyItem
+from evaluation.stats.stopping import (
+    BetaBinomialPredictive,
+    StoppingRule,
+    beta_prior_fit,
+    clip_priority,
+    clip_settled,
+    label_errors,
+)
+
+PROBABILISTIC_MODES = (Study.Adaptive.PROBABILISTIC, Study.Adaptive.REALLOCATE)
+
+
+def adaptive_rule(study: Study) -> StoppingRule:
+    return StoppingRule(
+        mode=study.adaptive_mode,
+        target=study.target_annotations,
+        epsilon=study.adaptive_epsilon,
+        minimum=study.adaptive_min_annotators,
+        maximum=study.adaptive_max_per_clip,
+        scalar_se=study.adaptive_scalar_se,
+    )
+
+
+def adaptive_prior(study: Study) -> BetaBinomialPredictive:
+    """The study's fitted prior, or Jeffreys' before the first fit."""
+    prior = study.adaptive_prior or {}
+    return BetaBinomialPredictive(prior["a"], prior["b"]) if "a" in prior else BetaBinomialPredictive()
+
+
+def adaptive_record(*, study: Study, study_item_id: int, levels: list[int]) -> StudyItem:
+    """Count one accepted annotation into its clip's adaptive state. Call inside the submission's
+    transaction, after its counts were written (completed_count includes this annotation)."""
+    item = StudyItem.objects.select_for_update().get(pk=study_item_id)
+    marks, heavy = _counts_with(item, levels)
+    item.word_marks, item.word_heavy = marks.tolist(), heavy.tolist()
+    item.settled, item.priority = item_state(study, marks, heavy, item.completed_count)
+    item.save(update_fields=["word_marks", "word_heavy", "settled", "priority"])
+    return item
+
+
+def item_state(study: Study, marks: np.ndarray, heavy: np.ndarray, seen: int) -> tuple[bool, float]:
+    """(settled, priority) of a clip with these counts after `seen` annotations."""
+    rule, prior = adaptive_rule(study), adaptive_prior(study)
+    priority = clip_priority(marks, seen, prior)
+    if study.adaptive_mode == Study.Adaptive.REALLOCATE and seen >= rule.target:
+        # Past the target only the most contested clips listen on (the claim orders them by
+        # priority), until the maximum or until every word's label is as sure as epsilon asks.
+        confident = bool(np.all(label_errors(marks, seen, prior) < rule.epsilon))
+        return seen >= rule.maximum or confident, priority
+    return clip_settled(rule, marks, heavy, seen, prior), priority
+
+
+def _counts_with(item: StudyItem, levels: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The clip's counts with this annotation. A clip without counts that already has annotations
+    (the study became adaptive while live) gets them from its stored annotations, this one included."""
+    if not item.word_marks and item.completed_count > 1:
+        rows = list(Annotation.objects.filter(item__study_item_id=item.pk).values_list("levels", flat=True))
+        stacked = np.array([row for row in rows if len(row) == len(levels)] or [levels])
+        return (stacked >= 1).sum(axis=0), (stacked == 2).sum(axis=0)
+    levels = np.asarray(levels)
+    marks = np.asarray(item.word_marks or np.zeros(levels.size, dtype=int)) + (levels >= 1)
+    heavy = np.asarray(item.word_heavy or np.zeros(levels.size, dtype=int)) + (levels == 2)
+    return marks.astype(int), heavy.astype(int)
+
+
+def adaptive_prior_refit(*, study_id: int) -> dict | None:
+    """The new prior, or None when there was nothing to refit. Fit the beta prior of probabilistic stopping to the study's mark counts (a task's completion
+    calls it). The fit goes by the distinct (marks, annotations) pairs, so it costs little."""
+    study = Study.objects.get(pk=study_id)
+    if study.adaptive_mode not in PROBABILISTIC_MODES:
+        return None
+    marks, seen = [], []
+    for word_marks, completed in StudyItem.objects.filter(study_id=study_id, completed_count__gte=2).values_list(
+        "word_marks", "completed_count"
+    ):
+        marks.extend(word_marks)
+        seen.extend([completed] * len(word_marks))
+    prior = beta_prior_fit(np.array(marks, dtype=int), np.array(seen, dtype=int))
+    if prior is None:  # too few words yet: the prior in use stands
+        return None
+    fitted = {"a": prior.a, "b": prior.b, "words": len(marks), "fitted_at": timezone.now().isoformat()}
+    Study.objects.filter(pk=study_id).update(adaptive_prior=fitted)
+    return fitted
+
+
+def reallocation_budget_left(study: Study) -> int:
+    """Annotations a reallocating study may still hand out past the target: the fixed design's
+    budget (target times its assignable clips) less what each clip holds (completed or reserved)
+    or, for a clip still short of the target and not settled, the target it may yet need. Counting
+    that need keeps a claim that is filling such clips at the same moment inside the budget; only
+    a settled clip's unused share is saved. Read under the study's row lock."""
+    target = study.target_annotations
+    assignable = StudyItem.objects.filter(
+        study=study, review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED], form_item__isnull=True
+    ).annotate(load=F("completed_count") + F("reserved_count"))
+    committed = Case(
+        When(settled=False, load__lt=target, then=Value(target)), default=F("load"), output_field=IntegerField()
+    )
+    totals = assignable.aggregate(clips=Count("pk"), committed=Sum(committed))
+    return target * totals["clips"] - (totals["committed"] or 0)
+
+
+def adaptive_submit(store, *, study: Study, study_item_id: int, levels: list[int]):
+    """Run the submission's `store` and count it into the clip's state in one transaction."""
+    with transaction.atomic():
+        stored = store()
+        if stored is not None:
+            adaptive_record(study=study, study_item_id=study_item_id, levels=levels)
+    return stored
