@@ -125,7 +125,13 @@ def test_refused_upload_lists_rows_and_writes_nothing(admin_client, corpus_folde
     job = ImportJob.objects.get()
     assert job.status == ImportJob.Status.FAILED
     assert job.problems == [
-        {"line": 2, "clip_id": "gone", "field": "audio", "reason": "audio file 'audio/gone.wav' not found"}
+        {
+            "file": "manifest.jsonl",
+            "line": 2,
+            "clip_id": "gone",
+            "field": "audio",
+            "reason": "audio file 'audio/gone.wav' not found",
+        }
     ]
     page = response.content.decode()
     assert "Nothing was imported: 1 bad row(s)" in page and "audio file &#x27;audio/gone.wav&#x27; not found" in page
