@@ -69,11 +69,46 @@ class ProlificClient:
     def bulk_approve(self, *, study_id: str, participant_ids: list[str]) -> dict:
         return self._post("submissions/bulk-approve/", {"study_id": study_id, "participant_ids": participant_ids})
 
+    # --- submissions, bonuses and webhooks (issue 22) ---
+
+    def submissions_list(self, *, study_id: str) -> list[dict]:
+        """Every submission of the study (id, participant_id, status, bonus_payments), all pages."""
+        path, found = f"studies/{_segment(study_id)}/submissions/", []
+        while path:
+            page, _ = self._request("GET", path, None)
+            found.extend(page.get("results", []))
+            path = ((page.get("_links") or {}).get("next") or {}).get("href") or ""
+        return found
+
+    def bonus_payments_create(self, *, study_id: str, csv_bonuses: str) -> dict:
+        """Sets the bonuses up (pays nothing): Prolific's id and total with fees."""
+        return self._post("submissions/bonus-payments/", {"study_id": study_id, "csv_bonuses": csv_bonuses})
+
+    def bonus_payments_pay(self, *, bulk_id: str) -> dict:
+        """Not idempotent at Prolific: sent twice, it pays twice. Sent once, never retried here."""
+        return self._post(f"bulk-bonus-payments/{_segment(bulk_id)}/pay/", {})
+
+    def hook_secret_create(self, *, workspace_id: str) -> dict:
+        return self._post("hooks/secrets/", {"workspace_id": workspace_id})
+
+    def hook_subscription_create(self, *, workspace_id: str, event_type: str, target_url: str) -> tuple[dict, str]:
+        """The subscription, and the X-Hook-Secret its confirmation needs."""
+        body = {"workspace_id": workspace_id, "event_type": event_type, "target_url": target_url}
+        answer, headers = self._request("POST", "hooks/subscriptions/", body)
+        made = answer.get("results", [answer])
+        return (made[0] if made else answer), headers.get("X-Hook-Secret", "")
+
+    def hook_subscription_confirm(self, *, subscription_id: str, secret: str) -> dict:
+        return self._post(f"hooks/subscriptions/{_segment(subscription_id)}/", {"secret": secret})
+
     def _post(self, path: str, body: dict) -> dict:
+        return self._request("POST", path, body)[0]
+
+    def _request(self, method: str, path: str, body: dict | None) -> tuple[dict, dict]:
         request = urllib.request.Request(
             urljoin(self.base_url, path),
-            data=json.dumps(body).encode(),
-            method="POST",
+            data=None if body is None else json.dumps(body).encode(),
+            method=method,
             headers={
                 "Authorization": f"Token {self.token}",
                 "Content-Type": "application/json",
@@ -82,7 +117,7 @@ class ProlificClient:
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return _json_or_empty(response.read())
+                return _json_or_empty(response.read()), dict(response.headers.items())
         except urllib.error.HTTPError as error:
             raise ProlificError(error.code, _error_message(error.read())) from None
         except (urllib.error.URLError, TimeoutError) as error:

@@ -196,6 +196,18 @@ LOGGING = {
 # An empty token turns the client off: decisions are still recorded and exported.
 PROLIFIC_API_TOKEN = ENV.get("PROLIFIC_API_TOKEN", "").strip()
 PROLIFIC_API_URL = env.http_url(ENV, "PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+# Submissions and bonuses (annotation.services.prolific_submissions, prolific_bonuses; docs/operations.md
+# "Prolific webhooks"). Poll the submissions of studies with open tasks every this many seconds in
+# every Celery worker (0: never; webhooks alone).
+PROLIFIC_POLL_SECONDS = env.env_int(ENV, "PROLIFIC_POLL_SECONDS", 120)
+# The workspace's webhook secret (Prolific's `hooks/secrets/`); subscribing from the admin stores one too.
+PROLIFIC_WEBHOOK_SECRET = ENV.get("PROLIFIC_WEBHOOK_SECRET", "").strip()
+# A webhook signed further than this from our clock is refused (a replay, or a clock far off).
+PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env.env_int(ENV, "PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", 300, minimum=1)
+# Prolific calls only https:// addresses; the tests' fake may call http://127.0.0.1.
+PROLIFIC_WEBHOOK_ALLOW_HTTP = env.env_bool(ENV, "PROLIFIC_WEBHOOK_ALLOW_HTTP", False)
+# The waits before reconciling a bonus payment whose pay call went out without a readable answer.
+PROLIFIC_BONUS_RECONCILE_SECONDS = env.env_seconds_list(ENV, "PROLIFIC_BONUS_RECONCILE_SECONDS", [30, 120, 600, 1800])
 
 # --- Webhooks out (annotation.services.webhooks; docs/api.md "Webhooks") ---
 # The waits between a delivery's attempts: the Standard Webhooks schedule (5 s, 5 min, 30 min,

@@ -1,13 +1,23 @@
 from annotation.models.corpus import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
 from annotation.models.listening_forms import ListeningFormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
+from annotation.models.prolific_bonuses import BonusBatch, BonusLine, BonusPayJob
 from annotation.models.prolific_send import ProlificSendJob
+from annotation.models.prolific_submissions import (
+    ProlificSubmission,
+    ProlificWebhookReceipt,
+    ProlificWebhookSecret,
+    ProlificWebhookSubscription,
+)
 from annotation.models.study import AttentionCheck, PrerequisiteQuestion, Study, StudyItem
 from annotation.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 __all__ = [
     "Annotation",
     "AttentionCheck",
+    "BonusBatch",
+    "BonusLine",
+    "BonusPayJob",
     "Clip",
     "ClipWarning",
     "Corpus",
@@ -17,6 +27,10 @@ __all__ = [
     "PlaybackEvent",
     "PrerequisiteQuestion",
     "ProlificSendJob",
+    "ProlificSubmission",
+    "ProlificWebhookReceipt",
+    "ProlificWebhookSecret",
+    "ProlificWebhookSubscription",
     "Speaker",
     "Study",
     "StudyItem",
