@@ -190,12 +190,36 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": ENV.get("LOG_LEVEL", "INFO")},
+    # httpx logs every request at INFO; the Prolific calls are recorded as ProlificCall instead.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
 
 # --- Prolific API (participant review; README "Reviewing participants and Prolific") ---
 # An empty token turns the client off: decisions are still recorded and exported.
 PROLIFIC_API_TOKEN = ENV.get("PROLIFIC_API_TOKEN", "").strip()
 PROLIFIC_API_URL = env.http_url(ENV, "PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+# Each call's timeout, and its retries (annotation/prolific/retries.py: 429 always, 5xx and lost
+# answers only for calls safe to repeat), with Retry-After honoured up to the longest wait.
+PROLIFIC_TIMEOUT_SECONDS = env.env_int(ENV, "PROLIFIC_TIMEOUT_SECONDS", 30, minimum=1)
+PROLIFIC_RETRY_ATTEMPTS = env.env_int(ENV, "PROLIFIC_RETRY_ATTEMPTS", 4, minimum=1)
+PROLIFIC_RETRY_MAX_WAIT_SECONDS = env.env_int(ENV, "PROLIFIC_RETRY_MAX_WAIT_SECONDS", 30, minimum=0)
+PROLIFIC_RETRY_INITIAL_WAIT_SECONDS = 0.5
+# The workspace new participant groups are made in (Prolific asks for one; the app's URL shows it).
+PROLIFIC_WORKSPACE_ID = ENV.get("PROLIFIC_WORKSPACE_ID", "").strip()
+# Prolific's service fee as a share of rewards and bonuses, for the cost preview: 33.3 % is the
+# rate Prolific's pricing page gives for academic researchers (42.8 % for companies); set yours.
+PROLIFIC_SERVICE_FEE = float(ENV.get("PROLIFIC_SERVICE_FEE", "0.333"))
+# Prolific's screener ids (GET /api/v1/filters/ lists them; creating a study checks each is there).
+PROLIFIC_FILTER_IDS = {
+    "first_language": ENV.get("PROLIFIC_FILTER_FIRST_LANGUAGE", "first-language"),
+    "fluent_languages": ENV.get("PROLIFIC_FILTER_FLUENT_LANGUAGES", "fluent-languages"),
+    "approval_rate": ENV.get("PROLIFIC_FILTER_APPROVAL_RATE", "approval_rate"),
+    "approvals": ENV.get("PROLIFIC_FILTER_APPROVALS", "approval_numbers"),
+    "education": ENV.get("PROLIFIC_FILTER_EDUCATION", "highest-education-level-completed"),
+    "hearing_difficulties": ENV.get("PROLIFIC_FILTER_HEARING", "hearing-difficulties"),
+    "literacy_difficulties": ENV.get("PROLIFIC_FILTER_LITERACY", "literacy-difficulties"),
+    "exclude_group": ENV.get("PROLIFIC_FILTER_EXCLUDE_GROUP", "participant_group_blocklist"),
+}
 # Submissions and bonuses (annotation.services.prolific_submissions, prolific_bonuses; docs/operations.md
 # "Prolific webhooks"). Poll the submissions of studies with open tasks every this many seconds in
 # every Celery worker (0: never; webhooks alone).

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0012_vocabulary_sound_check_listening_form_item'),
+        ('annotation', '0013_prolific_studies'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

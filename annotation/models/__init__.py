@@ -3,6 +3,7 @@ from annotation.models.listening_forms import ListeningFormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
 from annotation.models.prolific_bonuses import BonusBatch, BonusLine, BonusPayJob
 from annotation.models.prolific_send import ProlificSendJob
+from annotation.models.prolific_study import ProlificCall, ProlificParticipantGroup, ProlificStudy
 from annotation.models.prolific_submissions import (
     ProlificSubmission,
     ProlificWebhookReceipt,
@@ -26,7 +27,10 @@ __all__ = [
     "Participant",
     "PlaybackEvent",
     "PrerequisiteQuestion",
+    "ProlificCall",
+    "ProlificParticipantGroup",
     "ProlificSendJob",
+    "ProlificStudy",
     "ProlificSubmission",
     "ProlificWebhookReceipt",
     "ProlificWebhookSecret",

@@ -133,6 +133,7 @@ def prolific(settings):
     thread.start()
     settings.PROLIFIC_API_TOKEN = TOKEN
     settings.PROLIFIC_API_URL = fake.url
+    settings.PROLIFIC_RETRY_INITIAL_WAIT_SECONDS = 0.01  # the 502 is retried: quickly here
     yield fake
     fake.server.shutdown()
     fake.server.server_close()

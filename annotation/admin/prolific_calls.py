@@ -1,0 +1,33 @@
+"""Every call made to Prolific's API and its answer (ProlificCall), for the researcher to read:
+what was sent, what came back, how long it took, and which attempt it was. Read only."""
+
+from django.contrib import admin
+
+from annotation.models import ProlificCall
+
+
+@admin.register(ProlificCall)
+class ProlificCallAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "study", "method", "path", "status", "attempt", "duration_ms"]
+    list_filter = ["status", "method", "study"]
+    list_select_related = ["study"]
+    search_fields = ["path"]
+    date_hierarchy = "created_at"
+    fields = readonly_fields = [
+        "created_at",
+        "study",
+        "method",
+        "path",
+        "attempt",
+        "status",
+        "error",
+        "duration_ms",
+        "request_body",
+        "response_body",
+    ]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
