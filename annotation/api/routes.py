@@ -1,6 +1,7 @@
 """annotation's resources under /api/v1/ (composed in config/urls.py by annotation.api.routers)."""
 
 from annotation.api.annotations import StudyAnnotationViewSet
+from annotation.api.bonuses import BonusBatchViewSet
 from annotation.api.clips import ClipViewSet
 from annotation.api.corpora import CorpusViewSet
 from annotation.api.routers import Route
@@ -11,4 +12,5 @@ ROUTES: list[Route] = [
     ("clips", ClipViewSet, "clip"),
     ("studies", StudyViewSet, "study"),
     ("studies/<int:study_pk>/annotations", StudyAnnotationViewSet, "study-annotation"),
+    ("bonus-batches", BonusBatchViewSet, "bonus-batch"),
 ]

@@ -119,8 +119,8 @@ def bonus_batch_pay_run(*, job_id: int) -> None:
 
 
 def _pay(job: BonusPayJob, progress) -> dict:
-    batch = BonusBatch.objects.get(pk=job.batch_id)
-    client = ProlificClient.from_settings()
+    batch = BonusBatch.objects.select_related("study").get(pk=job.batch_id)
+    client = ProlificClient.from_settings(study=batch.study)  # its calls in the study's call log
     if client is None:
         raise JobFailed("PROLIFIC_API_TOKEN is not set: nothing was sent")
     if batch.stage == Stage.PAID:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import connections, transaction
 from django.utils import timezone
 
-from annotation.models import Participant, Task
+from annotation.models import Participant, Study, Task
 from annotation.models.prolific_submissions import RELEASING_STATUSES, ProlificSubmission, ProlificSubmissionStatus
 from annotation.prolific import ProlificClient, ProlificError
 from annotation.services.assignment import task_expire
@@ -92,7 +92,7 @@ def prolific_submissions_poll(*, client: ProlificClient, prolific_study_ids: lis
     now = timezone.now()
     for study_id in prolific_study_ids if prolific_study_ids is not None else prolific_study_ids_to_poll():
         try:
-            submissions = client.submissions_list(study_id=study_id)
+            submissions = _for_study_of(client, study_id).submissions_list(study_id=study_id)
         except ProlificError as error:
             outcome["errors"][study_id] = str(error)
             continue
@@ -111,6 +111,12 @@ def prolific_submissions_poll(*, client: ProlificClient, prolific_study_ids: lis
             outcome["submissions"] += 1
             outcome["released"] += int(record.released_now)
     return outcome
+
+
+def _for_study_of(client: ProlificClient, prolific_study_id: str) -> ProlificClient:
+    """The client recording its calls under our study of these Prolific participants."""
+    ours = Participant.objects.filter(prolific_study_id=prolific_study_id).values_list("study", flat=True).first()
+    return client.for_study(Study.objects.get(pk=ours)) if ours else client
 
 
 def prolific_submissions_poll_periodically(stopped: threading.Event) -> None:
