@@ -69,7 +69,7 @@ class QualityBonusSerializer(serializers.Serializer):
     study = serializers.PrimaryKeyRelatedField(queryset=Study.objects.all())
     amount = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"))
     min_kappa = serializers.FloatField(min_value=-1, max_value=1)
-    reason = serializers.CharField(max_length=200, required=False, default="")
+    reason = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
 
 class BonusBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
