@@ -3,6 +3,7 @@ from celery import shared_task
 from annotation.services.corpus_import_jobs import corpus_import_run
 from annotation.services.prolific_bonuses import bonus_batch_pay_run
 from annotation.services.prolific_send import prolific_decisions_send_run
+from annotation.services.prolific_study_jobs import prolific_study_job_run
 from annotation.services.webhooks import webhook_delivery_run
 
 
@@ -31,3 +32,12 @@ def webhook_delivery_run_task(job_id: int) -> None:
 @shared_task(name="annotation.bonus_batch_pay_run", acks_late=True)
 def bonus_batch_pay_run_task(job_id: int) -> None:
     bonus_batch_pay_run(job_id=job_id)
+
+
+# acks_late: the claim takes a delivery once. A worker killed mid-job leaves it to be re-queued as
+# stale; every action but "create" is safe to repeat (a transition Prolific already made is refused,
+# places are set to a total, group members are ignored when already in), and "create" refuses a study
+# that already has its Prolific id.
+@shared_task(name="annotation.prolific_study_job_run", acks_late=True)
+def prolific_study_job_run_task(job_id: int) -> None:
+    prolific_study_job_run(job_id=job_id)

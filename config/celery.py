@@ -26,6 +26,12 @@ def _sweep_stale_jobs(**_) -> None:
     threading.Thread(
         target=jobs_sweep_periodically, args=(_sweep_stopped,), name="stale-job sweep", daemon=True
     ).start()
+    # The studies running on Prolific: their status mirrored, their places grown (annotation.services.prolific_studies).
+    from annotation.services.prolific_studies import prolific_follow_periodically
+
+    threading.Thread(
+        target=prolific_follow_periodically, args=(_sweep_stopped,), name="prolific follow", daemon=True
+    ).start()
     _poll_prolific(_sweep_stopped)
 
 

@@ -204,6 +204,8 @@ PROLIFIC_TIMEOUT_SECONDS = env.env_int(ENV, "PROLIFIC_TIMEOUT_SECONDS", 30, mini
 PROLIFIC_RETRY_ATTEMPTS = env.env_int(ENV, "PROLIFIC_RETRY_ATTEMPTS", 4, minimum=1)
 PROLIFIC_RETRY_MAX_WAIT_SECONDS = env.env_int(ENV, "PROLIFIC_RETRY_MAX_WAIT_SECONDS", 30, minimum=0)
 PROLIFIC_RETRY_INITIAL_WAIT_SECONDS = 0.5
+# How often a worker refreshes the studies running on Prolific and grows those set to grow.
+PROLIFIC_FOLLOW_SECONDS = env.env_int(ENV, "PROLIFIC_FOLLOW_SECONDS", 300, minimum=10)
 # The workspace new participant groups are made in (Prolific asks for one; the app's URL shows it).
 PROLIFIC_WORKSPACE_ID = ENV.get("PROLIFIC_WORKSPACE_ID", "").strip()
 # Prolific's service fee as a share of rewards and bonuses, for the cost preview: 33.3 % is the

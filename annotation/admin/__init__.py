@@ -8,6 +8,7 @@ from annotation.admin import (
     prolific_bonuses,  # noqa: F401
     prolific_calls,  # noqa: F401
     prolific_send,  # noqa: F401
+    prolific_studies,  # noqa: F401
     prolific_submissions,  # noqa: F401
     review,  # noqa: F401
     study,  # noqa: F401

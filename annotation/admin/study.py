@@ -259,6 +259,7 @@ class StudyAdmin(admin.ModelAdmin):
             "plan": plan,
             "summary": topup_summary(plan),
             "can_open": self.has_change_permission(request, study) and bool(plan.places_to_open),
+            "prolific_study": _prolific_study_to_grow(request, study),
         }
         return TemplateResponse(request, "admin/annotation/study/topup.html", context)
 
@@ -276,7 +277,11 @@ class StudyAdmin(admin.ModelAdmin):
         participants_url = None
         if request.user.has_perm("annotation.change_participant"):  # what the review page needs
             participants_url = reverse("admin:annotation_participant_review", args=[object_id])
+        from annotation.admin.prolific_studies import prolific_link  # registered after this module
+
+        study = Study.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
         extra_context = {
+            "prolific_url": prolific_link(request, study) if study is not None else None,
             "mismatch_review_url": review_url,
             "annotations_url": annotations_url,
             "participant_review_url": participants_url,
@@ -362,3 +367,13 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.display(description="instructions as shown")
     def instructions_preview(self, study):
         return markdown(study.instructions) if study.instructions else "-"
+
+
+def _prolific_study_to_grow(request, study):
+    """The study's Prolific side when its places can be grown from the top-ups page, else None."""
+    from annotation.models import ProlificStudy
+
+    prolific_study = ProlificStudy.objects.filter(study=study).first()
+    if prolific_study is None or not prolific_study.created_on_prolific:
+        return None
+    return prolific_study if request.user.has_perm("annotation.change_prolificstudy") else None

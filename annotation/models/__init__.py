@@ -3,7 +3,7 @@ from annotation.models.listening_forms import ListeningFormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
 from annotation.models.prolific_bonuses import BonusBatch, BonusLine, BonusPayJob
 from annotation.models.prolific_send import ProlificSendJob
-from annotation.models.prolific_study import ProlificCall, ProlificParticipantGroup, ProlificStudy
+from annotation.models.prolific_study import ProlificCall, ProlificParticipantGroup, ProlificStudy, ProlificStudyJob
 from annotation.models.prolific_submissions import (
     ProlificSubmission,
     ProlificWebhookReceipt,
@@ -31,6 +31,7 @@ __all__ = [
     "ProlificParticipantGroup",
     "ProlificSendJob",
     "ProlificStudy",
+    "ProlificStudyJob",
     "ProlificSubmission",
     "ProlificWebhookReceipt",
     "ProlificWebhookSecret",

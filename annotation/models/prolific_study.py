@@ -4,6 +4,7 @@ participant groups we keep there, and every call made to Prolific's API (Prolifi
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from annotation.models.background_job import BackgroundJob
 from annotation.models.study import Study, new_code
 
 
@@ -139,3 +140,42 @@ class ProlificStudy(models.Model):
     @property
     def created_on_prolific(self) -> bool:
         return bool(self.prolific_id)
+
+
+class ProlificStudyJob(BackgroundJob):
+    """One thing asked of Prolific for a study, run by a worker (annotation.services.prolific_study_jobs):
+    create the draft, publish, pause, resume, stop, grow places, refresh, or add to a group."""
+
+    TASK_NAME = "annotation.prolific_study_job_run"
+
+    class Action(models.TextChoices):
+        CREATE = "create", "Create the draft on Prolific"
+        PUBLISH = "publish", "Publish"
+        PAUSE = "pause", "Pause"
+        RESUME = "resume", "Resume"
+        STOP = "stop", "Stop"
+        GROW = "grow", "Grow places"
+        SYNC = "sync", "Refresh from Prolific"
+        GROUP = "group", "Add to a participant group"
+
+    prolific_study = models.ForeignKey(ProlificStudy, on_delete=models.CASCADE, related_name="jobs")
+    action = models.CharField(max_length=10, choices=Action.choices)
+    site_url = models.URLField(blank=True, help_text="Our address, for the study link sent to Prolific.")
+    group = models.ForeignKey(ProlificParticipantGroup, on_delete=models.SET_NULL, null=True, blank=True)
+    group_name = models.CharField(max_length=200, blank=True)
+    members = models.CharField(max_length=12, blank=True, help_text="annotators or rejected")
+    outcome = models.TextField(blank=True, help_text="What Prolific did, in a sentence.")
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            # Two at once could both publish, or both create a draft.
+            models.UniqueConstraint(
+                fields=["prolific_study"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="one_unfinished_prolific_study_job",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()}: {self.prolific_study.study}"

@@ -113,6 +113,9 @@ class ProlificClient:
         """A draft study (UNPUBLISHED). Not retried on a lost answer: it would make a second draft."""
         return self.post("studies/", body, idempotent=False)
 
+    def studies_list(self, *, state: str = "") -> list[dict]:
+        return self.get("studies/" + (f"?state={quote(state)}" if state else "")).get("results", [])
+
     def study_get(self, study_id: str) -> dict:
         return self.get(f"studies/{_segment(study_id, 'study')}/")
 

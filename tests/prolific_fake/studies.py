@@ -48,6 +48,14 @@ def study_create(fake, request):
     return 201, copy.deepcopy(study)
 
 
+@route("GET", r"studies/")
+def studies_list(fake, request):
+    """GET /api/v1/studies/ ("List all studies"); ?state= narrows it by status."""
+    wanted = request.query.get("state", [None])[0]
+    studies = [s for s in fake.state["studies"].values() if wanted in (None, s["status"])]
+    return 200, {"results": copy.deepcopy(studies)}
+
+
 @route("GET", r"studies/(?P<id>[^/]+)/")
 def study_get(fake, request):
     return 200, copy.deepcopy(_study(fake, request.params["id"]))
