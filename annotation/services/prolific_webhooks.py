@@ -22,7 +22,8 @@ from annotation.models.prolific_submissions import (
     ProlificWebhookSecret,
     ProlificWebhookSubscription,
 )
-from annotation.prolific import ProlificClient
+from annotation.models.prolific_study import ProlificStudy
+from annotation.prolific import ProlificClient, ProlificError
 from annotation.prolific_signature import (
     EVENT_ID_HEADER,
     SIGNATURE_HEADER,
@@ -30,6 +31,7 @@ from annotation.prolific_signature import (
     SignatureRefused,
     signature_check,
 )
+from annotation.services.prolific_studies import prolific_study_sync
 from annotation.services.prolific_submissions import prolific_submission_record
 
 SUBMISSION_STATUS_CHANGE = "submission.status.change"
@@ -107,8 +109,21 @@ def _act(receipt: ProlificWebhookReceipt, event: dict) -> str:
         )
         return f"released task {record.released_task}" if record.released_now else "submission status recorded"
     if receipt.event_type == STUDY_STATUS_CHANGE:
-        return "study status recorded"
+        return _study_status_follow(receipt.resource_id)
     return "event type not subscribed here: recorded only"
+
+
+def _study_status_follow(prolific_id: str) -> str:
+    """Ours mirrors the study as Prolific has it now: read from Prolific rather than taken from the
+    event, which may come out of order (annotation.services.prolific_studies.prolific_study_sync)."""
+    prolific_study = ProlificStudy.objects.filter(prolific_id=prolific_id).select_related("study").first()
+    if prolific_study is None:
+        return "study status recorded: no study of ours runs as it"
+    try:
+        prolific_study = prolific_study_sync(prolific_study=prolific_study)
+    except ProlificError as error:
+        return f"study status recorded; reading the study from Prolific failed ({error}): the poll follows it"
+    return f"study {prolific_study.study_id} follows Prolific: {prolific_study.status}"
 
 
 def prolific_webhooks_subscribe(*, client: ProlificClient, workspace_id: str, target_url: str) -> list:

@@ -12,6 +12,7 @@ from annotation.models import ProlificSubmission, ProlificWebhookReceipt, StudyI
 from annotation.prolific_signature import prolific_signature
 from annotation.services.assignment import assignment_claim
 from tests.annotation.study_helpers import live_study, ready_participant
+from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 SECRET = "workspace-secret-of-the-test"
@@ -199,5 +200,23 @@ def test_without_any_secret_every_webhook_is_refused(client, holding, settings):
 def test_a_study_status_change_is_recorded(client, holding):
     event = {"resource_id": "study-1", "event_type": "study.status.change", "metadata": {}, "status": "PAUSED"}
     answer = post(client, event)
-    assert answer.status_code == 200 and answer.json()["detail"] == "study status recorded"
+    assert answer.status_code == 200
+    assert answer.json()["detail"] == "study status recorded: no study of ours runs as it"
     assert ProlificWebhookReceipt.objects.get().status == "PAUSED"
+
+
+def test_a_study_status_change_makes_ours_follow_prolific(client, prolific_fake, settings):  # noqa: F811
+    from annotation.models import Study
+    from annotation.services import prolific_studies as service
+    from tests.annotation.test_prolific_studies import created, english_study
+
+    prolific_study = created(english_study(), settings)
+    service.prolific_study_act(prolific_study=prolific_study, action="publish")
+    prolific_fake.state["studies"][prolific_study.prolific_id]["status"] = "PAUSED"  # paused in Prolific's app
+    event = {"resource_id": prolific_study.prolific_id, "event_type": "study.status.change", "status": "PAUSED"}
+
+    answer = post(client, event)
+
+    assert answer.status_code == 200 and answer.json()["detail"].endswith("follows Prolific: PAUSED")
+    prolific_study.refresh_from_db()
+    assert prolific_study.status == "PAUSED" and prolific_study.study.status == Study.Status.PAUSED
