@@ -16,13 +16,13 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from annotation.models.prolific_study import ProlificStudy
 from annotation.models.prolific_submissions import (
     ProlificSubmissionStatus,
     ProlificWebhookReceipt,
     ProlificWebhookSecret,
     ProlificWebhookSubscription,
 )
-from annotation.models.prolific_study import ProlificStudy
 from annotation.prolific import ProlificClient, ProlificError
 from annotation.prolific_signature import (
     EVENT_ID_HEADER,
