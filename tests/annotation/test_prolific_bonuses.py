@@ -217,3 +217,11 @@ def test_bad_batches_are_refused_naming_the_problem(prolific_fake):  # noqa: F81
     with pytest.raises(Exception, match="has not taken part in the study"):
         bonus_batch_create(study=study, lines=[(stranger, Decimal(1))], reason="", client=client)
     assert not BonusBatch.objects.exists()
+
+
+def test_the_cost_so_far_counts_the_bonuses_paid(prolific_fake, batch, django_capture_on_commit_callbacks):  # noqa: F811
+    from annotation.selectors.bonuses import bonuses_paid_cents
+
+    assert bonuses_paid_cents(study=batch.study) == 0  # set up, not paid
+    pay(batch, django_capture_on_commit_callbacks)
+    assert bonuses_paid_cents(study=batch.study) == 300
