@@ -4,6 +4,7 @@ from annotation.api.annotations import StudyAnnotationViewSet
 from annotation.api.bonuses import BonusBatchViewSet
 from annotation.api.clips import ClipViewSet
 from annotation.api.corpora import CorpusViewSet
+from annotation.api.prolific_submissions import ProlificSubmissionViewSet
 from annotation.api.routers import Route
 from annotation.api.studies import StudyViewSet
 
@@ -13,4 +14,5 @@ ROUTES: list[Route] = [
     ("studies", StudyViewSet, "study"),
     ("studies/<int:study_pk>/annotations", StudyAnnotationViewSet, "study-annotation"),
     ("bonus-batches", BonusBatchViewSet, "bonus-batch"),
+    ("prolific-submissions", ProlificSubmissionViewSet, "prolific-submission"),
 ]

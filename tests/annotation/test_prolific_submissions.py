@@ -81,7 +81,7 @@ def test_the_workers_periodic_poll_releases_without_anyone_looking(prolific_fake
     poller = threading.Thread(target=prolific_submissions_poll_periodically, args=(stopped,), daemon=True)
     poller.start()
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a busy machine: the poll itself comes every 0.1 s
         while Task.objects.get(pk=task.pk).status == Task.Status.OPEN and time.monotonic() < deadline:
             time.sleep(0.1)
     finally:
@@ -118,3 +118,23 @@ def test_subscribing_refuses_an_address_prolific_would_not_call(prolific_fake): 
             client=ProlificClient.from_settings(), workspace_id="ws-1", target_url="http://example.org/hooks"
         )
     assert not ProlificWebhookSecret.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_api_polls_with_change_participant_and_lists_with_view(client, prolific_fake):  # noqa: F811
+    from django.contrib.auth.models import Permission, User
+
+    study, task = holding(prolific_fake)
+    submission_status_set(prolific_fake, "s-1", "RETURNED", notify=False)
+    user = User.objects.create_user("researcher")
+    client.force_login(user)
+    assert client.post("/api/v1/prolific-submissions/poll/").status_code == 403
+    user.user_permissions.add(
+        *Permission.objects.filter(codename__in=["change_participant", "view_prolificsubmission"])
+    )
+
+    answer = client.post("/api/v1/prolific-submissions/poll/")
+
+    assert answer.status_code == 200 and answer.json()["released"] == 1 and reserved(study) == [0, 0, 0]
+    [listed] = client.get("/api/v1/prolific-submissions/").json()["results"]
+    assert (listed["submission_id"], listed["status"], listed["released_task"]) == ("s-1", "RETURNED", task.pk)
