@@ -4,6 +4,7 @@ from annotation.api.annotations import StudyAnnotationViewSet
 from annotation.api.bonuses import BonusBatchViewSet
 from annotation.api.clips import ClipViewSet
 from annotation.api.corpora import CorpusViewSet
+from annotation.api.prolific_studies import ProlificStudyJobViewSet, ProlificStudyViewSet
 from annotation.api.prolific_submissions import ProlificSubmissionViewSet
 from annotation.api.routers import Route
 from annotation.api.studies import StudyViewSet
@@ -15,4 +16,6 @@ ROUTES: list[Route] = [
     ("studies/<int:study_pk>/annotations", StudyAnnotationViewSet, "study-annotation"),
     ("bonus-batches", BonusBatchViewSet, "bonus-batch"),
     ("prolific-submissions", ProlificSubmissionViewSet, "prolific-submission"),
+    ("prolific-studies", ProlificStudyViewSet, "prolific-study"),
+    ("prolific-study-jobs", ProlificStudyJobViewSet, "prolific-study-job"),
 ]

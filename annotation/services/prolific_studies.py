@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from annotation.models import Participant, ProlificParticipantGroup, ProlificStudy, Study
 from annotation.prolific import ProlificClient, ProlificError
-from annotation.services.studies import language_name, task_minutes_estimate
+from annotation.services.studies import language_name, study_status_refusal, task_minutes_estimate
 from annotation.services.topups import topup_plan
 
 logger = logging.getLogger(__name__)
@@ -228,6 +228,11 @@ def prolific_study_act(*, prolific_study: ProlificStudy, action: str) -> Prolifi
     current = prolific_study_sync(prolific_study=prolific_study, client=client)  # never act on a stale status
     if current.status not in allowed:
         raise ProlificSetupError(f"Cannot {action} a study that is {current.get_status_display().lower()} on Prolific.")
+    if action in ("publish", "resume"):
+        # Prolific would send participants to a study of ours that cannot take them yet.
+        refusal = study_status_refusal(study=prolific_study.study, status=Study.Status.LIVE)
+        if refusal and not refusal.startswith("already"):
+            raise ProlificSetupError(f"Not published: our study cannot go live yet: {refusal}.")
     answer = client.study_transition(prolific_study.prolific_id, transition)
     return _mirror(prolific_study, answer)
 
@@ -243,7 +248,12 @@ def prolific_study_sync(*, prolific_study: ProlificStudy, client: ProlificClient
 def _mirror(prolific_study: ProlificStudy, answer: dict) -> ProlificStudy:
     status = answer.get("status", prolific_study.status)
     if status not in ProlificStudy.Status.values:
-        raise ProlificError(200, f"unknown study status {status!r} in Prolific's answer")
+        # Prolific shows an undocumented PROCESSING for a moment while it changes a study: keep
+        # the last status we knew (and ours with it) until the next answer names a known one.
+        logger.info(
+            "Prolific study %s is %r for now; keeping %r", prolific_study.prolific_id, status, prolific_study.status
+        )
+        status = prolific_study.status or ProlificStudy.Status.UNPUBLISHED
     with transaction.atomic():
         ProlificStudy.objects.filter(pk=prolific_study.pk).update(
             status=status,

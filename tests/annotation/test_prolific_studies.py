@@ -22,7 +22,13 @@ def english_study(*, clips=8, **settings) -> Study:
     corpus = CorpusFactory()
     for _ in range(clips):
         ClipFactory(corpus=corpus, language="en", duration=6.0)
-    settings = {"clips_per_task": 4, "target_annotations": 3, "attention_checks_per_task": 0, **settings}
+    settings = {
+        "clips_per_task": 4,
+        "target_annotations": 3,
+        "attention_checks_per_task": 0,
+        "consent_text": "We record which words you mark. Taking part is voluntary.",
+        **settings,
+    }
     return study_create(name=f"mmee-{corpus.pk}", corpus=corpus, selection=ClipSelection(), **settings)
 
 
@@ -201,3 +207,38 @@ def test_the_admins_actions_run_as_jobs_one_at_a_time(prolific_fake, settings, d
     pause_too_early.refresh_from_db()
     assert pause_too_early.status == "failed" and "Cannot resume a study that is active" in pause_too_early.error
     assert queued.pk != job.pk
+
+
+def test_a_study_of_ours_that_cannot_take_participants_is_not_published(prolific_fake, settings):  # noqa: F811
+    prolific_study = created(english_study(consent_text=""), settings)
+    with pytest.raises(service.ProlificSetupError, match="cannot go live yet: it has no consent text"):
+        service.prolific_study_act(prolific_study=prolific_study, action="publish")
+    assert prolific_fake.state["studies"][prolific_study.prolific_id]["status"] == "UNPUBLISHED"
+
+
+def test_a_participant_our_screening_sends_away_gets_the_paid_screen_out_code(client, prolific_fake, settings):  # noqa: F811
+    from annotation.models import PrerequisiteQuestion
+
+    study = english_study()
+    prolific_study = created(study, settings)
+    service.prolific_study_act(prolific_study=prolific_study, action="publish")
+    client.get(f"/s/{study.slug}/?PROLIFIC_PID={'a' * 24}&STUDY_ID={prolific_study.prolific_id}&SESSION_ID={'b' * 24}")
+    client.post(f"/s/{study.slug}/consent/", {"agree": "yes"})
+    answers = {f"q{q.pk}": q.choices[-1] for q in PrerequisiteQuestion.objects.filter(study=study)}
+    page = client.post(f"/s/{study.slug}/screening/", answers).content.decode()
+
+    paid = next(
+        code
+        for code in prolific_fake.state["studies"][prolific_study.prolific_id]["completion_codes"]
+        if code["actions"][0]["action"] == "FIXED_SCREEN_OUT_PAYMENT"
+    )
+    assert f"cc={paid['code']}" in page  # the redirect to Prolific pays the fixed screen-out reward
+    assert paid["code"] == study.screen_out_code
+
+
+def test_a_passing_status_prolific_does_not_document_changes_nothing(prolific_fake, settings):  # noqa: F811
+    prolific_study = created(english_study(), settings)
+    service.prolific_study_act(prolific_study=prolific_study, action="publish")
+    prolific_fake.state["studies"][prolific_study.prolific_id]["status"] = "PROCESSING"
+    service.prolific_study_sync(prolific_study=prolific_study)
+    assert prolific_study.status == "ACTIVE" and prolific_study.study.status == Study.Status.LIVE

@@ -20,6 +20,20 @@ class World:
         return golden_study()
 
     @cached_property
+    def prolific_study(self):
+        from annotation.models import ProlificStudy
+        from tests.annotation.factories import StudyFactory
+
+        return ProlificStudy.objects.create(
+            study=StudyFactory(), name="n", description="d", estimated_minutes=4, reward_cents=100, places=6,
+            language="English",
+        )  # fmt: skip
+
+    @cached_property
+    def prolific_job(self):
+        return self.prolific_study.jobs.create(action="sync")
+
+    @cached_property
     def corpus(self):
         return self.study.corpus
 
