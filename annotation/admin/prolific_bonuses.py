@@ -8,6 +8,7 @@ from decimal import Decimal
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -76,9 +77,12 @@ class BonusBatchAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False  # read only: a batch is made by the form below and changed only by paying
 
-    @admin.display(description="participants")
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(line_total=Count("lines"))
+
+    @admin.display(description="participants", ordering="line_total")
     def line_count(self, batch):
-        return batch.lines.count()
+        return batch.line_total
 
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):

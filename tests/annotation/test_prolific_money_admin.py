@@ -125,3 +125,16 @@ def test_webhooks_are_subscribed_from_the_admin(client, prolific_fake, settings)
         ("study.status.change", True),
         ("submission.status.change", True),
     ]
+
+
+def test_the_list_shows_each_batch_with_its_total(client, small, prolific_fake):  # noqa: F811
+    staff(client, "add_bonusbatch", "view_bonusbatch")
+    client.post(
+        reverse("admin:annotation_bonusbatch_add"), {"study": small.study.pk, "amount": "2", "min_kappa": "0.5"}
+    )
+    listing = client.get(reverse("admin:annotation_bonusbatch_changelist")).content.decode()
+    assert (
+        "Created at Prolific, not paid" in listing
+        and "8.00" in listing
+        and '<td class="field-line_count">3</td>' in listing
+    )
