@@ -6,7 +6,8 @@ contract fake of Prolific runs in this process; its pay call is carried out at o
 and the worker is killed (SIGKILL, its whole process group) while it waits for the answer: Prolific
 has paid, our side never heard. A second worker's start-up sweep finds the job silent and queues it
 again; the batch is PAYING, so the job reconciles against the bonuses Prolific shows and marks it
-paid, and the fake, which pays again on every pay call, was paid once.
+paid, and the fake, which pays again on every pay call, was paid once. In the second test the worker
+dies before Prolific carried the call out: it is not sent again either, and the job says so.
 
 PostgreSQL only: the worker processes read the test database, and SQLite's lives in this process.
 """
@@ -110,38 +111,44 @@ def _test_database_url() -> str:
     return f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-def test_a_worker_killed_after_prolific_accepted_the_pay_call_never_pays_twice(workers, prolific_fake):  # noqa: F811
+def _batch(fake) -> BonusBatch:
     study = StudyFactory()
     people = [ParticipantFactory(study=study) for _ in range(3)]
     for person in people:
         submission_add(
-            prolific_fake,
+            fake,
             study_id=person.prolific_study_id,
             participant_id=person.prolific_pid,
             submission_id=person.prolific_session_id,
             status="APPROVED",
         )
-    batch = bonus_batch_create(
-        study=study,
-        lines=[(p, Decimal("2.00")) for p in people],
-        reason="quality",
-        client=ProlificClient.from_settings(),
+    client = ProlificClient.from_settings()
+    return bonus_batch_create(
+        study=study, lines=[(p, Decimal("2.00")) for p in people], reason="quality", client=client
     )
-    prolific_fake.state["pay_stall_seconds"] = 600  # paid at once; the answer would come in ten minutes
+
+
+def _kill_during_the_pay_call(workers, batch, *, reached) -> BonusPayJob:
+    """Pay, kill the worker once `reached()` (its pay call is at the fake), and start another."""
     job = bonus_batch_pay(batch=batch)  # committed: sent to the broker
-
     first = workers.start("first")
-    wait_for(lambda: pays_of(prolific_fake, batch.prolific_bulk_id) == 1, timeout=120, what="the pay call")
+    wait_for(reached, timeout=120, what="the pay call")
     workers.kill(first)
-
     batch.refresh_from_db()
     job.refresh_from_db()
     assert (batch.stage, job.status, job.attempts) == (BonusBatch.Stage.PAYING, BonusPayJob.Status.RUNNING, 1)
     # ... and silent ever since: as if STALE_AFTER had passed
     BonusPayJob.objects.filter(pk=job.pk).update(heartbeat_at=job.heartbeat_at - BonusPayJob.STALE_AFTER)
-
     workers.start("second")  # its start-up sweep queues the job again
     wait_for(lambda: _finished(job), timeout=120, what="the second worker to finish the job")
+    return job
+
+
+def test_a_worker_killed_after_prolific_accepted_the_pay_call_never_pays_twice(workers, prolific_fake):  # noqa: F811
+    batch = _batch(prolific_fake)
+    prolific_fake.state["pay_stall_seconds"] = 600  # paid at once; the answer would come in ten minutes
+
+    job = _kill_during_the_pay_call(workers, batch, reached=lambda: pays_of(prolific_fake, batch.prolific_bulk_id) == 1)
 
     batch.refresh_from_db()
     assert job.status == BonusPayJob.Status.SUCCEEDED, (job.error, workers.log("second")[-3000:])
@@ -155,3 +162,18 @@ def test_a_worker_killed_after_prolific_accepted_the_pay_call_never_pays_twice(w
 def _finished(job: BonusPayJob) -> bool:
     job.refresh_from_db()
     return job.finished
+
+
+def test_a_worker_killed_before_prolific_carried_the_call_out_never_sends_it_again(workers, prolific_fake):  # noqa: F811
+    """The worst case: the guard was taken and the call is on its way, not yet carried out, when the
+    worker dies. Our side cannot tell this from the case above, so the call is not sent again: the
+    job reconciles until it gives up and says so, and Prolific was asked to pay once, not twice."""
+    batch = _batch(prolific_fake)
+    prolific_fake.fail("POST", PAY, 502, delay=600)  # held ten minutes before anything is done
+
+    job = _kill_during_the_pay_call(workers, batch, reached=lambda: len(prolific_fake.calls_to("POST", PAY)) == 1)
+
+    batch.refresh_from_db()
+    assert job.status == BonusPayJob.Status.FAILED and "It is not sent again" in job.error, job.error
+    assert batch.stage == BonusBatch.Stage.PAYING and job.attempts == BonusPayJob.MAX_ATTEMPTS
+    assert len(prolific_fake.calls_to("POST", PAY)) == 1 and pays_of(prolific_fake, batch.prolific_bulk_id) == 0
