@@ -96,7 +96,7 @@ def test_creating_needs_add_bonusbatch_and_a_refusal_is_shown(client, small, pro
 def test_poll_prolific_now_releases_returned_work(client, small, prolific_fake):  # noqa: F811
     from annotation.models import Task
 
-    staff(client, "change_participant", "view_prolificsubmission")
+    staff(client, "change_participant", "view_prolificsubmission", "view_prolificcall")
     person = small.ana
     Task.objects.filter(participant=person).update(status=Task.Status.OPEN)
     submission_status_set(prolific_fake, person.prolific_session_id, "RETURNED", notify=False)
@@ -105,6 +105,11 @@ def test_poll_prolific_now_releases_returned_work(client, small, prolific_fake):
     answer = client.post(reverse("admin:annotation_prolificsubmission_poll"), follow=True)
     assert "1 task(s) released" in answer.content.decode()
     assert ProlificSubmission.objects.get(submission_id=person.prolific_session_id).released_task is not None
+    listing = client.get(reverse("admin:annotation_prolificsubmission_changelist")).content.decode()
+    calls_url = reverse("admin:annotation_prolificcall_changelist") + "?q=submissions"
+    assert f'href="{calls_url}"' in listing
+    calls = client.get(calls_url).content.decode()
+    assert f"studies/{person.prolific_study_id}/submissions/" in calls  # the poll's call, in the call log
 
 
 def test_webhooks_are_subscribed_from_the_admin(client, prolific_fake, settings):  # noqa: F811
