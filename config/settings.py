@@ -7,6 +7,8 @@ in DATA_DIR, and an embedded file-system Celery broker.
 import os
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config import env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -210,7 +212,10 @@ PROLIFIC_FOLLOW_SECONDS = env.env_int(ENV, "PROLIFIC_FOLLOW_SECONDS", 300, minim
 PROLIFIC_WORKSPACE_ID = ENV.get("PROLIFIC_WORKSPACE_ID", "").strip()
 # Prolific's service fee as a share of rewards and bonuses, for the cost preview: 33.3 % is the
 # rate Prolific's pricing page gives for academic researchers (42.8 % for companies); set yours.
-PROLIFIC_SERVICE_FEE = float(ENV.get("PROLIFIC_SERVICE_FEE", "0.333"))
+try:
+    PROLIFIC_SERVICE_FEE = float(ENV.get("PROLIFIC_SERVICE_FEE", "0.333"))
+except ValueError:
+    raise ImproperlyConfigured("PROLIFIC_SERVICE_FEE must be a share such as 0.333 (33.3 %)") from None
 # Prolific's screener ids (GET /api/v1/filters/ lists them; creating a study checks each is there).
 PROLIFIC_FILTER_IDS = {
     "first_language": ENV.get("PROLIFIC_FILTER_FIRST_LANGUAGE", "first-language"),

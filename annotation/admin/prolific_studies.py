@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.access import get_study_for_staff, require_perm
+from annotation.access import require_perm
 from annotation.models import ProlificParticipantGroup, ProlificStudy, ProlificStudyJob, Study
 from annotation.selectors.bonuses import bonuses_paid_cents
 from annotation.services import prolific_costs
@@ -58,7 +58,6 @@ class ProlificStudyAdmin(admin.ModelAdmin):
     list_display = ["study", "prolific_id", "status", "places", "total_available_places", "auto_grow", "synced_at"]
     list_filter = ["status"]
     list_select_related = ["study"]
-    autocomplete_fields = []
     fieldsets = [
         (None, {"fields": ["study", "prolific_id", "status", "synced_at"]}),
         ("What participants see", {"fields": ["name", "description", "estimated_minutes"]}),
@@ -254,6 +253,3 @@ def prolific_link(request, study: Study) -> str | None:
     if existing is None and request.user.has_perm("annotation.add_prolificstudy"):
         return reverse("admin:annotation_prolificstudy_add") + f"?study={study.pk}"
     return None
-
-
-__all__ = ["get_study_for_staff", "prolific_link"]

@@ -242,3 +242,26 @@ def test_a_passing_status_prolific_does_not_document_changes_nothing(prolific_fa
     prolific_fake.state["studies"][prolific_study.prolific_id]["status"] = "PROCESSING"
     service.prolific_study_sync(prolific_study=prolific_study)
     assert prolific_study.status == "ACTIVE" and prolific_study.study.status == Study.Status.LIVE
+
+
+@pytest.mark.django_db(transaction=True)
+def test_workers_follow_running_studies_by_themselves(prolific_fake, settings):  # noqa: F811
+    import threading
+    import time
+
+    prolific_study = created(english_study(), settings, places_ceiling=10, auto_grow=True)
+    service.prolific_study_act(prolific_study=prolific_study, action="publish")
+    sent = prolific_fake.state["studies"][prolific_study.prolific_id]
+    sent["places_taken"] = 6
+    settings.PROLIFIC_FOLLOW_SECONDS = 0.05
+    stopped = threading.Event()
+    follower = threading.Thread(target=service.prolific_follow_periodically, args=(stopped,), daemon=True)
+    follower.start()
+    deadline = time.monotonic() + 20
+    while sent["total_available_places"] != 10 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stopped.set()
+    follower.join(timeout=10)
+    assert sent["total_available_places"] == 10  # grown by the worker's own thread
+    prolific_study.refresh_from_db()
+    assert prolific_study.total_available_places == 10
