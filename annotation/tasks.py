@@ -1,6 +1,7 @@
 from celery import shared_task
 
 from annotation.services.corpus_import_jobs import corpus_import_run
+from annotation.services.prolific_bonuses import bonus_batch_pay_run
 from annotation.services.prolific_send import prolific_decisions_send_run
 from annotation.services.prolific_study_jobs import prolific_study_job_run
 from annotation.services.webhooks import webhook_delivery_run
@@ -24,6 +25,13 @@ def prolific_decisions_send_run_task(job_id: int) -> None:
 @shared_task(name="annotation.webhook_delivery_run", acks_late=True)
 def webhook_delivery_run_task(job_id: int) -> None:
     webhook_delivery_run(delivery_id=job_id)
+
+
+# acks_late: the claim takes a job once, and the pay call is guarded by the batch's stage (sent
+# once, from CREATED): a second delivery, or a retry after a lost answer, only reconciles.
+@shared_task(name="annotation.bonus_batch_pay_run", acks_late=True)
+def bonus_batch_pay_run_task(job_id: int) -> None:
+    bonus_batch_pay_run(job_id=job_id)
 
 
 # acks_late: the claim takes a delivery once. A worker killed mid-job leaves it to be re-queued as

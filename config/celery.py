@@ -32,6 +32,19 @@ def _sweep_stale_jobs(**_) -> None:
     threading.Thread(
         target=prolific_follow_periodically, args=(_sweep_stopped,), name="prolific follow", daemon=True
     ).start()
+    _poll_prolific(_sweep_stopped)
+
+
+def _poll_prolific(stopped: threading.Event) -> None:
+    # Prolific's submission statuses, as the sweep: a thread of every worker (issue 22).
+    from django.conf import settings
+
+    from annotation.services.prolific_submissions import prolific_submissions_poll_periodically
+
+    if settings.PROLIFIC_POLL_SECONDS > 0:
+        threading.Thread(
+            target=prolific_submissions_poll_periodically, args=(stopped,), name="Prolific poll", daemon=True
+        ).start()
 
 
 @worker_shutdown.connect

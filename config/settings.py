@@ -232,6 +232,18 @@ PROLIFIC_FILTER_IDS = {
     "literacy_difficulties": ENV.get("PROLIFIC_FILTER_LITERACY", "literacy-difficulties"),
     "exclude_group": ENV.get("PROLIFIC_FILTER_EXCLUDE_GROUP", "participant_group_blocklist"),
 }
+# Submissions and bonuses (annotation.services.prolific_submissions, prolific_bonuses; docs/operations.md
+# "Prolific webhooks"). Poll the submissions of studies with open tasks every this many seconds in
+# every Celery worker (0: never; webhooks alone).
+PROLIFIC_POLL_SECONDS = env.env_int(ENV, "PROLIFIC_POLL_SECONDS", 120)
+# The workspace's webhook secret (Prolific's `hooks/secrets/`); subscribing from the admin stores one too.
+PROLIFIC_WEBHOOK_SECRET = ENV.get("PROLIFIC_WEBHOOK_SECRET", "").strip()
+# A webhook signed further than this from our clock is refused (a replay, or a clock far off).
+PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env.env_int(ENV, "PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", 300, minimum=1)
+# Prolific calls only https:// addresses; the tests' fake may call http://127.0.0.1.
+PROLIFIC_WEBHOOK_ALLOW_HTTP = env.env_bool(ENV, "PROLIFIC_WEBHOOK_ALLOW_HTTP", False)
+# The waits before reconciling a bonus payment whose pay call went out without a readable answer.
+PROLIFIC_BONUS_RECONCILE_SECONDS = env.env_seconds_list(ENV, "PROLIFIC_BONUS_RECONCILE_SECONDS", [30, 120, 600, 1800])
 
 # --- Webhooks out (annotation.services.webhooks; docs/api.md "Webhooks") ---
 # The waits between a delivery's attempts: the Standard Webhooks schedule (5 s, 5 min, 30 min,

@@ -11,6 +11,7 @@ from django.utils.html import format_html
 
 from annotation.access import require_perm
 from annotation.models import ProlificParticipantGroup, ProlificStudy, ProlificStudyJob, Study
+from annotation.selectors.bonuses import bonuses_paid_cents
 from annotation.services import prolific_costs
 from annotation.services.prolific_studies import ACTIONS, EDITABLE_WHILE_RUNNING, GROUP_MEMBERS, prolific_study_propose
 from annotation.services.prolific_study_jobs import JobBusy, prolific_study_job_create, prolific_study_job_latest
@@ -210,7 +211,8 @@ class ProlificStudyAdmin(admin.ModelAdmin):
     def cost_so_far(self, prolific_study):
         if not prolific_study.pk or not prolific_study.created_on_prolific:
             return "Nothing yet: not on Prolific."
-        return _cost_line(prolific_costs.prolific_cost_so_far(prolific_study), prolific_study)
+        paid = bonuses_paid_cents(study=prolific_study.study)  # the bonus batches paid (annotation.selectors.bonuses)
+        return _cost_line(prolific_costs.prolific_cost_so_far(prolific_study, bonuses_paid=paid), prolific_study)
 
 
 def _cost_line(cost, prolific_study) -> str:

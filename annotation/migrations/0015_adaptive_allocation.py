@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("annotation", "0013_prolific_studies"),
+        ("annotation", "0014_prolific_submissions_bonuses"),
     ]
 
     operations = [

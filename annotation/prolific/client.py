@@ -149,6 +149,45 @@ class ProlificClient:
             "results", []
         )
 
+    # --- submissions, bonuses and webhooks (issue 22) -------------------------------------------
+
+    def submissions_list(self, *, study_id: str) -> list[dict]:
+        """Every submission of the study (id, participant_id, status, bonus_payments), all pages."""
+        path, found = f"studies/{_segment(study_id, 'study')}/submissions/", []
+        while path:
+            page = self.get(path)
+            found.extend(page.get("results", []))
+            following = ((page.get("_links") or {}).get("next") or {}).get("href") or ""
+            path = following.removeprefix(self.base_url)
+        return found
+
+    def bonus_payments_create(self, *, study_id: str, csv_bonuses: str) -> dict:
+        """Sets the bonuses up (pays nothing): Prolific's id and total with fees. Not retried on a
+        lost answer: it would set up a second batch (harmless, but confusing)."""
+        body = {"study_id": study_id, "csv_bonuses": csv_bonuses}
+        return self.post("submissions/bonus-payments/", body, idempotent=False)
+
+    def bonus_payments_pay(self, *, bulk_id: str) -> dict:
+        """Not idempotent at Prolific: sent twice, it pays twice. Never retried after it may have
+        reached Prolific (retries.py); annotation.services.prolific_bonuses sends it once, ever."""
+        return self.post(f"bulk-bonus-payments/{_segment(bulk_id, 'bulk bonus payment')}/pay/", {}, idempotent=False)
+
+    def hook_secret_create(self, *, workspace_id: str) -> dict:
+        """The workspace's new signing secret ({id, value, workspace_id}); it replaces the old one."""
+        return self.post("hooks/secrets/", {"workspace_id": workspace_id}, idempotent=False)
+
+    def hook_subscription_create(self, *, workspace_id: str, event_type: str, target_url: str) -> tuple[dict, str]:
+        """The subscription, and the X-Hook-Secret its confirmation needs."""
+        body = {"workspace_id": workspace_id, "event_type": event_type, "target_url": target_url}
+        response = self._answered("POST", "hooks/subscriptions/", body, idempotent=False)
+        answer = _json_or_empty(response.text)
+        made = answer.get("results") or [answer]
+        return made[0], response.headers.get("X-Hook-Secret", "")
+
+    def hook_subscription_confirm(self, *, subscription_id: str, secret: str) -> dict:
+        path = f"hooks/subscriptions/{_segment(subscription_id, 'subscription')}/"
+        return self.post(path, {"secret": secret}, idempotent=True)
+
     # --- transport ---------------------------------------------------------------------------
 
     def get(self, path: str) -> dict:
@@ -159,6 +198,10 @@ class ProlificClient:
 
     def request(self, method: str, path: str, *, body: dict | None = None, idempotent: bool) -> dict:
         """One call, tried again as retries.py allows; the JSON answer, {} for an empty one."""
+        return _json_or_empty(self._answered(method, path, body, idempotent=idempotent).text)
+
+    def _answered(self, method: str, path: str, body: dict | None, *, idempotent: bool) -> httpx.Response:
+        """The 2xx answer of the call, tried again as retries.py allows; ProlificError otherwise."""
         retrying = Retrying(
             retry=retries.should_retry(idempotent),
             stop=retries.stop(self.attempts),
@@ -177,7 +220,7 @@ class ProlificClient:
             raise _as_error(error, self.base_url) from None
         if not response.is_success:
             raise ProlificError(response.status_code, _error_message(response.text))
-        return _json_or_empty(response.text)
+        return response
 
     def _attempt(self, method: str, path: str, body: dict | None, attempt: int) -> httpx.Response:
         started = time.monotonic()

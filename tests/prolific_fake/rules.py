@@ -6,6 +6,7 @@ that accepts what Prolific might refuse would let a wrong client pass its tests.
 """
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 
 class RuleBroken(Exception):
@@ -190,6 +191,85 @@ PAY_TWICE_PAYS_TWICE = Rule(
     "So the fake pays every pay call it gets: a second call pays again. Our side must never make it.",
 )
 
+# --- submissions, bonuses, webhooks (issue 22: tests/prolific_fake/submissions.py, bonuses.py, webhooks.py) ---
+
+SUBMISSION_STATUSES = Rule(
+    "submission status names",
+    400,
+    f"{API_REFERENCE}/submissions/list-submissions; {API_REFERENCE}/webhooks/receiving",
+    "submission.status.change: resource_id - The unique identifier of the submission resource. [...] "
+    "participant_id [...] status - The new status of the submission.",
+    "The names are Prolific's submission statuses: RESERVED, ACTIVE, AWAITING REVIEW, APPROVED, PARTIALLY "
+    "APPROVED, REJECTED, RETURNED, TIMED-OUT, SCREENED-OUT, UNKNOWN. A listed submission carries "
+    "`bonus_payments` (the cents of each bonus paid on it), which is what reconciling a bonus reads.",
+)
+SUBMISSION_STATUS_NAMES = (
+    "RESERVED", "ACTIVE", "AWAITING REVIEW", "APPROVED", "PARTIALLY APPROVED", "REJECTED", "RETURNED",
+    "TIMED-OUT", "SCREENED-OUT", "UNKNOWN",
+)  # fmt: skip
+
+BONUS_SETUP = Rule(
+    "bonus set-up from CSV lines of people who took part",
+    400,
+    f"{API_REFERENCE}/bonuses/create-bonus-payments",
+    "The csv_bonuses field needs to be structured in the format of either: <participant_id>,<amount>\\n. "
+    "<submission_id>,<amount>\\n. [...] The amount should be a decimal value, e.g. 1.50 for £1.50. [...] "
+    "Setting up a bonus payment does not actually pay them [...] The submission and participant IDs need to have "
+    'taken part in the study in order for this call to be successful. If not, you will get a "400" HTTP '
+    "response back, which explains which IDs are incorrect.",
+    "The answer has id, study, amount, fees, vat and total_amount (the page's example: amount 850, fees 283.34, "
+    "total 1133.34, a fee of a third: BONUS_FEE_RATE).",
+)
+BONUS_FEE_RATE = Decimal(1) / Decimal(3)
+
+PAY_NOT_IDEMPOTENT = Rule(
+    "pay is not idempotent",
+    200,
+    f"{API_REFERENCE}/bonuses/pay-bonus-payments",
+    "Bonus payments are made asynchronously. [...] This endpoint is **not idempotent**. Sending multiple requests "
+    "with the same bulk bonus payment ID will result in participants being paid multiple times. Ensure you send "
+    "this request only once per bulk payment.",
+    "With PAY_TWICE_PAYS_TWICE: every call pays every line again. The fake pays at once (adds to each submission's "
+    "bonus_payments) rather than minutes later.",
+)
+
+HOOK_SECRET = Rule(
+    "one webhook secret per workspace",
+    400,
+    f"{API_REFERENCE}/webhooks/subscribing",
+    "Make a POST request to /api/v1/hooks/secrets/ with the payload below. This will create a new secret for your "
+    "workspace and be returned in the response body. [...] you can only have one active secret per workspace at a "
+    "time.",
+)
+
+HOOK_SUBSCRIPTION = Rule(
+    "webhook subscriptions need a secret and an https target",
+    400,
+    f"{API_REFERENCE}/webhooks/create-subscription",
+    "Before creating a subscription, you must ensure that you have created a secret for your workspace. [...] "
+    "<target_url> must be use https:// and be publicly accessible i.e. not https://localhost.",
+    "A test may set state['allow_http_targets'] to call the test server's http://127.0.0.1, standing in for a "
+    "public https address in front of it.",
+)
+
+HOOK_CONFIRM = Rule(
+    "a subscription is confirmed with its X-Hook-Secret",
+    400,
+    f"{API_REFERENCE}/webhooks/confirm-subscription",
+    "secret: The secret that was generated when the subscription was created and returned as the `X-Hook-Secret` "
+    "header.",
+    "Only confirmed subscriptions are sent events.",
+)
+
+WEBHOOK_SIGNATURE = Rule(
+    "webhooks are signed",
+    200,
+    f"{API_REFERENCE}/webhooks/verifying; {API_REFERENCE}/webhooks/idempotency-and-the-x-event-id-header",
+    "Hook requests will contain two headers, X-Prolific-Request-Signature and X-Prolific-Request-Timestamp. [...] "
+    "sign the request body and timestamp with your secret key using SHA256 and then base64 encode the resulting "
+    "digest. — X-Event-ID [...] will remain the same across retries.",
+)
+
 ALL = [
     AUTH_HEADER,
     UNKNOWN_FIELDS,
@@ -204,4 +284,11 @@ ALL = [
     PARTICIPANT_GROUPS,
     REJECTION_MESSAGE,
     PAY_TWICE_PAYS_TWICE,
+    SUBMISSION_STATUSES,
+    BONUS_SETUP,
+    PAY_NOT_IDEMPOTENT,
+    HOOK_SECRET,
+    HOOK_SUBSCRIPTION,
+    HOOK_CONFIRM,
+    WEBHOOK_SIGNATURE,
 ]

@@ -3,7 +3,7 @@ error shape, and faults a test can ask for (an answer of 429 or 5xx, a slow answ
 
 A module registers an endpoint with `@route("POST", r"studies/(?P<id>[^/]+)/transition/")`: the
 pattern is matched against the path below /api/v1/, and the handler gets (fake, request) and
-answers (status, body) or raises rules.RuleBroken. Every module of this package is imported when
+answers (status, body), or (status, body, headers), or raises rules.RuleBroken. Every module of this package is imported when
 a fake starts, so a new one (submissions.py, bonuses.py, ...) needs no change here.
 """
 
@@ -126,10 +126,10 @@ class ProlificFake:
             time.sleep(fault.delay)
         if fault and not fault.after_handling:
             return _send(handler, fault.status, fault.body or _error(fault.status, "Fault", "injected"), fault.headers)
-        status, body = self.answer(request)
+        status, body, *headers = self.answer(request)  # a handler may add headers: (status, body, headers)
         if fault:  # carried out, but the answer is lost on the way
             return _send(handler, fault.status, fault.body or _error(fault.status, "Fault", "injected"), fault.headers)
-        _send(handler, status, body)
+        _send(handler, status, body, headers[0] if headers else None)
 
     def answer(self, request: Request):
         if request.headers.get("Authorization") != f"Token {self.token}":

@@ -1,0 +1,116 @@
+"""Bonus batches through Prolific (issue 22; annotation.services.prolific_bonuses):
+
+GET  /bonus-batches/               the batches, with Prolific's totals (annotation.view_bonusbatch)
+POST /bonus-batches/               a quality bonus batch set up at Prolific, nothing paid (add_bonusbatch)
+GET  /bonus-batches/{id}/          one batch, its lines and its latest pay job
+POST /bonus-batches/{id}/pay/      queue its payment (annotation.pay_bonusbatch): 202 and the job; a
+                                   second POST gets the same job, a paid batch 409
+"""
+
+from decimal import Decimal
+
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import mixins, serializers, status
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from annotation.api.base import ApiViewSet
+from annotation.api.jobs import JOB_FIELDS
+from annotation.models import BonusBatch, BonusLine, BonusPayJob, Study
+from annotation.prolific import ProlificClient, ProlificError
+from annotation.services.prolific_bonuses import BonusRefused, bonus_batch_create, bonus_batch_pay, quality_bonus_lines
+
+
+class BonusLineSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BonusLine
+        fields = ["participant", "prolific_pid", "amount"]
+
+
+class BonusPayJobSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BonusPayJob
+        fields = ["id", "batch", *JOB_FIELDS]
+
+
+class BonusBatchSerializer(serializers.ModelSerializer):
+    lines = BonusLineSerializer(many=True, read_only=True)
+    latest_pay_job = serializers.SerializerMethodField()
+
+    class Meta:
+        model = BonusBatch
+        fields = [
+            "id",
+            "study",
+            "reason",
+            "prolific_study_id",
+            "prolific_bulk_id",
+            "stage",
+            "amount",
+            "fees",
+            "vat",
+            "total_amount",
+            "created_at",
+            "pay_sent_at",
+            "paid_at",
+            "paid_how",
+            "lines",
+            "latest_pay_job",
+        ]
+
+    @extend_schema_field(BonusPayJobSerializer(allow_null=True))
+    def get_latest_pay_job(self, batch):
+        job = batch.pay_jobs.order_by("-created_at", "-pk").first()
+        return BonusPayJobSerializer(job).data if job else None
+
+
+class QualityBonusSerializer(serializers.Serializer):
+    study = serializers.PrimaryKeyRelatedField(queryset=Study.objects.all())
+    amount = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"))
+    min_kappa = serializers.FloatField(min_value=-1, max_value=1)
+    reason = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class BonusBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
+    queryset = BonusBatch.objects.prefetch_related("lines").order_by("-created_at", "-pk")
+    serializer_class = BonusBatchSerializer
+    filterset_fields = ["study", "stage"]
+
+    @extend_schema(
+        request=QualityBonusSerializer,
+        responses={201: BonusBatchSerializer},
+        description="Set up the quality bonus at Prolific: `amount` to every participant not rejected whose "
+        "leave-one-out kappa is at least `min_kappa`. Nothing is paid; Prolific's total with fees is stored.",
+    )
+    def create(self, request):
+        serializer = QualityBonusSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        client = ProlificClient.from_settings(study=data["study"])
+        if client is None:
+            raise ValidationError({"detail": ["PROLIFIC_API_TOKEN is not set: no bonus can be set up"]})
+        lines = quality_bonus_lines(study=data["study"], amount=data["amount"], min_kappa=data["min_kappa"])
+        reason = data["reason"] or f"quality bonus: kappa at least {data['min_kappa']}"
+        try:
+            batch = bonus_batch_create(
+                study=data["study"], lines=lines, reason=reason, client=client, user=request.user
+            )
+        except (BonusRefused, ProlificError) as refusal:
+            raise ValidationError({"detail": [str(refusal)]}) from None
+        return Response(self.get_serializer(batch).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=None,
+        responses={202: BonusPayJobSerializer},
+        description="Queue the payment of the batch. Sent to Prolific once, ever: a second POST answers the "
+        "job already queued; a batch already paid is refused with 409.",
+    )
+    @action(detail=True, methods=["post"], url_path="pay", required_perms=("annotation.pay_bonusbatch",))
+    def pay(self, request, pk: int):
+        batch = self.get_object()
+        try:
+            job = bonus_batch_pay(batch=batch, user=request.user)
+        except BonusRefused as refusal:
+            return Response({"detail": str(refusal)}, status=status.HTTP_409_CONFLICT)
+        return Response(BonusPayJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
