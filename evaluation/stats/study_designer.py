@@ -39,6 +39,7 @@ import numpy as np
 
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.stopping import decided
 
 ANNOTATORS = tuple(range(3, 16))
 MODES = ("fixed", "exact")
@@ -205,13 +206,10 @@ def design_figures(levels: np.ndarray, n: int, mode: str) -> tuple[float, float,
 def stop_points(marks: np.ndarray, target: int) -> np.ndarray:
     """Per clip, the listeners after which exact stopping stops it: the first k at which every word
     is decided (m > N/2, or m + (N - k) <= N/2); N when none is earlier. `marks` is (clips, k, words),
-    the cumulative marks after each of the first `target` listeners.
-
-    A small private version of the rule of evaluation.stats.stopping (the adaptive designs'
-    module), kept here so the designer does not depend on its arrival."""
+    the cumulative marks after each of the first `target` listeners: the adaptive designs' own rule
+    (evaluation.stats.stopping.decided), so that the designer plans what a study will do."""
     k = np.arange(1, target + 1)[None, :, None]
-    decided = (2 * marks > target) | (2 * (marks + target - k) <= target)
-    settled = decided.all(axis=2)  # (clips, k)
+    settled = decided(marks, k, target).all(axis=2)  # (clips, k)
     return np.where(settled.any(axis=1), settled.argmax(axis=1) + 1, target)
 
 
