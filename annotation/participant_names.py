@@ -17,6 +17,8 @@ Two names, no more:
 import hashlib
 
 PARTICIPANT_PERMISSION = "annotation.change_participant"
+# Shown in place of what holds Prolific ids (a call's body, a webhook's payload) to everyone else.
+PROLIFIC_IDS_HIDDEN = "hidden: needs the participant permission"
 
 
 def annotator_key(participant_pk: int, prolific_pid: str) -> str:

@@ -1,7 +1,8 @@
 """Bonus batches in the admin (issue 22): a quality bonus set up at Prolific from the review's
 leave-one-out kappa, shown with Prolific's total, then paid by one click (a BonusPayJob; a second
 click gets the same job, and a batch whose pay call went out is only reconciled), with the calls
-made to Prolific for it. Creating needs add_bonusbatch, paying pay_bonusbatch."""
+made to Prolific for it. Creating needs add_bonusbatch, paying pay_bonusbatch; the lines' Prolific
+ids are shown only with the participant permission (annotation.participant_names)."""
 
 from decimal import Decimal
 
@@ -16,6 +17,7 @@ from django.urls import path, reverse
 
 from annotation.access import require_perm
 from annotation.models import BonusBatch, BonusPayJob, ProlificCall, Study
+from annotation.participant_names import sees_prolific_ids
 from annotation.prolific import ProlificClient, ProlificError
 from annotation.services.prolific_bonuses import BonusRefused, bonus_batch_create, bonus_batch_pay, quality_bonus_lines
 from annotation.views.job_progress import job_progress_response
@@ -124,6 +126,7 @@ class BonusBatchAdmin(admin.ModelAdmin):
             if batch.stage == BonusBatch.Stage.CREATED
             else "Reconcile with Prolific (the pay call went out; it is not sent again)",
             "calls": calls,
+            "sees_prolific_ids": sees_prolific_ids(request.user),
             **(extra_context or {}),
         }
         return super().change_view(request, object_id, form_url, extra_context=context)

@@ -1,13 +1,16 @@
 """Every call made to Prolific's API and its answer (ProlificCall), for the researcher to read:
-what was sent, what came back, how long it took, and which attempt it was. Read only."""
+what was sent, what came back, how long it took, and which attempt it was. Read only. The bodies
+hold Prolific ids (csv_bonuses, participant_ids, submissions' participant_id): shown only with the
+participant permission (annotation.admin.prolific_ids)."""
 
 from django.contrib import admin
 
+from annotation.admin.prolific_ids import HidesProlificIds, hidden_field
 from annotation.models import ProlificCall
 
 
 @admin.register(ProlificCall)
-class ProlificCallAdmin(admin.ModelAdmin):
+class ProlificCallAdmin(HidesProlificIds, admin.ModelAdmin):
     list_display = ["created_at", "study", "method", "path", "status", "attempt", "duration_ms"]
     list_filter = ["status", "method", "study"]
     list_select_related = ["study"]
@@ -25,6 +28,9 @@ class ProlificCallAdmin(admin.ModelAdmin):
         "request_body",
         "response_body",
     ]
+    prolific_id_fields = ("request_body", "response_body")
+    request_body_hidden = hidden_field("request body")
+    response_body_hidden = hidden_field("response body")
 
     def has_add_permission(self, request):
         return False

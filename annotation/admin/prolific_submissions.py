@@ -1,7 +1,8 @@
 """Prolific's submissions and webhooks in the admin (issue 22): the statuses Prolific stated (by
 poll or webhook) and which task each released; every webhook taken; the webhook subscriptions,
 made from here (Prolific's secret, both event types, confirmed). All read only but for the two
-actions: "Poll Prolific now" (change_participant) and "Subscribe" (add_prolificwebhooksubscription)."""
+actions: "Poll Prolific now" (change_participant) and "Subscribe" (add_prolificwebhooksubscription).
+A webhook's payload names the participant by Prolific id: shown only with change_participant."""
 
 from django import forms
 from django.conf import settings
@@ -13,6 +14,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from annotation.access import require_perm
+from annotation.admin.prolific_ids import HidesProlificIds, hidden_field
 from annotation.models import ProlificSubmission, ProlificWebhookReceipt, ProlificWebhookSubscription
 from annotation.prolific import ProlificClient, ProlificError
 from annotation.services.prolific_submissions import prolific_submissions_poll
@@ -65,7 +67,7 @@ class ProlificSubmissionAdmin(ReadOnly):
 
 
 @admin.register(ProlificWebhookReceipt)
-class ProlificWebhookReceiptAdmin(ReadOnly):
+class ProlificWebhookReceiptAdmin(HidesProlificIds, ReadOnly):
     list_display = ["received_at", "event_type", "resource_id", "status", "outcome", "signed_at"]
     list_filter = ["event_type", "status"]
     search_fields = ["resource_id", "event_id"]
@@ -79,6 +81,8 @@ class ProlificWebhookReceiptAdmin(ReadOnly):
         "outcome",
         "payload",
     ]
+    prolific_id_fields = ("payload",)
+    payload_hidden = hidden_field("payload")
 
 
 class SubscribeForm(forms.Form):

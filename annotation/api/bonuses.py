@@ -2,7 +2,8 @@
 
 GET  /bonus-batches/               the batches, with Prolific's totals (annotation.view_bonusbatch)
 POST /bonus-batches/               a quality bonus batch set up at Prolific, nothing paid (add_bonusbatch)
-GET  /bonus-batches/{id}/          one batch, its lines and its latest pay job
+GET  /bonus-batches/{id}/          one batch, its lines and its latest pay job; a line's prolific_pid
+                                   only for who holds annotation.change_participant
 POST /bonus-batches/{id}/pay/      queue its payment (annotation.pay_bonusbatch): 202 and the job; a
                                    second POST gets the same job, a paid batch 409
 """
@@ -18,14 +19,29 @@ from rest_framework.response import Response
 from annotation.api.base import ApiViewSet
 from annotation.api.jobs import JOB_FIELDS
 from annotation.models import BonusBatch, BonusLine, BonusPayJob, Study
+from annotation.participant_names import sees_prolific_ids
 from annotation.prolific import ProlificClient, ProlificError
 from annotation.services.prolific_bonuses import BonusRefused, bonus_batch_create, bonus_batch_pay, quality_bonus_lines
 
 
 class BonusLineSerializer(serializers.ModelSerializer):
+    """A line; `prolific_pid` only for who sees Prolific ids (annotation.participant_names)."""
+
+    prolific_pid = serializers.CharField(
+        max_length=64,
+        required=False,
+        help_text="The participant's Prolific id: only for who holds annotation.change_participant, left out otherwise.",
+    )
+
     class Meta:
         model = BonusLine
         fields = ["participant", "prolific_pid", "amount"]
+
+    def to_representation(self, line):
+        shown = super().to_representation(line)
+        if not sees_prolific_ids(getattr(self.context.get("request"), "user", None)):
+            shown.pop("prolific_pid", None)
+        return shown
 
 
 class BonusPayJobSerializer(serializers.ModelSerializer):

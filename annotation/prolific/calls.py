@@ -1,6 +1,7 @@
 """Every call to Prolific and its answer, kept for the researcher to read (ProlificCall, in the
 admin). The token travels in the Authorization header, which is never stored; body fields whose
-name says secret or token are masked before they are kept."""
+name says secret or token are masked before they are kept, and so is the `value` of an answer to
+`hooks/secrets/` (the workspace's webhook signing secret)."""
 
 import json
 import logging
@@ -9,13 +10,19 @@ logger = logging.getLogger(__name__)
 
 MASK = "********"
 MAX_KEPT = 20_000  # characters of an answer kept; a long list of submissions is cut
+# Paths whose answers carry a secret under a name that does not say so: masked keys beyond _secret's.
+SECRET_ANSWER_KEYS = {"hooks/secrets/": frozenset({"value"})}
 
 
-def masked(value):
+def masked(value, *, also: frozenset = frozenset()):
+    """`value` with every field named like a secret (or named in `also`) masked, at any depth."""
     if isinstance(value, dict):
-        return {key: MASK if _secret(key) else masked(item) for key, item in value.items()}
+        return {
+            key: MASK if _secret(key) or str(key).lower() in also else masked(item, also=also)
+            for key, item in value.items()
+        }
     if isinstance(value, list):
-        return [masked(item) for item in value]
+        return [masked(item, also=also) for item in value]
     return value
 
 
@@ -24,13 +31,20 @@ def _secret(key: str) -> bool:
     return "secret" in key or "token" in key or key == "authorization"
 
 
-def kept_answer(text: str):
-    """The answer as JSON when it is JSON (masked), else its text, cut to MAX_KEPT."""
+def answer_secret_keys(path: str) -> frozenset:
+    """The extra keys masked in the answer of a call to `path` (`value` for hooks/secrets/)."""
+    return SECRET_ANSWER_KEYS.get(path.split("?", 1)[0].lstrip("/"), frozenset())
+
+
+def kept_answer(text: str, *, path: str = ""):
+    """The answer as JSON when it is JSON (masked), else its text, cut to MAX_KEPT. An answer of a
+    path that carries a secret and is not JSON is not kept at all."""
+    also = answer_secret_keys(path)
     try:
         parsed = json.loads(text) if text.strip() else None
     except ValueError:
-        return text[:MAX_KEPT]
-    kept = masked(parsed)
+        return MASK if also and text.strip() else text[:MAX_KEPT]
+    kept = masked(parsed, also=also)
     if len(text) > MAX_KEPT:
         return {"cut": True, "start": json.dumps(kept)[:MAX_KEPT]}
     return kept

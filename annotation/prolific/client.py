@@ -247,7 +247,7 @@ class ProlificClient:
         calls.call_record(
             **record,
             status=response.status_code,
-            response_body=calls.kept_answer(response.text),
+            response_body=calls.kept_answer(response.text, path=path),
             duration_ms=_ms(started),
         )
         if response.status_code == 429 or response.status_code >= 500:

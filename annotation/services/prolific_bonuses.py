@@ -12,7 +12,11 @@ happen, whatever fails:
 - a worker killed, or an answer that timed out, after the call went out: the batch is PAYING and is
   never sent again; the next attempt reconciles, reading the study's submissions at Prolific for
   the bonuses, and marks the batch paid once Prolific shows them. Only a refusal (a 4xx answer:
-  Prolific processed the request and paid nothing) returns the batch to CREATED.
+  Prolific processed the request and paid nothing) returns the batch to CREATED;
+- two batches of one Prolific study: Prolific shows a participant's bonuses of the study summed, so
+  reconciling cannot tell whose pay call went through. A batch's pay call waits while another
+  batch of its study is PAYING, and reconciling expects the lines of every batch of the study that
+  is PAID or PAYING: a batch is never marked paid on the strength of another's bonus.
 """
 
 from collections import defaultdict
@@ -125,19 +129,41 @@ def _pay(job: BonusPayJob, progress) -> dict:
         raise JobFailed("PROLIFIC_API_TOKEN is not set: nothing was sent")
     if batch.stage == Stage.PAID:
         return {}
-    if batch.stage == Stage.CREATED and _take_pay_call(batch):
+    if batch.stage == Stage.CREATED and _take_pay_call(batch, job):
         return _send_pay_call(batch, client, job, progress)
     return _reconcile(BonusBatch.objects.get(pk=batch.pk), client, job, progress)
 
 
-def _take_pay_call(batch: BonusBatch) -> bool:
+def _take_pay_call(batch: BonusBatch, job: BonusPayJob) -> bool:
+    """Whether this attempt won the pay call (CREATED -> PAYING). Waits (JobRetry, JobFailed at
+    the last attempt) while another batch of the same Prolific study is PAYING."""
     # The conditional update is the guard: committed before the call (the worker is in autocommit),
     # so whoever comes next (another attempt, another worker) finds PAYING and only reconciles.
-    return bool(
-        BonusBatch.objects.filter(pk=batch.pk, stage=Stage.CREATED).update(
-            stage=Stage.PAYING, pay_sent_at=timezone.now()
+    # The study's batches are locked first, so two batches of one study cannot both win at once.
+    with transaction.atomic():
+        same_study = BonusBatch.objects.select_for_update().filter(prolific_study_id=batch.prolific_study_id)
+        stages = dict(same_study.order_by("pk").values_list("pk", "stage"))
+        paying = [pk for pk, stage in stages.items() if stage == Stage.PAYING and pk != batch.pk]
+        if paying and stages.get(batch.pk) == Stage.CREATED:
+            _wait_for(job, paying[0])
+        return bool(
+            BonusBatch.objects.filter(pk=batch.pk, stage=Stage.CREATED).update(
+                stage=Stage.PAYING, pay_sent_at=timezone.now()
+            )
         )
+
+
+def _wait_for(job: BonusPayJob, other_pk: int) -> None:
+    why = (
+        f"bonus batch #{other_pk} of the same Prolific study is being paid and not confirmed yet; nothing was"
+        " sent for this batch (Prolific shows a participant's bonuses of a study summed: two pay calls at once"
+        " could not be told apart)"
     )
+    if job.attempts >= BonusPayJob.MAX_ATTEMPTS:
+        raise JobFailed(
+            f"{why}. Pay this batch again once batch #{other_pk} is paid (paying #{other_pk} again reconciles it)."
+        )
+    raise JobRetry(why, delay=_reconcile_delay(job))
 
 
 def _send_pay_call(batch: BonusBatch, client: ProlificClient, job: BonusPayJob, progress) -> dict:
@@ -201,10 +227,11 @@ def _bonuses_shown(client: ProlificClient, prolific_study_id: str) -> dict[str, 
 
 def _expected_bonuses(batch: BonusBatch) -> dict[str, int]:
     """participant id -> cents Prolific must show once this batch is paid: its line, and the lines
-    of this study's batches paid before it (Prolific shows them summed)."""
+    of this study's batches paid before it or being paid beside it (Prolific shows them summed, so
+    another batch's bonus must never count as this one's)."""
     expected: dict[str, int] = defaultdict(int)
     lines = BonusLine.objects.filter(batch__prolific_study_id=batch.prolific_study_id).filter(
-        batch__stage=Stage.PAID
+        batch__stage__in=[Stage.PAID, Stage.PAYING]
     ) | BonusLine.objects.filter(batch=batch)
     for pid, amount in lines.values_list("prolific_pid", "amount"):
         expected[pid] += int(amount * 100)

@@ -9,6 +9,7 @@ answered 2xx.
 """
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,12 +32,14 @@ from annotation.prolific_signature import (
     SignatureRefused,
     signature_check,
 )
-from annotation.services.prolific_studies import prolific_study_sync
+from annotation.services.prolific_studies import ProlificSetupError, prolific_study_sync
 from annotation.services.prolific_submissions import prolific_submission_record
 
 SUBMISSION_STATUS_CHANGE = "submission.status.change"
 STUDY_STATUS_CHANGE = "study.status.change"
 SUBSCRIBED_EVENTS = (SUBMISSION_STATUS_CHANGE, STUDY_STATUS_CHANGE)
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -115,13 +118,16 @@ def _act(receipt: ProlificWebhookReceipt, event: dict) -> str:
 
 def _study_status_follow(prolific_id: str) -> str:
     """Ours mirrors the study as Prolific has it now: read from Prolific rather than taken from the
-    event, which may come out of order (annotation.services.prolific_studies.prolific_study_sync)."""
+    event, which may come out of order (annotation.services.prolific_studies.prolific_study_sync).
+    Reading it may fail (Prolific does not answer, PROLIFIC_API_TOKEN is not set): the receipt is
+    kept with the reason, the webhook is still answered 2xx, and the poll follows the study."""
     prolific_study = ProlificStudy.objects.filter(prolific_id=prolific_id).select_related("study").first()
     if prolific_study is None:
         return "study status recorded: no study of ours runs as it"
     try:
         prolific_study = prolific_study_sync(prolific_study=prolific_study)
-    except ProlificError as error:
+    except (ProlificError, ProlificSetupError) as error:
+        logger.warning("study.status.change for %s: reading the study from Prolific failed: %s", prolific_id, error)
         return f"study status recorded; reading the study from Prolific failed ({error}): the poll follows it"
     return f"study {prolific_study.study_id} follows Prolific: {prolific_study.status}"
 

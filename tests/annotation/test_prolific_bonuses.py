@@ -193,6 +193,49 @@ def test_a_second_worker_on_a_batch_whose_call_went_out_only_reconciles(prolific
     assert prolific_fake.calls_to("POST", PAY) == []
 
 
+def second_batch(batch) -> BonusBatch:
+    """Another batch of the same Prolific study, for the same participants."""
+    people = [line.participant for line in batch.lines.all()]
+    client = ProlificClient.from_settings(study=batch.study)
+    return bonus_batch_create(
+        study=batch.study, lines=[(p, Decimal("1.50")) for p in people], reason="again", client=client
+    )
+
+
+def test_a_pay_call_waits_while_another_batch_of_the_study_is_paying(
+    prolific_fake,  # noqa: F811
+    batch,
+    django_capture_on_commit_callbacks,
+):
+    other = second_batch(batch)
+    prolific_fake.fail("POST", PAY, 502)  # the first batch's pay call: its fate unknown, PAYING
+    pay(batch, django_capture_on_commit_callbacks)
+    assert batch.stage == Stage.PAYING and len(prolific_fake.calls_to("POST", PAY)) == 1
+
+    job = pay(other, django_capture_on_commit_callbacks)
+
+    assert job.status == BonusPayJob.Status.FAILED and other.stage == Stage.CREATED
+    assert f"bonus batch #{batch.pk} of the same Prolific study is being paid" in job.error
+    assert "nothing was sent for this batch" in job.error
+    assert len(prolific_fake.calls_to("POST", PAY)) == 1 and pays_of(prolific_fake, other.prolific_bulk_id) == 0
+
+
+def test_reconciling_never_takes_another_paying_batchs_bonus_for_its_own(prolific_fake, batch):  # noqa: F811
+    # Both batches' pay calls went out and their answers were lost; only the first one was paid.
+    other = second_batch(batch)
+    prolific_fake.state["bonus_batches"][batch.prolific_bulk_id]["pays"] += 1
+    for submission in prolific_fake.state["submissions"].values():
+        submission["bonus_payments"].append(150)  # the first batch's bonus, as Prolific shows it
+    BonusBatch.objects.filter(pk__in=[batch.pk, other.pk]).update(stage=Stage.PAYING)
+    job = BonusPayJob.objects.create(batch=other, status=BonusPayJob.Status.RUNNING, attempts=1)
+
+    with pytest.raises(prolific_bonuses.JobRetry, match="does not show the bonus of 2 of 2"):
+        prolific_bonuses._pay(job, lambda *args: None)
+
+    other.refresh_from_db()
+    assert other.stage == Stage.PAYING and prolific_fake.calls_to("POST", PAY) == []
+
+
 def test_the_quality_bonus_goes_to_who_agrees_with_the_others(prolific_fake):  # noqa: F811
     small = SmallStudy()
     everyone = [small.ana, small.ben, small.cleo, small.dan, small.eve, small.fay]

@@ -143,3 +143,59 @@ def test_the_list_shows_each_batch_with_its_total(client, small, prolific_fake):
         and "8.00" in listing
         and '<td class="field-line_count">3</td>' in listing
     )
+
+
+def test_prolific_ids_in_bonuses_calls_and_webhooks_need_the_participant_permission(
+    client,
+    small,
+    prolific_fake,  # noqa: F811
+):
+    from django.utils import timezone
+
+    from annotation.models import ProlificCall, ProlificWebhookReceipt
+    from annotation.participant_names import PROLIFIC_IDS_HIDDEN
+    from annotation.prolific import ProlificClient
+    from annotation.services.prolific_bonuses import bonus_batch_create
+
+    everyone = small.study.participants.order_by("pk")
+    people = [p for p in everyone if p.prolific_pid != p.prolific_study_id][:2]  # the factory's ids can coincide
+    client_ = ProlificClient.from_settings(study=small.study)
+    batch = bonus_batch_create(study=small.study, lines=[(p, 1) for p in people], reason="r", client=client_)
+    receipt = ProlificWebhookReceipt.objects.create(
+        signature="sig",
+        signed_at=timezone.now(),
+        event_type="submission.status.change",
+        resource_id=people[0].prolific_session_id,
+        status="RETURNED",
+        payload={"participant_id": people[0].prolific_pid, "status": "RETURNED"},
+    )
+    pages = [
+        reverse("admin:annotation_bonusbatch_change", args=[batch.pk]),
+        reverse("admin:annotation_prolificwebhookreceipt_change", args=[receipt.pk]),
+        *(
+            reverse("admin:annotation_prolificcall_change", args=[pk])
+            for pk in ProlificCall.objects.values_list("pk", flat=True)
+        ),
+    ]
+    assert len(pages) > 2
+    pids = [p.prolific_pid for p in people]
+    codenames = ["view_bonusbatch", "view_prolificcall", "view_prolificwebhookreceipt"]
+
+    viewer = User.objects.create_user("viewer", is_staff=True)
+    viewer.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+    client.force_login(viewer)
+    for url in pages:
+        answer = client.get(url)
+        page = answer.content.decode()
+        assert answer.status_code == 200 and not [pid for pid in pids if pid in page], url
+        assert PROLIFIC_IDS_HIDDEN in page or "bonusbatch" in url
+    api = client.get(f"/api/v1/bonus-batches/{batch.pk}/").json()
+    assert [sorted(line) for line in api["lines"]] == [["amount", "participant"]] * 2
+
+    reviewer = User.objects.create_user("reviewer", is_staff=True)
+    reviewer.user_permissions.add(*Permission.objects.filter(codename__in=[*codenames, "change_participant"]))
+    client.force_login(reviewer)
+    shown = "".join(client.get(url).content.decode() for url in pages)
+    assert all(pid in shown for pid in pids) and PROLIFIC_IDS_HIDDEN not in shown
+    api = client.get(f"/api/v1/bonus-batches/{batch.pk}/").json()
+    assert sorted(line["prolific_pid"] for line in api["lines"]) == sorted(pids)

@@ -3,6 +3,7 @@ fake: the poll reads a study's submissions; the webhooks are subscribed from the
 uses, and the fake POSTs a signed submission.status.change to the live server when a participant
 returns their place."""
 
+import json
 import threading
 import time
 
@@ -109,6 +110,22 @@ def test_one_webhook_from_prolific_gives_the_clips_back(prolific_fake, live_serv
     task.refresh_from_db()
     assert task.status == Task.Status.EXPIRED and reserved(study) == [0, 0, 0]
     assert back_in_the_pool(study)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_signing_secret_is_not_kept_in_the_call_log(prolific_fake, live_server, settings):  # noqa: F811
+    from annotation.models import ProlificCall
+
+    settings.PROLIFIC_WEBHOOK_ALLOW_HTTP = True
+    prolific_fake.state["allow_http_targets"] = True
+    target = f"{live_server.url}/prolific/webhooks/"
+    prolific_webhooks_subscribe(client=ProlificClient.from_settings(), workspace_id="ws-1", target_url=target)
+    secret = prolific_fake.state["hooks"]["secrets"]["ws-1"]["value"]
+    assert secret and ProlificWebhookSecret.objects.get().secret == secret
+
+    calls = list(ProlificCall.objects.values_list("path", "request_body", "response_body"))
+    assert "hooks/secrets/" in [path for path, _, _ in calls]
+    assert not [path for path, *bodies in calls if secret in json.dumps(bodies)]
 
 
 @pytest.mark.django_db

@@ -220,3 +220,25 @@ def test_a_study_status_change_makes_ours_follow_prolific(client, prolific_fake,
     assert answer.status_code == 200 and answer.json()["detail"].endswith("follows Prolific: PAUSED")
     prolific_study.refresh_from_db()
     assert prolific_study.status == "PAUSED" and prolific_study.study.status == Study.Status.PAUSED
+
+
+def test_a_study_status_change_without_an_api_token_is_kept_and_answered_2xx(
+    client,
+    prolific_fake,  # noqa: F811
+    settings,
+    caplog,
+):
+    from tests.annotation.test_prolific_studies import created, english_study
+
+    prolific_study = created(english_study(), settings)
+    settings.PROLIFIC_API_TOKEN = ""  # the token is gone: prolific_study_sync cannot read the study
+    event = {"resource_id": prolific_study.prolific_id, "event_type": "study.status.change", "status": "PAUSED"}
+
+    with caplog.at_level("WARNING", logger="annotation.services.prolific_webhooks"):
+        answer = post(client, event)
+
+    assert answer.status_code == 200, answer.content
+    assert "PROLIFIC_API_TOKEN is not set" in answer.json()["detail"]
+    receipt = ProlificWebhookReceipt.objects.get()
+    assert receipt.status == "PAUSED" and "PROLIFIC_API_TOKEN is not set" in receipt.outcome
+    assert "PROLIFIC_API_TOKEN is not set" in caplog.text
