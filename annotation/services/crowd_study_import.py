@@ -12,9 +12,13 @@ rejected, with the rule in the decision note, so that every report and label set
 annotations out and counts them. `apply_filters=False` keeps everyone.
 
 Atomic: a bad record refuses the whole import (every bad record named), and files stored before
-a failure are deleted.
+a failure are deleted. `then(study)`, if given, runs inside the same transaction once the study
+is written (evaluation passes the label set's build, so that this floor need not know it): if it
+raises, nothing of the import is kept and its stored files are deleted too; what it returns is
+the report's `made`.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +45,7 @@ class CrowdImportReport:
     annotators: int
     annotations: int
     rejected: dict[str, list[str]]  # participant name -> the filters they broke
+    made: object = None  # what `then` returned (a label set)
 
     def as_dict(self) -> dict:
         return {
@@ -59,6 +64,7 @@ def crowd_study_import(
     study_name: str,
     corpus_name: str | None = None,
     apply_filters: bool = True,
+    then: Callable[[Study], object] | None = None,
 ) -> CrowdImportReport:
     if Study.objects.filter(name=study_name).exists():
         raise ImportRefused(path.name, [_study_exists(study_name)])
@@ -72,7 +78,10 @@ def crowd_study_import(
             clips = dataset_clips_import(
                 drafts=list(draft.clips.values()), corpus_name=corpus_name, file_name=draft.file, stored=stored
             )
-            return _write(draft, clips, study_name, Corpus.objects.get(name=corpus_name), apply_filters)
+            report = _write(draft, clips, study_name, Corpus.objects.get(name=corpus_name), apply_filters)
+            if then is not None:
+                report.made = then(report.study)
+            return report
     except BaseException:
         for name in stored:
             default_storage.delete(name)

@@ -32,7 +32,7 @@ from evaluation.api.label_sets import LabelSetSerializer
 from evaluation.api.systems import TextChoiceField
 from evaluation.ingest.emphasis_datasets import FORMATS
 from evaluation.models import LabelSet
-from evaluation.services.label_set_imports import SPLIT_MODES, crowd_label_set_make, label_set_import
+from evaluation.services.label_set_imports import SPLIT_MODES, crowd_label_set_step, label_set_import
 from evaluation.services.label_sets import LabelSetRefused
 
 CROWD_FORMAT = "morrison"
@@ -136,11 +136,9 @@ class DatasetImportViewSet(ApiViewSet):
                 study_name=values["name"],
                 corpus_name=values["corpus"] or None,
                 apply_filters=not values["keep_all_annotators"],
+                then=crowd_label_set_step(name=values["label_set"], user=request.user),
             )
-            label_set = None
-            if values["label_set"]:
-                label_set = crowd_label_set_make(study=report.study, name=values["label_set"], user=request.user)
-            return self._body(request, values, label_set, report.study.pk, report.as_dict())
+            return self._body(request, values, report.made, report.study.pk, report.as_dict())
         label_set = label_set_import(
             format_key=values["format"],
             path=data,

@@ -13,6 +13,7 @@ language as a label-set build does (seeded proportions), a split name puts every
 (EmphAssess as a test set only, as MMEE's Table 3 uses it).
 """
 
+from collections.abc import Callable
 from pathlib import Path
 
 from django.core.files.storage import default_storage
@@ -231,3 +232,11 @@ def crowd_label_set_make(*, study: Study, name: str, user=None) -> LabelSet:
     if label_set.status != LabelSet.Status.SUCCEEDED:
         raise LabelSetRefused(f"{label_set} could not be built: {label_set.error}")
     return label_set_finalize(label_set=label_set, user=user)
+
+
+def crowd_label_set_step(*, name: str | None, user=None) -> Callable[[Study], LabelSet] | None:
+    """crowd_label_set_make as crowd_study_import's `then` (None without a name): run inside the
+    import's transaction, so that a set that cannot be built leaves nothing of the import."""
+    if not name:
+        return None
+    return lambda study: crowd_label_set_make(study=study, name=name, user=user)

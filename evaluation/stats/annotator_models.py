@@ -41,7 +41,9 @@ P(mark | truly emphasized) - P(mark | not emphasized): 1 for a perfect annotator
 whose marks say nothing (a spammer). Its standard error is a bootstrap over clips: the clips are
 resampled with replacement (a clip drawn twice is two tasks), the model refitted, and the SE is
 the standard deviation of the annotator's J over the resamples where they have annotations; NaN
-where they have fewer than two. The bootstrap takes the clips' dependence into account (an
+where they have fewer than two. A resample the model cannot fit (in a small or sparse study, one
+whose clips hold no mark at all) is a missing replicate: the SE comes from the others, and
+`se_method` says how many were used. The bootstrap takes the clips' dependence into account (an
 annotator's words on one clip share its audio), which the observed information of the words
 would not.
 """
@@ -62,6 +64,10 @@ DEFAULT_RESAMPLES = 20
 SE_METHOD = "bootstrap over clips"
 
 
+class _Unfittable(ValueError):
+    """Annotations the model cannot fit: the whole study's is refused, a resample's is skipped."""
+
+
 @dataclass(frozen=True)
 class AnnotatorModelFit:
     """What `word_posteriors` returns. Words are in the order of (clip, index); annotators by index."""
@@ -70,7 +76,7 @@ class AnnotatorModelFit:
     description: str  # the model and the library that fitted it, with its version
     fitted_at: str  # ISO 8601, UTC
     fit_seconds: float  # the fit and its bootstrap, wall clock
-    resamples: int
+    resamples: int  # asked for; se_method says how many could be fitted
     se_method: str
     word_clip: np.ndarray  # (W,) clip index of each word
     word_index: np.ndarray  # (W,) index of the word in its clip
@@ -118,7 +124,8 @@ def word_posteriors(
     clip, annotator: (n,) indices of each annotation (StudyData's arrays; any order);
     levels: (n, width) 0, 1, 2 per word, -1 past the clip's last word (or a word not labelled);
     n_annotators: the length of the per-annotator arrays (default: the largest index + 1);
-    resamples: bootstrap resamples over clips for the SE (0: no SE, all NaN); seed: theirs.
+    resamples: bootstrap resamples over clips for the SE (0: no SE, all NaN); seed: theirs. A
+    resample the model cannot fit is skipped (se_method says how many were used).
     Raises ValueError naming the problem for an unknown model or annotations it cannot fit
     (none, or no word marked / every word marked).
     """
@@ -130,7 +137,7 @@ def word_posteriors(
     table = _Table.build(clip, annotator, levels, n_annotators)
     marks = table.row_level >= 1
     if marks.min() == marks.max():
-        raise ValueError("an annotator model needs both marked and unmarked words; every word has the same mark")
+        raise _Unfittable("an annotator model needs both marked and unmarked words; every word has the same mark")
     fit = _FITS[model]
     point = fit(table, None)
     replicates = []
@@ -138,7 +145,10 @@ def word_posteriors(
     clips = np.unique(table.word_clip)
     for _ in range(resamples):
         drawn = rng.choice(clips, size=clips.size, replace=True)
-        replicates.append(fit(table.resampled(drawn), point)["reliability"])
+        try:
+            replicates.append(fit(table.resampled(drawn), point)["reliability"])
+        except _Unfittable:
+            continue  # a missing replicate: the SE is taken over the others
     se = _bootstrap_se(replicates, table.n_annotators)
     return AnnotatorModelFit(
         model=model,
@@ -146,7 +156,7 @@ def word_posteriors(
         fitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
         fit_seconds=time.perf_counter() - started,
         resamples=resamples,
-        se_method=f"{SE_METHOD}, {resamples} resamples",
+        se_method=_se_method(resamples, len(replicates)),
         word_clip=table.word_clip,
         word_index=table.word_index,
         posterior=point["posterior"],
@@ -232,7 +242,7 @@ def _fit_dawid_skene(table: _Table, _start) -> dict:
 
     marks = (table.row_level >= 1).astype(np.int64)
     if marks.min() == marks.max():
-        raise ValueError("an annotator model needs both marked and unmarked words; every word has the same mark")
+        raise _Unfittable("an annotator model needs both marked and unmarked words; every word has the same mark")
     frame = pd.DataFrame({"task": table.row_word, "worker": table.row_annotator, "label": marks})
     with warnings.catch_warnings():
         # crowd-kit 1.4 still passes pandas keywords that pandas 3 deprecates; nothing to act on here.
@@ -398,6 +408,15 @@ def _bootstrap_se(replicates: list[np.ndarray], annotators: int) -> np.ndarray:
     enough = present >= 2
     se[enough] = np.nanstd(stacked[:, enough], axis=0, ddof=1)
     return se
+
+
+def _se_method(asked: int, fitted: int) -> str:
+    if fitted == asked:
+        return f"{SE_METHOD}, {asked} resamples"
+    return (
+        f"{SE_METHOD}, {fitted} of {asked} resamples (the other {asked - fitted} could not be fitted: "
+        "every word of their clips had the same mark)"
+    )
 
 
 def _description(model: str) -> str:

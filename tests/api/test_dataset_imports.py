@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.models import Clip, Study
+from annotation.jobs import JobFailed
+from annotation.models import Annotation, Clip, Corpus, Participant, Study
 from evaluation.models import LabelSet
 from tests.api.callers import staff_with, token_client
 from tests.evaluation.dataset_layouts import emphassess_folder, morrison_annotations, tinystress_folder
@@ -71,6 +72,24 @@ def test_a_morrison_upload_needs_the_study_permission_too(tmp_path):
     assert body["study"] == Study.objects.get(name="Morrison").pk
     assert body["label_set"]["label_source"] == "human_crowd" and body["label_set"]["label_kind"] == "binary"
     assert sorted(body["summary"]["rejected"]) == ["MORRISON-000003", "MORRISON-000004"]
+
+
+def test_a_morrison_label_set_that_cannot_be_built_leaves_nothing(tmp_path, media_storage, monkeypatch):
+    def fail(label_set, progress):
+        raise JobFailed("forced: the annotator model could not be fitted")
+
+    monkeypatch.setattr("evaluation.services.label_sets._build", fail)
+    morrison_annotations(tmp_path / "up")
+    client = token_client(staff_with(ADD_LABEL_SET, "annotation.add_study"))
+
+    response = post(
+        client, zipped(tmp_path / "up"), format="morrison", name="Morrison", audio="LibriTTS", label_set="Morrison"
+    )
+
+    assert response.status_code == 400 and "could not be built: forced" in response.json()["detail"]
+    assert not Corpus.objects.exists() and not Clip.objects.exists() and not Study.objects.exists()
+    assert not Participant.objects.exists() and not Annotation.objects.exists() and not LabelSet.objects.exists()
+    assert not any(path.is_file() for path in media_storage.rglob("*"))
 
 
 def test_without_the_permission_nothing_is_imported(tmp_path, client):

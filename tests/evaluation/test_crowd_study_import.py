@@ -8,7 +8,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Annotation, Clip, Participant, Study
+from annotation.jobs import JobFailed
+from annotation.models import Annotation, Clip, Corpus, Participant, Study
 from annotation.services.studies import study_status_refusal
 from evaluation.models import LabelSet
 from evaluation.reports.agreement import ReportParameters
@@ -94,6 +95,21 @@ def test_the_label_set_is_binary_only_with_the_crowds_provenance(tmp_path):
     assert {w["scalar"] for w in words} == {None}
     left_out = label_set.summary["left_out"]["morrison-libritts"]
     assert left_out["annotations_left_out_by_source"] == {"annotations of rejected participants": 25}
+
+
+def test_a_label_set_that_cannot_be_built_leaves_nothing_of_the_import(tmp_path, media_storage, monkeypatch):
+    def fail(label_set, progress):
+        raise JobFailed("forced: the annotator model could not be fitted")
+
+    monkeypatch.setattr("evaluation.services.label_sets._build", fail)
+    path, audio = morrison_annotations(tmp_path)
+
+    with pytest.raises(CommandError, match="could not be built: forced"):
+        run("morrison", path, "--audio", audio, "--name", "Morrison LibriTTS", "--label-set", "Morrison")
+
+    assert not Corpus.objects.exists() and not Clip.objects.exists() and not Study.objects.exists()
+    assert not Participant.objects.exists() and not Annotation.objects.exists() and not LabelSet.objects.exists()
+    assert not any(path.is_file() for path in media_storage.rglob("*"))
 
 
 def test_without_the_filters_everyone_stays(tmp_path):

@@ -6,7 +6,7 @@ from annotation.ingest.errors import ImportRefused
 from annotation.services.crowd_study_import import crowd_study_import
 from evaluation.ingest.emphasis_datasets import FORMATS
 from evaluation.models import LabelSet
-from evaluation.services.label_set_imports import SPLIT_MODES, crowd_label_set_make, label_set_import
+from evaluation.services.label_set_imports import SPLIT_MODES, crowd_label_set_step, label_set_import
 from evaluation.services.label_sets import LabelSetRefused
 
 CROWD_FORMAT = "morrison"
@@ -85,6 +85,7 @@ class Command(BaseCommand):
             study_name=name,
             corpus_name=options["corpus"],
             apply_filters=not options["keep_all_annotators"],
+            then=crowd_label_set_step(name=options["label_set"]),
         )
         self.stdout.write(
             f"Closed binary study {report.study.name!r}: {report.clips} clip(s), {report.annotators} annotator(s), "
@@ -92,6 +93,5 @@ class Command(BaseCommand):
         )
         for annotator, reasons in sorted(report.rejected.items()):
             self.stdout.write(f"  {annotator}: {'; '.join(reasons)}")
-        if options["label_set"]:
-            label_set = crowd_label_set_make(study=report.study, name=options["label_set"])
-            self.stdout.write(f"Label set {label_set} ({label_set.lifecycle}): {label_set.provenance}.")
+        if report.made:
+            self.stdout.write(f"Label set {report.made} ({report.made.lifecycle}): {report.made.provenance}.")

@@ -1,5 +1,7 @@
 """The annotator models on simulated studies with a known truth (evaluation.stats.simulated_truth)."""
 
+import re
+
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
@@ -95,3 +97,38 @@ def test_unfit_input_is_refused_with_the_reason():
         word_posteriors(clip=clip, annotator=annotator, levels=np.full((2, 3), 3), resamples=0)
     with pytest.raises(ValueError, match="there are none"):
         word_posteriors(clip=clip, annotator=annotator, levels=np.full((2, 3), -1), resamples=0)
+
+
+def pilot(clips: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A pilot of `clips` clips of four words, three listeners each, where only clip 0 holds any
+    mark: annotators 0 and 1 mark its word 1, annotator 2 its word 2. About a third of the
+    bootstrap resamples over clips draw no clip 0, so hold no mark at all."""
+    clip, annotator = np.repeat(np.arange(clips), 3), np.tile(np.arange(3), clips)
+    levels = np.zeros((clip.size, 4), dtype=int)
+    levels[(clip == 0) & (annotator < 2), 1] = 1
+    levels[(clip == 0) & (annotator == 2), 2] = 1
+    return clip, annotator, levels
+
+
+def test_a_resample_dawid_skene_cannot_fit_is_a_missing_replicate():
+    clip, annotator, levels = pilot(12)
+
+    fit = word_posteriors(clip=clip, annotator=annotator, levels=levels, model="dawid-skene", resamples=20)
+
+    assert fit.labels()[:4].tolist() == [False, True, False, False] and not fit.labels()[4:].any()
+    used = re.fullmatch(
+        r"bootstrap over clips, (\d+) of 20 resamples \(the other (\d+) could not be fitted.*", fit.se_method
+    )
+    assert used and 2 <= int(used[1]) < 20 and int(used[1]) + int(used[2]) == 20
+    assert fit.resamples == 20 and np.isfinite(fit.reliability_se).all()
+    ordinal = word_posteriors(clip=clip, annotator=annotator, levels=levels, resamples=20)
+    assert ordinal.se_method == "bootstrap over clips, 20 resamples"  # its fit needs no mark
+
+
+def test_with_fewer_than_two_replicates_fitted_the_se_is_nan():
+    clip, annotator, levels = pilot(2)
+
+    fit = word_posteriors(clip=clip, annotator=annotator, levels=levels, model="dawid-skene", resamples=3, seed=10)
+
+    assert fit.se_method.startswith("bootstrap over clips, 1 of 3 resamples")
+    assert np.isfinite(fit.reliability).all() and np.isnan(fit.reliability_se).all()
