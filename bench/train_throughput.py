@@ -78,7 +78,7 @@ def main() -> int:
     args = parser.parse_args()
     hf_logging.disable_progress_bar()  # the saving and loading bars would bury the figures
     if args.rank_of:
-        return rank_main(json.loads(args.rank_of))
+        distributed.exit_rank(rank_main(json.loads(args.rank_of)))
 
     cuda = torch.cuda.is_available()
     size = ("real" if cuda else "tiny") if args.size == "auto" else args.size

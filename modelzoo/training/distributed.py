@@ -13,9 +13,11 @@ Backends: NCCL between GPUs, gloo on the CPU (tests, and machines without CUDA).
 """
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import NoReturn
 
 import numpy as np
 import torch
@@ -73,6 +75,17 @@ def stop() -> None:
     if dist.is_initialized():
         dist.barrier()
         dist.destroy_process_group()
+
+
+def exit_rank(code: int) -> NoReturn:
+    """End a torchrun rank without the interpreter's teardown. After the group is destroyed,
+    gloo's threads can still be joinable when C++ runs its static destructors at exit, which
+    aborts the process ("terminate called without an active exception", exit -6): torchrun then
+    reports a rank killed by a signal for a run that finished, and the worker queues it again.
+    Everything the rank wrote is closed by then; only the output streams need flushing."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def training_sampler(dataset: Dataset, *, seed: int) -> DistributedSampler | None:

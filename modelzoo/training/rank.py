@@ -91,4 +91,7 @@ def _stopped(workdir: Path, rank: int, kind: str, message: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    status = main(sys.argv[1])
+    from modelzoo.training.distributed import exit_rank
+
+    exit_rank(status)
