@@ -13,7 +13,13 @@ from annotation.access import require_perm
 from annotation.models import ProlificParticipantGroup, ProlificStudy, ProlificStudyJob, Study
 from annotation.selectors.bonuses import bonuses_paid_cents
 from annotation.services import prolific_costs
-from annotation.services.prolific_studies import ACTIONS, EDITABLE_WHILE_RUNNING, GROUP_MEMBERS, prolific_study_propose
+from annotation.services.prolific_studies import (
+    ACTIONS,
+    EDITABLE_WHILE_RUNNING,
+    GROUP_MEMBERS,
+    RESEARCHER_FIELDS,
+    prolific_study_propose,
+)
 from annotation.services.prolific_study_jobs import JobBusy, prolific_study_job_create, prolific_study_job_latest
 from annotation.views.job_progress import job_progress_response
 
@@ -28,13 +34,7 @@ PROPOSED = [
 class ProlificStudyForm(forms.ModelForm):
     class Meta:
         model = ProlificStudy
-        fields = [
-            "study", "name", "description", "estimated_minutes", "hourly_rate_cents", "reward_cents", "places",
-            "places_ceiling", "auto_grow", "device_compatibility", "peripheral_requirements", "language",
-            "approval_rate_min", "approval_rate_max", "approvals_min", "education", "no_hearing_difficulties",
-            "no_literacy_difficulties", "exclude_group", "screen_out_reward_cents", "screen_out_slots",
-            "attention_failed_code", "bonus_budget_cents",
-        ]  # fmt: skip
+        fields = RESEARCHER_FIELDS
 
     def clean(self):
         cleaned = super().clean()

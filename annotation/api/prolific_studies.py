@@ -21,7 +21,12 @@ from annotation.api.base import ApiViewSet
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import ProlificParticipantGroup, ProlificStudy, ProlificStudyJob
 from annotation.services import prolific_costs
-from annotation.services.prolific_studies import EDITABLE_WHILE_RUNNING, GROUP_MEMBERS, prolific_study_propose
+from annotation.services.prolific_studies import (
+    EDITABLE_WHILE_RUNNING,
+    GROUP_MEMBERS,
+    RESEARCHER_FIELDS,
+    prolific_study_propose,
+)
 from annotation.services.prolific_study_jobs import JobBusy, prolific_study_job_create
 
 READ_ONLY = ["id", "prolific_id", "status", "total_available_places", "synced_at", "created_at"]
@@ -35,14 +40,7 @@ def _names(value, field: str) -> None:
 class ProlificStudySerializer(serializers.ModelSerializer):
     class Meta:
         model = ProlificStudy
-        fields = [
-            *READ_ONLY,
-            "study", "name", "description", "estimated_minutes", "hourly_rate_cents", "reward_cents", "places",
-            "places_ceiling", "auto_grow", "device_compatibility", "peripheral_requirements", "language",
-            "approval_rate_min", "approval_rate_max", "approvals_min", "education", "no_hearing_difficulties",
-            "no_literacy_difficulties", "exclude_group", "screen_out_reward_cents", "screen_out_slots",
-            "attention_failed_code", "bonus_budget_cents",
-        ]  # fmt: skip
+        fields = [*READ_ONLY, *RESEARCHER_FIELDS]
         read_only_fields = READ_ONLY
         # Filled from the proposal when left out of a POST.
         extra_kwargs = {

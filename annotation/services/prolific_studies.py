@@ -50,6 +50,14 @@ ACTIONS = {
     "stop": ("STOP", {ProlificStudy.Status.ACTIVE, ProlificStudy.Status.PAUSED}),
 }
 EDITABLE_WHILE_RUNNING = {"places_ceiling", "auto_grow", "bonus_budget_cents"}
+# What a researcher sets on a Prolific study, in the admin's form and in the API alike.
+RESEARCHER_FIELDS = [
+    "study", "name", "description", "estimated_minutes", "hourly_rate_cents", "reward_cents", "places",
+    "places_ceiling", "auto_grow", "device_compatibility", "peripheral_requirements", "language",
+    "approval_rate_min", "approval_rate_max", "approvals_min", "education", "no_hearing_difficulties",
+    "no_literacy_difficulties", "exclude_group", "screen_out_reward_cents", "screen_out_slots",
+    "attention_failed_code", "bonus_budget_cents",
+]  # fmt: skip
 
 
 class ProlificSetupError(Exception):

@@ -34,6 +34,7 @@ from evaluation.services.label_sets import (
     label_set_create,
     label_set_default_parameters,
     label_set_finalize,
+    label_set_summary,
 )
 from evaluation.stats.label_sets import (
     DEFAULT_PROPORTIONS,
@@ -206,19 +207,9 @@ def _row(label_set, position, row: LabelledClip, clip, words_by_clip, split: str
 
 
 def _summary(rows: list[LabelSetClip]) -> dict:
-    counts: dict[str, dict[str, int]] = {}
-    for row in rows:
-        per_language = counts.setdefault(row.language, {})
-        per_language[row.split] = per_language.get(row.split, 0) + 1
-    return {
-        "clips": len(rows),
-        "words": sum(len(row.words) for row in rows),
-        "emphasized_words": sum(word["binary"] for row in rows for word in row.words),
-        "annotations": 0,
-        "counts": counts,
-        "left_out": {},
-        "agreement": {},
-    }
+    """A built set's summary, with the share of words the dataset marks: no annotations, nothing left out."""
+    summary = label_set_summary(rows, left_out={}, agreement={})
+    return {**summary, "emphasized_words": sum(word["binary"] for row in rows for word in row.words)}
 
 
 def crowd_label_set_make(*, study: Study, name: str, user=None) -> LabelSet:

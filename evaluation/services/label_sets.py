@@ -201,7 +201,7 @@ def _build(label_set: LabelSet, progress) -> dict:
     rows = _rows(label_set, entries, parameters, fits)
     LabelSetClip.objects.bulk_create(rows, batch_size=2000)
     progress("stored", len(rows), len(rows))
-    summary = _summary(rows, left_out, agreement)
+    summary = label_set_summary(rows, left_out, agreement)
     # An arousal left empty says why: every emotion the mapping did not cover, with its clips.
     summary["emotions_without_arousal"] = emotions_without_arousal([row.emotion for row in rows], parameters.arousal)
     if not parameters.annotator_model:
@@ -387,7 +387,8 @@ def _agreement_summary(report: dict) -> dict:
     }
 
 
-def _summary(rows: list[LabelSetClip], left_out: dict, agreement: dict) -> dict:
+def label_set_summary(rows: list[LabelSetClip], left_out: dict, agreement: dict) -> dict:
+    """A set's sizes per language and split, what was left out, and its agreement (LabelSet.summary)."""
     counts: dict[str, dict[str, int]] = {}
     for row in rows:
         per_language = counts.setdefault(row.language, {})
