@@ -13,9 +13,6 @@ PostgreSQL only: the worker processes read the test database, and SQLite's lives
 """
 
 import os
-import signal
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 from urllib.parse import quote
@@ -29,7 +26,7 @@ from annotation.services.prolific_bonuses import bonus_batch_create, bonus_batch
 from config.celery import app as celery_app
 from tests.annotation.factories import ParticipantFactory, StudyFactory
 from tests.conftest import require_service
-from tests.modelzoo.gpu_worker import BROKER_URL, app_on_isolated_broker, new_key_prefix, wait_for
+from tests.modelzoo.gpu_worker import BROKER_URL, Workers, app_on_isolated_broker, new_key_prefix, wait_for
 from tests.prolific_fake.bonuses import pays_of
 from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 from tests.prolific_fake.submissions import submission_add
@@ -37,42 +34,6 @@ from tests.prolific_fake.submissions import submission_add
 pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
 PAY = r"bulk-bonus-payments/[^/]+/pay/"
-
-
-class Workers:
-    """`celery worker` processes on the default queue, each in its own process group."""
-
-    def __init__(self, env: dict, logs: Path):
-        self.env, self.logs, self.running = env, logs, []
-
-    def start(self, name: str) -> subprocess.Popen:
-        command = [sys.executable, "-m", "celery", "-A", "tests.modelzoo.isolated_celery", "worker", "-Q", "celery"]
-        command += ["--pool", "prefork", "--concurrency", "1", "--prefetch-multiplier", "1"]
-        command += ["--hostname", f"{name}@%h", "--loglevel", "INFO", "--without-mingle", "--without-gossip"]
-        with (self.logs / f"{name}.log").open("w") as log:
-            process = subprocess.Popen(
-                command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        self.running.append(process)
-        return process
-
-    def kill(self, process: subprocess.Popen) -> None:
-        os.killpg(process.pid, signal.SIGKILL)  # the worker and its child, with no chance to clean up
-        process.wait(timeout=30)
-
-    def log(self, name: str) -> str:
-        return (self.logs / f"{name}.log").read_text()
-
-    def stop_all(self) -> None:
-        for process in self.running:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in self.running:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=30)
 
 
 @pytest.fixture
@@ -97,7 +58,7 @@ def workers(transactional_db, tmp_path, prolific_fake):  # noqa: F811
         "PROLIFIC_POLL_SECONDS": "0",
         "PROLIFIC_BONUS_RECONCILE_SECONDS": "1",
     }
-    running = Workers(env, tmp_path)
+    running = Workers(env, tmp_path, queue="celery")
     with app_on_isolated_broker(celery_app, prefix, redeliver_soon=True):
         try:
             yield running

@@ -7,9 +7,13 @@ Worker subprocesses get the same prefix through tests.modelzoo.isolated_celery.
 """
 
 import os
+import signal
+import subprocess
+import sys
 import time
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +82,62 @@ def wait_for(check, *, timeout: float, what: str, every: float = 0.1):
         if time.monotonic() > deadline:
             pytest.fail(f"after {timeout} s: still waiting for {what}")
         time.sleep(every)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Workers:
+    """`celery worker -Q <queue>` processes (prefork, one child) on the test database and broker, each
+    in its own process group, so that a test can kill one whole, as a lost machine would."""
+
+    def __init__(self, env: dict, logs: Path, *, queue: str):
+        self.env, self.logs, self.queue, self.running = env, logs, queue, []
+
+    def start(self, name: str) -> subprocess.Popen:
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "tests.modelzoo.isolated_celery",
+            "worker",
+            "-Q",
+            self.queue,
+            "--pool",
+            "prefork",
+            "--concurrency",
+            "1",
+            "--prefetch-multiplier",
+            "1",
+            "--hostname",
+            f"{name}@%h",
+            "--loglevel",
+            "INFO",
+            "--without-mingle",
+            "--without-gossip",
+        ]
+        with (self.logs / f"{name}.log").open("w") as log:
+            process = subprocess.Popen(
+                command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self.running.append(process)
+        return process
+
+    def kill(self, process: subprocess.Popen) -> None:
+        os.killpg(process.pid, signal.SIGKILL)  # the worker and its child, with no chance to clean up
+        process.wait(timeout=30)
+
+    def log(self, name: str) -> str:
+        return (self.logs / f"{name}.log").read_text()
+
+    def stop_all(self) -> None:
+        for process in self.running:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.running:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=30)

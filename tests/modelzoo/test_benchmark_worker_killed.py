@@ -11,9 +11,6 @@ moves the run's last heartbeat back by that much.
 """
 
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -28,7 +25,7 @@ from modelzoo.plans import Plan
 from modelzoo.services.benchmark_runs import benchmark_runs_launch
 from tests.conftest import require_service
 from tests.modelzoo.builders import demo_label_set
-from tests.modelzoo.gpu_worker import BROKER_URL, app_on_isolated_broker, new_key_prefix, wait_for
+from tests.modelzoo.gpu_worker import BROKER_URL, Workers, app_on_isolated_broker, new_key_prefix, wait_for
 from tests.modelzoo.helpers import TINY_WHISPER
 
 pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -37,61 +34,6 @@ ROOT = Path(__file__).resolve().parents[2]
 Status = BenchmarkRun.Status
 # Long enough to be caught training (a few seconds an epoch on two CPU cores), short enough to rerun.
 TRAINING = {"epochs": 2, "learning_rate": 1e-3, "warmup_ratio": 0.0, "batch_size": 8, "device": "cpu"}
-
-
-class Workers:
-    """`celery worker -Q gpu` processes on the test database and broker, each in its own process group."""
-
-    def __init__(self, env: dict, logs: Path):
-        self.env, self.logs, self.running = env, logs, []
-
-    def start(self, name: str) -> subprocess.Popen:
-        command = [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "tests.modelzoo.isolated_celery",
-            "worker",
-            "-Q",
-            "gpu",
-            "--pool",
-            "prefork",
-            "--concurrency",
-            "1",
-            "--prefetch-multiplier",
-            "1",
-            "--hostname",
-            f"{name}@%h",
-            "--loglevel",
-            "INFO",
-            "--without-mingle",
-            "--without-gossip",
-        ]
-        with (self.logs / f"{name}.log").open("w") as log:
-            process = subprocess.Popen(
-                command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        self.running.append(process)
-        return process
-
-    def kill(self, process: subprocess.Popen) -> None:
-        os.killpg(process.pid, signal.SIGKILL)  # the worker and its child, with no chance to clean up
-        process.wait(timeout=30)
-
-    def log(self, name: str) -> str:
-        return (self.logs / f"{name}.log").read_text()
-
-    def stop_all(self) -> None:
-        for process in self.running:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in self.running:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=30)
 
 
 @pytest.fixture
@@ -113,7 +55,7 @@ def workers(transactional_db, tmp_path, checkpoint_dir):
         "DATA_DIR": str(tmp_path),
         "MODELZOO_CHECKPOINT_DIR": str(checkpoint_dir),
     }
-    running = Workers(env, tmp_path)
+    running = Workers(env, tmp_path, queue="gpu")
     with app_on_isolated_broker(celery_app, prefix, redeliver_soon=True):
         try:
             yield running
