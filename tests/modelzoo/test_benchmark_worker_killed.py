@@ -104,13 +104,20 @@ def test_a_run_whose_worker_was_killed_is_run_again_once_with_one_result(workers
     # The second worker ran the sweep's message. The killed worker's message was never acknowledged:
     # Redis delivers it again once its visibility timeout passes (an hour by default), which may or
     # may not fall within this test; either way the claim lets one delivery run (attempts is 2).
-    log = workers.log("second")
-    handled = {
+    # The worker logs "succeeded" once the task has returned, a moment after the run was saved.
+    try:
+        wait_for(lambda: _succeeded_tasks(workers.log("second")), timeout=60, what="the second worker's task to end")
+    except BaseException:
+        print(workers.log("second")[-3000:])
+        raise
+
+
+def _succeeded_tasks(log: str) -> set[str]:
+    return {
         line.split("modelzoo.benchmark_run_train[")[1].split("]")[0]
         for line in log.splitlines()
         if "modelzoo.benchmark_run_train[" in line and " succeeded in " in line
     }
-    assert len(handled) >= 1, log[-3000:]
 
 
 def _training(run: BenchmarkRun) -> bool:
