@@ -32,8 +32,8 @@ def study_with_audio(corpus_folder, transcripts: dict[str, str], *, name: str = 
     return study_create(name=name, corpus=corpus, selection=ClipSelection(), **{**defaults, **settings})
 
 
-def prolific_link(base: str, study: Study) -> str:
-    return f"{base}/s/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID={STUDY_ID}&SESSION_ID={SESSION_ID}"
+def prolific_link(base: str, study: Study, *, pid: str = PID) -> str:
+    return f"{base}/s/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID={STUDY_ID}&SESSION_ID={SESSION_ID}"
 
 
 def no_horizontal_overflow(page: Page) -> None:
@@ -43,7 +43,15 @@ def no_horizontal_overflow(page: Page) -> None:
 
 def walk_to_task(page: Page, base: str, study: Study, *, check=lambda page: None) -> None:
     """From the Prolific link through consent, screening and instructions to the first clip."""
-    page.goto(prolific_link(base, study))
+    walk_to_instructions(page, base, study, check=check)
+    page.get_by_role("button", name="Start").click()
+    expect(page).to_have_url(f"{base}/s/{study.slug}/task/")
+
+
+def walk_to_instructions(page: Page, base: str, study: Study, *, pid: str = PID, check=lambda page: None) -> None:
+    """From the Prolific link of participant `pid` through consent and screening to the
+    instructions, whose Start claims a task."""
+    page.goto(prolific_link(base, study, pid=pid))
     expect(page).to_have_url(f"{base}/s/{study.slug}/consent/")
     expect(page.get_by_role("heading", name="Consent")).to_be_visible()
     check(page)
@@ -58,8 +66,6 @@ def walk_to_task(page: Page, base: str, study: Study, *, check=lambda page: None
     expect(page).to_have_url(f"{base}/s/{study.slug}/instructions/")
     expect(page.locator(".legend")).to_be_visible()
     check(page)
-    page.get_by_role("button", name="Start").click()
-    expect(page).to_have_url(f"{base}/s/{study.slug}/task/")
 
 
 def current_item(page: Page) -> int:
