@@ -143,6 +143,34 @@ def model_stops(study: Study, marks: np.ndarray, epsilon: float) -> np.ndarray:
     return stops
 
 
+def ordinal_stops(study: Study, marks: np.ndarray, epsilon: float) -> np.ndarray:
+    """Probabilistic stopping with the future marks of the ordinal annotator model
+    (evaluation.stats.ordinal_predictive, as a study with the ordinal predictor uses it), refitted
+    to the first k annotations of every clip, each word's posterior from its k annotations."""
+    from evaluation.stats.ordinal_predictive import OrdinalPredictive, ordinal_state_fit, prominence_posterior
+
+    clips, words = marks.shape[0], marks.shape[2]
+    listener = annotator_of(clips)
+    stops = np.full(clips, TARGET)
+    for seen in range(TARGET - 1, MINIMUM - 1, -1):
+        annotator = listener[:, :seen].ravel()
+        levels = study.levels[:, :seen].reshape(-1, words)
+        state = ordinal_state_fit(
+            clip=np.repeat(np.arange(clips), seen), annotator=annotator, levels=levels, n_annotators=listener.max() + 1
+        )
+        posterior = prominence_posterior(
+            state,
+            row_word=(np.repeat(np.arange(clips), seen)[:, None] * words + np.arange(words)[None, :]).ravel(),
+            row_parameters=state.parameters[np.repeat(annotator, words)],
+            row_level=levels.ravel(),
+            words=clips * words,
+        )
+        now = marks[:, seen].ravel()
+        flips = flip_probabilities(now, seen, TARGET, OrdinalPredictive(posterior, state.mark_chance))
+        stops[(flips.reshape(clips, words) < epsilon).all(axis=1)] = seen
+    return stops
+
+
 def reallocated(marks: np.ndarray, stops: np.ndarray, prior: BetaBinomialPredictive) -> np.ndarray:
     """Spend the annotations `stops` saved against the fixed budget, one at a time, on the clip at
     the target or past it where one more listener lowers the expected label error the most."""
@@ -208,8 +236,9 @@ def run_mixture(name: str, args, rng: np.random.Generator) -> list[tuple[str, di
     probabilistic = {epsilon: probabilistic_stops(marks, epsilon, prior) for epsilon in EPSILONS}
     designs += [(f"eps {epsilon}", stops) for epsilon, stops in probabilistic.items()]
     designs += [(f"eps {epsilon} + realloc", reallocated(marks, probabilistic[epsilon], prior)) for epsilon in EPSILONS]
+    designs.append((f"eps {EPSILONS[0]} (ordinal)", ordinal_stops(study, marks, EPSILONS[0])))
     if args.model:
-        designs.append((f"eps {EPSILONS[0]} (model)", model_stops(study, marks, EPSILONS[0])))
+        designs.append((f"eps {EPSILONS[0]} (D-S)", model_stops(study, marks, EPSILONS[0])))
     rows = []
     for design, counts in designs:
         figures = design_figures(study, counts, full)

@@ -167,6 +167,20 @@ def word_posteriors(
     )
 
 
+def ordinal_point_fit(*, clip: np.ndarray, annotator: np.ndarray, levels: np.ndarray, n_annotators: int) -> dict:
+    """The ordinal model's point fit alone (no bootstrap), for probabilistic stopping
+    (evaluation.stats.ordinal_predictive): the annotators' parameters (A, 3: t1, log of the gap
+    to t2, log sigma), the prominence distribution on GRID, and which annotators gave a level.
+    Arguments as for `word_posteriors`; raises ValueError as it does."""
+    table = _Table.build(clip, annotator, levels, n_annotators)
+    marks = table.row_level >= 1
+    if marks.min() == marks.max():
+        raise _Unfittable("an annotator model needs both marked and unmarked words; every word has the same mark")
+    point = _fit_ordinal(table, None)
+    labelled = np.bincount(table.row_annotator, minlength=table.n_annotators) > 0
+    return {"parameters": point["parameters"], "prior": point["prior"], "labelled": labelled}
+
+
 def majority_labels(*, clip: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The published rule on the same annotations, for comparison: (word clip, word index,
     emphasized when more than half of the word's annotators marked it), words in (clip, index) order."""
@@ -261,7 +275,7 @@ def _fit_dawid_skene(table: _Table, _start) -> dict:
 
 # The ordinal model's latent prominence lives on this grid (the scale is set by the weak prior
 # on the annotators' parameters: thresholds near 0.5 and 1.7, noise near 1, standard deviation 2).
-_GRID = np.linspace(-4.0, 7.0, 23)
+GRID = np.linspace(-4.0, 7.0, 23)
 _PRIOR_MEAN = np.array([0.5, np.log(1.2), 0.0])  # t1, log(t2 - t1), log sigma
 _PRIOR_SD = 2.0
 
@@ -273,7 +287,7 @@ def _fit_ordinal(table: _Table, start) -> dict:
         parameters, prior = start["parameters"].copy(), start["prior"].copy()
     else:
         parameters = np.tile(_PRIOR_MEAN, (annotators, 1))
-        prior = np.exp(-0.5 * (_GRID / 1.5) ** 2)
+        prior = np.exp(-0.5 * (GRID / 1.5) ** 2)
         prior /= prior.sum()
     previous = -np.inf
     for _ in range(300):
@@ -298,11 +312,11 @@ def _ordinal_summary(table, parameters, prior, posterior) -> dict:
     _, t2, sigma = _thresholds(parameters)
     labelled = np.bincount(table.row_annotator, minlength=table.n_annotators) > 0
     weight = np.where(labelled, 1.0 / sigma**2, 0.0)
-    mark_chance = 1.0 - _ordinal_confusion(parameters)[:, :, 0]  # (A, grid) P(mark | prominence)
+    mark_chance = 1.0 - ordinal_confusion(parameters)[:, :, 0]  # (A, grid) P(mark | prominence)
     typical = weight @ mark_chance / weight.sum()
     listeners = _listeners_per_word(table)
     emphasized = binom.sf(listeners // 2, listeners, typical) >= 0.5  # more than N/2 of N mark it
-    level = emphasized.astype(int) + (emphasized & (_weighted_median(t2, weight) <= _GRID))
+    level = emphasized.astype(int) + (emphasized & (_weighted_median(t2, weight) <= GRID))
     levels = np.stack([posterior[:, level == k].sum(axis=1) for k in range(3)], axis=1)
     marked = mark_chance
     inside, outside = prior * emphasized, prior * ~emphasized
@@ -328,10 +342,10 @@ def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
     return float(values[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
 
 
-def _ordinal_confusion(parameters: np.ndarray) -> np.ndarray:
+def ordinal_confusion(parameters: np.ndarray) -> np.ndarray:
     """(A, 3) parameters to (A, prominence on the grid, given level) probabilities."""
     t1, t2, sigma = _thresholds(parameters)
-    z = _GRID[None, :]
+    z = GRID[None, :]
     below1 = ndtr((t1[:, None] - z) / sigma[:, None])
     below2 = ndtr((t2[:, None] - z) / sigma[:, None])
     confusion = np.stack([below1, below2 - below1, 1 - below2], axis=2)
@@ -345,10 +359,10 @@ def _thresholds(parameters):
 
 def _ordinal_e_step(table, parameters, prior, words):
     """Posterior of each word's prominence on the grid, and the log-likelihood."""
-    log_confusion = np.log(_ordinal_confusion(parameters))
+    log_confusion = np.log(ordinal_confusion(parameters))
     per_row = log_confusion[table.row_annotator, :, table.row_level]  # (rows, grid)
     log_joint = np.log(prior)[None, :] + np.stack(
-        [np.bincount(table.row_word, per_row[:, g], words) for g in range(_GRID.size)], axis=1
+        [np.bincount(table.row_word, per_row[:, g], words) for g in range(GRID.size)], axis=1
     )
     top = log_joint.max(axis=1, keepdims=True)
     norm = top[:, 0] + np.log(np.exp(log_joint - top).sum(axis=1))
@@ -359,7 +373,7 @@ def _ordinal_m_step(table, posterior, parameters):
     """Maximize every annotator's expected log-likelihood (plus the prior) at once; they are
     independent given the posterior, so one L-BFGS over all parameters is a sum of small ones."""
     annotators = table.n_annotators
-    expected = np.zeros((annotators, _GRID.size, 3))  # annotator, prominence, given level
+    expected = np.zeros((annotators, GRID.size, 3))  # annotator, prominence, given level
     # With the slice between the two index arrays, each row adds its word's whole posterior.
     np.add.at(expected, (table.row_annotator, slice(None), table.row_level), posterior[table.row_word])
 
@@ -377,7 +391,7 @@ def _ordinal_m_step(table, posterior, parameters):
 def _ordinal_loglik(theta, expected):
     """Sum of expected[j, z, y] log P_j(y | z) and its gradient in (t1, log gap, log sigma)."""
     t1, t2, sigma = _thresholds(theta)
-    z = _GRID[None, :]
+    z = GRID[None, :]
     a1 = (t1[:, None] - z) / sigma[:, None]
     a2 = (t2[:, None] - z) / sigma[:, None]
     c1, c2 = ndtr(a1), ndtr(a2)
