@@ -16,7 +16,8 @@ Designs: fixed (10 a clip, the full design), exact stopping, probabilistic stopp
 epsilons (beta-binomial prior fitted to the first `minimum` annotations of every clip, which every
 design pays for), and probabilistic stopping at each epsilon with the saved annotations reallocated,
 one at a time, to the clip whose words' expected label-error reduction is largest (at most 20 a
-clip, the fixed design's budget in all); with --model, probabilistic stopping at 0.02 whose future
+clip, the fixed design's budget in all); probabilistic stopping at 0.02 whose future marks come
+from the ordinal annotator model (evaluation.stats.ordinal_predictive) refitted at each k; with --model, probabilistic stopping at 0.02 whose future
 marks come from Dawid-Skene word posteriors (evaluation.stats.annotator_models) refitted at each k.
 Listeners hear clips in tasks of 20, as in the simulation module. Rules from evaluation.stats.stopping, the ones the claim
 path uses. Figures: annotations spent against the fixed design; words whose binary label differs

@@ -12,14 +12,13 @@ and over the word's posterior a mixture of those:
     P(j further marks) = sum over theta of posterior(theta) * Binomial(j; more, q(theta)).
 
 A word's posterior needs only the fitted state (the prominence distribution and each annotator's
-three parameters) and the word's own annotations, so the submission path recomputes it for one
-clip in microseconds, while the fit itself runs now and then, off that path
-(annotation.services.adaptive_model). An annotator the fit has not seen yet (a participant who
-joined since) is given the fitted annotators' median parameters.
+three parameters) and the word's own annotations. bench/adaptive.py uses it; a live study does not
+yet (its probabilistic stopping is the beta-binomial's, annotation.services.adaptive).
 
 On the simulated MMEE-like study of bench/adaptive.py (honest listeners, epsilon 0.02) this
-predictive stops 11 % of annotations against the beta-binomial's 10 %, with fewer binary labels
-differing from the full design; an oracle that knew every word's true marking rate would stop 14 %.
+predictive stops 11.3 % of annotations against the beta-binomial's 10.3 %, with 0.02 % of binary
+labels differing from the full design; an oracle that knew every word's true marking rate would
+stop 14 %.
 """
 
 from dataclasses import dataclass
@@ -37,27 +36,6 @@ class OrdinalState:
     prior: np.ndarray  # (G,) the words' prominence distribution on GRID
     parameters: np.ndarray  # (A, 3) per annotator index: t1, log(t2 - t1), log sigma
     mark_chance: np.ndarray  # (G,) a further listener's chance of marking: the fitted annotators' mean
-    unseen: np.ndarray  # (3,) the parameters given to an annotator the fit has not seen
-
-    def to_json(self) -> dict:
-        return {
-            "grid": GRID.tolist(),
-            "prior": self.prior.tolist(),
-            "parameters": self.parameters.tolist(),
-            "mark_chance": self.mark_chance.tolist(),
-            "unseen": self.unseen.tolist(),
-        }
-
-    @classmethod
-    def from_json(cls, stored: dict) -> "OrdinalState":
-        if stored.get("grid") != GRID.tolist():
-            raise ValueError("the stored ordinal model was fitted on another grid; fit it again")
-        return cls(
-            prior=np.asarray(stored["prior"], dtype=float),
-            parameters=np.asarray(stored["parameters"], dtype=float).reshape(-1, 3),
-            mark_chance=np.asarray(stored["mark_chance"], dtype=float),
-            unseen=np.asarray(stored["unseen"], dtype=float),
-        )
 
 
 def ordinal_state_fit(
@@ -72,7 +50,6 @@ def ordinal_state_fit(
         prior=fit["prior"],
         parameters=fit["parameters"],
         mark_chance=chance.mean(axis=0),
-        unseen=np.median(fit["parameters"][labelled], axis=0),
     )
 
 
@@ -90,20 +67,6 @@ def prominence_posterior(
     log_joint -= log_joint.max(axis=1, keepdims=True)
     posterior = np.exp(log_joint)
     return posterior / posterior.sum(axis=1, keepdims=True)
-
-
-def clip_posterior(state: OrdinalState, annotator_parameters: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """(words, G) for one clip: `levels` (annotations x words, 0..2) by annotators with these
-    (annotations x 3) parameters."""
-    levels = np.asarray(levels, dtype=np.int64)
-    annotations, words = levels.shape
-    return prominence_posterior(
-        state,
-        row_word=np.tile(np.arange(words), annotations),
-        row_parameters=np.repeat(np.asarray(annotator_parameters, dtype=float), words, axis=0),
-        row_level=levels.ravel(),
-        words=words,
-    )
 
 
 @dataclass(frozen=True)
