@@ -1,5 +1,6 @@
 from celery import shared_task
 
+from annotation.services.adaptive_model import ordinal_model_refit
 from annotation.services.corpus_import_jobs import corpus_import_run
 from annotation.services.prolific_bonuses import bonus_batch_pay_run
 from annotation.services.prolific_send import prolific_decisions_send_run
@@ -41,3 +42,10 @@ def bonus_batch_pay_run_task(job_id: int) -> None:
 @shared_task(name="annotation.prolific_study_job_run", acks_late=True)
 def prolific_study_job_run_task(job_id: int) -> None:
     prolific_study_job_run(job_id=job_id)
+
+
+# No claim needed: a refit reads all of the study's annotations and stores its model only if it saw
+# more than the stored one, so a second delivery, or two at once, leave the newest fit.
+@shared_task(name="annotation.adaptive_model_refit")
+def adaptive_model_refit_task(study_id: int) -> None:
+    ordinal_model_refit(study_id=study_id)

@@ -23,6 +23,7 @@ from annotation.admin.forms import (
 from annotation.admin.study_items import mismatch_review_query
 from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
 from annotation.selectors.study_counts import studies_with_counts
+from annotation.services.adaptive_model import adaptive_model_summary
 from annotation.services.studies import (
     study_create,
     study_setting_warnings,
@@ -91,6 +92,7 @@ class StudyAdmin(admin.ModelAdmin):
         "screen_out_code",
         "instructions_preview",
         "adaptive_prior_text",
+        "adaptive_model_text",
         "created_at",
     ]
     fieldsets = [
@@ -136,6 +138,8 @@ class StudyAdmin(admin.ModelAdmin):
                     "adaptive_max_per_clip",
                     "adaptive_scalar_se",
                     "adaptive_prior_text",
+                    "adaptive_predictor",
+                    "adaptive_model_text",
                 ],
                 "description": "Off (fixed) by default. See the researcher's guide, “Adaptive designs”.",
             },
@@ -204,6 +208,8 @@ class StudyAdmin(admin.ModelAdmin):
             "adaptive_max_per_clip",
             "adaptive_scalar_se",
             "adaptive_prior_text",
+            "adaptive_predictor",
+            "adaptive_model_text",
         ]
     )
 
@@ -213,6 +219,16 @@ class StudyAdmin(admin.ModelAdmin):
         if "a" not in prior:
             return "Beta(0.5, 0.5) (Jeffreys) until enough words have two annotations"
         return f"Beta({prior['a']:.3g}, {prior['b']:.3g}) from {prior['words']} words, {prior['fitted_at'][:19]} UTC"
+
+    @admin.display(description="fitted ordinal model")
+    def adaptive_model_text(self, obj: Study) -> str:
+        model = adaptive_model_summary(obj)
+        if not model:
+            return "not fitted yet: the beta-binomial predicts until the first fit (refitted as tasks complete)"
+        return (
+            f"fitted to {model['annotations']} annotations by {model['participants']} participants, "
+            f"{model['fitted_at'][:19]} UTC"
+        )
 
     def get_fieldsets(self, request, obj=None):
         if obj is None or obj.kind == Study.Kind.EMPHASIS:

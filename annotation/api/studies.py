@@ -2,7 +2,8 @@
 POST /studies/{id}/status/ (annotation.change_study), through the service the admin's actions use.
 Creating and configuring studies: annotation.api.study_writes."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -12,6 +13,7 @@ from annotation.api.base import ApiViewSet
 from annotation.api.study_writes import StudyWritesMixin
 from annotation.models import Study
 from annotation.selectors.study_progress import studies_with_progress
+from annotation.services.adaptive_model import adaptive_model_summary
 from annotation.services.studies import study_status_set
 
 
@@ -49,6 +51,15 @@ class StudyAdaptiveSerializer(serializers.Serializer):
     prior = serializers.JSONField(
         source="adaptive_prior", help_text="The fitted beta prior: a, b, words, fitted_at; empty before the first fit."
     )
+    predictor = serializers.ChoiceField(source="adaptive_predictor", choices=Study.Predictor.choices)
+    model = serializers.SerializerMethodField(
+        help_text="The fitted ordinal model (predictor ordinal): annotations, participants, fitted_at; "
+        "empty before the first fit."
+    )
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_model(self, study: Study) -> dict:
+        return adaptive_model_summary(study)
 
 
 class StudySerializer(serializers.ModelSerializer):

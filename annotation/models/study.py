@@ -23,6 +23,10 @@ class Study(models.Model):
         PROBABILISTIC = "probabilistic", "Probabilistic stopping: stop once a change is unlikely (epsilon)"
         REALLOCATE = "reallocate", "Probabilistic stopping, the saved listeners to contested clips"
 
+    class Predictor(models.TextChoices):
+        BETA_BINOMIAL = "beta-binomial", "Beta-binomial: a word is its count of marks"
+        ORDINAL = "ordinal", "Ordinal annotator model: the three levels, and who gave them"
+
     class Status(models.TextChoices):
         DRAFT = "draft"
         LIVE = "live"
@@ -121,6 +125,22 @@ class Study(models.Model):
         editable=False,
         help_text="Probabilistic stopping: the beta prior of words' marking rates fitted to this study's "
         "annotations (a, b, words, fitted_at).",
+    )
+    adaptive_predictor = models.CharField(
+        "predictor of further marks",
+        max_length=13,
+        choices=Predictor.choices,
+        default=Predictor.BETA_BINOMIAL,
+        help_text="Probabilistic stopping: how the marks of the listeners still to come are foreseen. The "
+        "ordinal model is refitted to the study's annotations as tasks complete (in the background); until "
+        "its first fit the beta-binomial stands in.",
+    )
+    adaptive_model = models.JSONField(
+        default=dict,
+        blank=True,
+        editable=False,
+        help_text="Probabilistic stopping with the ordinal predictor: the model fitted to this study's "
+        "annotations (prominence distribution, each participant's thresholds, annotations, fitted_at).",
     )
     time_limit_minutes = models.PositiveSmallIntegerField(default=60, validators=[MinValueValidator(1)])
     places = models.PositiveIntegerField(

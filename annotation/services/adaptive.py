@@ -8,7 +8,10 @@ instead of recomputing the rule over the annotations. A fixed study never comes 
 
 The beta prior of probabilistic stopping is refitted to the study's counts when a task completes
 (Jeffreys' Beta(1/2, 1/2) until MIN_WORDS_TO_FIT words have two annotations); a clip is judged
-under the prior standing at its own submissions.
+under the prior standing at its own submissions. A study whose predictor is the ordinal annotator
+model (annotation.services.adaptive_model) judges a clip from its annotations under the model
+standing at the submission, once the model has been fitted; reallocation's priorities, and its
+confidence past the target, stay the beta-binomial's.
 """
 
 import numpy as np
@@ -17,6 +20,7 @@ from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
 from django.utils import timezone
 
 from annotation.models import Annotation, Study, StudyItem
+from annotation.services.adaptive_model import ordinal_clip_predictive, ordinal_model_fitted
 from evaluation.stats.stopping import (
     BetaBinomialPredictive,
     StoppingRule,
@@ -52,13 +56,22 @@ def adaptive_record(*, study: Study, study_item_id: int, levels: list[int]) -> S
     item = StudyItem.objects.select_for_update().get(pk=study_item_id)
     marks, heavy = _counts_with(item, levels)
     item.word_marks, item.word_heavy = marks.tolist(), heavy.tolist()
-    item.settled, item.priority = item_state(study, marks, heavy, item.completed_count)
+    annotations = _clip_annotations(item, words=marks.size) if ordinal_model_fitted(study) else None
+    item.settled, item.priority = item_state(study, marks, heavy, item.completed_count, annotations)
     item.save(update_fields=["word_marks", "word_heavy", "settled", "priority"])
     return item
 
 
-def item_state(study: Study, marks: np.ndarray, heavy: np.ndarray, seen: int) -> tuple[bool, float]:
-    """(settled, priority) of a clip with these counts after `seen` annotations."""
+def item_state(
+    study: Study,
+    marks: np.ndarray,
+    heavy: np.ndarray,
+    seen: int,
+    annotations: list[tuple[int, list[int]]] | None = None,
+) -> tuple[bool, float]:
+    """(settled, priority) of a clip with these counts after `seen` annotations. `annotations`
+    (participant pk, levels), the clip's own, are what the ordinal predictor reads; without them,
+    or before the study's model is fitted, the beta-binomial predicts the further marks."""
     rule, prior = adaptive_rule(study), adaptive_prior(study)
     priority = clip_priority(marks, seen, prior)
     if study.adaptive_mode == Study.Adaptive.REALLOCATE and seen >= rule.target:
@@ -66,7 +79,17 @@ def item_state(study: Study, marks: np.ndarray, heavy: np.ndarray, seen: int) ->
         # priority), until the maximum or until every word's label is as sure as epsilon asks.
         confident = bool(np.all(label_errors(marks, seen, prior) < rule.epsilon))
         return seen >= rule.maximum or confident, priority
-    return clip_settled(rule, marks, heavy, seen, prior), priority
+    predictive = prior
+    if annotations and ordinal_model_fitted(study):
+        predictive = ordinal_clip_predictive(study, annotations)
+    return clip_settled(rule, marks, heavy, seen, predictive), priority
+
+
+def _clip_annotations(item: StudyItem, *, words: int) -> list[tuple[int, list[int]]]:
+    """The clip's annotations (participant pk, levels), this one included; as _counts_with, only
+    those with a level for each of the clip's words."""
+    rows = Annotation.objects.filter(item__study_item_id=item.pk).order_by("pk")
+    return [(who, levels) for who, levels in rows.values_list("participant_id", "levels") if len(levels) == words]
 
 
 def _counts_with(item: StudyItem, levels: list[int]) -> tuple[np.ndarray, np.ndarray]:

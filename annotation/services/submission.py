@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from annotation import playback
 from annotation.models import Annotation, AttentionCheck, ListeningFormItem, PlaybackEvent, Study, TaskItem
 from annotation.services.adaptive import adaptive_prior_refit, adaptive_submit
+from annotation.services.adaptive_model import ordinal_model_refit_request
 from annotation.services.gates import (  # noqa: F401  (max_marks is part of this module's API)
     SubmissionRefused,
     answer_problems,
@@ -181,6 +182,7 @@ def annotation_submit(
     if last:  # once a task, not once a clip: the check is a query over the study's clips
         if adaptive:
             adaptive_prior_refit(study_id=item.study.pk)
+            ordinal_model_refit_request(study=study)
         study_target_announce(study_id=item.study.pk)
     return Submitted(annotation, duplicate=False, task_completed=last)
 

@@ -14,6 +14,7 @@ from annotation.jobs import job_enqueue, job_refresh, job_run
 from annotation.models import Study
 from annotation.participant_names import opaque_annotator_id
 from annotation.selectors.study_data import annotations_fingerprint, study_data, study_thresholds
+from annotation.services.adaptive_model import adaptive_model_summary
 from evaluation.models import AgreementReport
 from evaluation.reports.adaptive_disclosure import adaptive_disclosure
 from evaluation.reports.agreement import ReportParameters, report_compute
@@ -81,6 +82,8 @@ def _adaptive_settings(study: Study) -> dict:
         "maximum_per_clip": study.adaptive_max_per_clip,
         "scalar_se_bound": study.adaptive_scalar_se,
         "prior": study.adaptive_prior,
+        "predictor": study.adaptive_predictor,
+        "ordinal_model": adaptive_model_summary(study),
     }
 
 

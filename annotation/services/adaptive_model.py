@@ -1,0 +1,136 @@
+"""The ordinal annotator model of a study with probabilistic stopping (Study.adaptive_predictor "ordinal").
+
+The model (evaluation.stats.ordinal_predictive) foresees the marks of the listeners a clip still
+lacks from its annotations so far: their three levels and who gave them, each participant with the
+thresholds the model fitted to them. It is refitted to all of the study's annotations in the
+background (the Celery task annotation.adaptive_model_refit), requested when a task completes and
+only once the study's annotations have grown by REFIT_GROWTH since the last fit, so a study of N
+annotations is fitted about log(N) / log(1 + REFIT_GROWTH) times in all and a submission never waits
+for a fit. Until the first fit succeeds, the beta-binomial predictive stands in
+(annotation.services.adaptive). A participant the fit has not seen (they joined since) is given the
+fitted participants' median thresholds.
+
+The fitted model is stored on the study (Study.adaptive_model) as JSON:
+{"model": "ordinal", "prior": [...], "mark_chance": [...], "participants": {"<pk>": [t1, log gap,
+log sigma]}, "typical": [...], "annotations": n, "fitted_at": ISO time}. A fit replaces the stored
+one only if it saw more annotations, so two refits finishing out of order keep the newer.
+"""
+
+import logging
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from kombu.exceptions import OperationalError
+
+from annotation.models import Annotation, Study
+from evaluation.stats.ordinal_predictive import OrdinalPredictive, OrdinalState, ordinal_state_fit, prominence_posterior
+
+logger = logging.getLogger(__name__)
+REFIT_GROWTH = 0.1  # refit once the study holds 10 % more annotations than the model saw
+MIN_ANNOTATIONS_TO_FIT = 20
+_STOPPING_MODES = (Study.Adaptive.PROBABILISTIC, Study.Adaptive.REALLOCATE)
+
+
+def uses_ordinal_model(study: Study) -> bool:
+    return study.adaptive_mode in _STOPPING_MODES and study.adaptive_predictor == Study.Predictor.ORDINAL
+
+
+def ordinal_model_fitted(study: Study) -> bool:
+    return uses_ordinal_model(study) and "prior" in (study.adaptive_model or {})
+
+
+def adaptive_model_summary(study: Study) -> dict:
+    """What the admin, the API and the report show of the fitted model; empty before the first fit."""
+    model = study.adaptive_model or {}
+    if "prior" not in model:
+        return {}
+    return {
+        "model": model["model"],
+        "annotations": model["annotations"],
+        "participants": len(model["participants"]),
+        "fitted_at": model["fitted_at"],
+    }
+
+
+def ordinal_model_refit_request(*, study: Study) -> bool:
+    """Queue a refit of the study's model once this transaction commits, if it is due; whether it was."""
+    if not uses_ordinal_model(study):
+        return False
+    fitted = (study.adaptive_model or {}).get("annotations", 0)
+    held = _study_annotations(study.pk).count()
+    if held < MIN_ANNOTATIONS_TO_FIT or held <= fitted * (1 + REFIT_GROWTH):
+        return False
+    transaction.on_commit(lambda: _send_refit(study.pk))
+    return True
+
+
+def _send_refit(study_id: int) -> None:
+    from annotation.tasks import adaptive_model_refit_task
+
+    try:
+        adaptive_model_refit_task.delay(study_id)
+    except OperationalError:  # the broker is away: the next completed task asks again
+        logger.warning("could not queue the refit of study %s's ordinal model", study_id, exc_info=True)
+
+
+def ordinal_model_refit(*, study_id: int) -> dict | None:
+    """Fit the ordinal model to every annotation of the study and store it; the stored model, or
+    None when there was nothing to fit (the model in use, if any, stands)."""
+    rows = list(_study_annotations(study_id).values_list("participant_id", "item__study_item_id", "levels"))
+    if len(rows) < MIN_ANNOTATIONS_TO_FIT:
+        return None
+    participants, annotator = np.unique([row[0] for row in rows], return_inverse=True)
+    _, clip = np.unique([row[1] for row in rows], return_inverse=True)
+    try:
+        state = ordinal_state_fit(
+            clip=clip, annotator=annotator, levels=_padded([row[2] for row in rows]), n_annotators=participants.size
+        )
+    except ValueError as error:  # e.g. no word marked yet: nothing to learn from
+        logger.info("study %s: the ordinal model was not refitted (%s)", study_id, error)
+        return None
+    model = {
+        "model": "ordinal",
+        "prior": state.prior.tolist(),
+        "mark_chance": state.mark_chance.tolist(),
+        "participants": {str(pk): params.tolist() for pk, params in zip(participants, state.parameters, strict=True)},
+        "typical": np.median(state.parameters, axis=0).tolist(),
+        "annotations": len(rows),
+        "fitted_at": timezone.now().isoformat(timespec="seconds"),
+    }
+    older = Q(adaptive_model={}) | Q(adaptive_model__annotations__lt=len(rows))
+    stored = Study.objects.filter(older, pk=study_id).update(adaptive_model=model)
+    return model if stored else None
+
+
+def ordinal_clip_predictive(study: Study, annotations: list[tuple[int, list[int]]]) -> OrdinalPredictive:
+    """The predictive of a clip's further marks from its annotations (participant pk, levels) under
+    the study's fitted model (ordinal_model_fitted must hold)."""
+    model = study.adaptive_model
+    known, typical = model["participants"], model["typical"]
+    parameters = np.array([known.get(str(participant), typical) for participant, _ in annotations], dtype=float)
+    levels = np.array([row for _, row in annotations], dtype=np.int64)
+    words = levels.shape[1]
+    state = OrdinalState(
+        prior=np.asarray(model["prior"]), parameters=parameters, mark_chance=np.asarray(model["mark_chance"])
+    )
+    posterior = prominence_posterior(
+        state,
+        row_word=np.tile(np.arange(words), len(annotations)),
+        row_parameters=np.repeat(parameters, words, axis=0),
+        row_level=levels.ravel(),
+        words=words,
+    )
+    return OrdinalPredictive(posterior, state.mark_chance)
+
+
+def _study_annotations(study_id: int):
+    # The annotations that the clips' adaptive counts hold: attention checks are not study items.
+    return Annotation.objects.filter(item__study_item__study_id=study_id)
+
+
+def _padded(rows: list[list[int]]) -> np.ndarray:
+    """Levels rows of a study's clips (of their own lengths) as one array, -1 past a clip's last word."""
+    width = max(len(row) for row in rows)
+    return np.array([list(row) + [-1] * (width - len(row)) for row in rows], dtype=np.int64)
