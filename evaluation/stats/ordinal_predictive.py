@@ -12,8 +12,9 @@ and over the word's posterior a mixture of those:
     P(j further marks) = sum over theta of posterior(theta) * Binomial(j; more, q(theta)).
 
 A word's posterior needs only the fitted state (the prominence distribution and each annotator's
-three parameters) and the word's own annotations. bench/adaptive.py uses it; a live study does not
-yet (its probabilistic stopping is the beta-binomial's, annotation.services.adaptive).
+three parameters) and the word's own annotations. bench/adaptive.py uses it, and so does a live
+study whose predictor is the ordinal model (annotation.services.adaptive_model stores the state
+and judges each clip at its submissions).
 
 On the simulated MMEE-like study of bench/adaptive.py (honest listeners, epsilon 0.02) this
 predictive stops 11.3 % of annotations against the beta-binomial's 10.3 %, with 0.02 % of binary
