@@ -3,10 +3,11 @@
 from django import forms
 
 from evaluation.services.study_designs import DEFAULT_REPLICATES, SOURCES
-from evaluation.stats.study_designer import DesignAssumptions, Targets
+from evaluation.stats.study_designer import DesignAssumptions, ProbabilisticStopping, Targets
 
 ASSUMED = ("emphasis_rate", "accuracy", "spammers", "heterogeneity", "heavy_share", "seconds_per_audio_second")
 DEFAULTS = DesignAssumptions()
+PROBABILISTIC = ProbabilisticStopping()
 
 
 class StudyDesignForm(forms.Form):
@@ -41,6 +42,21 @@ class StudyDesignForm(forms.Form):
     flip_share = forms.FloatField(
         initial=Targets().flip_share, min_value=0, max_value=1, label="Most labels flipped by one more listener"
     )
+    epsilon = forms.FloatField(
+        required=False,
+        initial=PROBABILISTIC.epsilon,
+        min_value=0.0001,
+        max_value=0.5,
+        label="Epsilon (probabilistic stopping)",
+        help_text="a clip stops when every word's chance of another label at the target is below this",
+    )
+    minimum = forms.IntegerField(
+        required=False,
+        initial=PROBABILISTIC.minimum,
+        min_value=1,
+        label="Minimum annotators (probabilistic stopping)",
+        help_text="fewest annotations a clip gets before it may stop",
+    )
     replicates = forms.IntegerField(initial=DEFAULT_REPLICATES, min_value=2, max_value=200)
 
     def design_arguments(self) -> dict:
@@ -50,5 +66,7 @@ class StudyDesignForm(forms.Form):
             "source": data["source"],
             "assumptions": {**given, "hourly_rate": data["hourly_rate"]},
             "targets": {"kappa_width": data["kappa_width"], "flip_share": data["flip_share"]},
+            # Left empty (a link from before these fields, say): the rule's defaults.
+            "probabilistic": {name: data[name] for name in ("epsilon", "minimum") if data.get(name) is not None},
             "replicates": data["replicates"],
         }

@@ -1,7 +1,8 @@
 """The study designer: POST /study-designs/ (evaluation.view_agreementreport, as the report: it
-reads the study's annotations) answers 200 with the designs of 3 to 15 annotators a clip, fixed
-and with exact stopping, and a recommendation (evaluation.services.study_designs). Nothing is
-stored; the default replicates answer in seconds."""
+reads the study's annotations) answers 200 with the designs of 3 to 15 annotators a clip, fixed,
+with exact stopping and with probabilistic stopping (at the `probabilistic` epsilon and minimum),
+and a recommendation (evaluation.services.study_designs). Nothing is stored; the default
+replicates answer in seconds."""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -12,6 +13,9 @@ from rest_framework.response import Response
 from annotation.api.base import ApiViewSet
 from annotation.models import Study
 from evaluation.services.study_designs import DEFAULT_REPLICATES, SOURCES, DesignRefused, study_design_compute
+from evaluation.stats.study_designer import ProbabilisticStopping
+
+PROBABILISTIC = ProbabilisticStopping()
 
 
 class DesignAssumptionsSerializer(serializers.Serializer):
@@ -34,11 +38,28 @@ class DesignTargetsSerializer(serializers.Serializer):
     )
 
 
+class DesignProbabilisticSerializer(serializers.Serializer):
+    """The probabilistic designs' rule, with a study's bounds (annotation.models.Study)."""
+
+    epsilon = serializers.FloatField(
+        required=False,
+        min_value=0.0001,
+        max_value=0.5,
+        help_text=f"Stop a clip when every word's chance of another label is below this; default {PROBABILISTIC.epsilon}.",
+    )
+    minimum = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text=f"Fewest annotations a clip gets before it may stop; default {PROBABILISTIC.minimum}.",
+    )
+
+
 class DesignRequestSerializer(serializers.Serializer):
     study = serializers.PrimaryKeyRelatedField(queryset=Study.objects.all(), help_text="An emphasis study.")
     source = serializers.ChoiceField(choices=SOURCES, default="assumptions")
     assumptions = DesignAssumptionsSerializer(required=False)
     targets = DesignTargetsSerializer(required=False)
+    probabilistic = DesignProbabilisticSerializer(required=False)
     replicates = serializers.IntegerField(default=DEFAULT_REPLICATES, min_value=2, max_value=200)
     seed = serializers.IntegerField(default=0, min_value=0, max_value=2**32 - 1)
 
@@ -65,6 +86,7 @@ class StudyDesignViewSet(ApiViewSet):
                 source=values["source"],
                 assumptions=values.get("assumptions"),
                 targets=values.get("targets"),
+                probabilistic=values.get("probabilistic"),
                 replicates=values["replicates"],
                 seed=values["seed"],
             )

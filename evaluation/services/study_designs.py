@@ -1,5 +1,6 @@
 """The study designer for a study: its clips (how many, how long, how many words) and, from a pilot,
-its own first annotations, turned into evaluation.stats.study_designer's assumptions and designs.
+its own first annotations, turned into evaluation.stats.study_designer's assumptions and designs
+(fixed, exact stopping and probabilistic stopping at the epsilon and minimum asked).
 
 Nothing is stored: a design is computed on request, in a few seconds at the default replicates
 (the page, the API and the `design_study` command all call `study_design_compute`).
@@ -9,7 +10,13 @@ import numpy as np
 
 from annotation.models import Study
 from annotation.selectors.study_data import study_data
-from evaluation.stats.study_designer import DesignAssumptions, Targets, assumptions_from_pilot, design_study
+from evaluation.stats.study_designer import (
+    DesignAssumptions,
+    ProbabilisticStopping,
+    Targets,
+    assumptions_from_pilot,
+    design_study,
+)
 
 SOURCES = ("assumptions", "pilot")
 DEFAULT_REPLICATES = 12
@@ -26,12 +33,14 @@ def study_design_compute(
     source: str = "assumptions",
     assumptions: dict | None = None,
     targets: dict | None = None,
+    probabilistic: dict | None = None,
     replicates: int = DEFAULT_REPLICATES,
     simulated_clips: int = DEFAULT_SIMULATED_CLIPS,
     seed: int = 0,
 ):
     """The designs of `study` (evaluation.stats.study_designer.Design). `assumptions`: any field of
-    DesignAssumptions to set (with source "pilot", they replace what the pilot gives)."""
+    DesignAssumptions to set (with source "pilot", they replace what the pilot gives); `probabilistic`:
+    epsilon and minimum of the probabilistic designs (ProbabilisticStopping's defaults otherwise)."""
     if study.kind != Study.Kind.EMPHASIS:
         raise DesignRefused(f"{study.slug} is a listening form; the designer plans emphasis studies")
     if source not in SOURCES:
@@ -61,6 +70,7 @@ def study_design_compute(
         return design_study(
             planned,
             targets=Targets(**(targets or {})),
+            probabilistic=ProbabilisticStopping(**(probabilistic or {})),
             replicates=replicates,
             simulated_clips=simulated_clips,
             seed=seed,

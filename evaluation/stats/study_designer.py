@@ -1,5 +1,5 @@
-"""The study designer: before a study, what 3 to 15 annotators a clip would give, with and without
-exact stopping, by Monte Carlo. Pure numpy; no Django.
+"""The study designer: before a study, what 3 to 15 annotators a clip would give, fixed, with exact
+stopping and with probabilistic stopping, by Monte Carlo. Pure numpy and scipy; no Django.
 
 The crowd is simulated from assumptions (`DesignAssumptions`), given or estimated from a pilot (a
 study's own first annotations, `assumptions_from_pilot`):
@@ -13,19 +13,31 @@ study's own first annotations, `assumptions_from_pilot`):
   annotations) with the crowd's overall marking rate whatever the word; a mark is heavy (level 2)
   with probability `heavy_share` on an emphasized word and a third of it on the others.
 
-For each design (N annotators a clip; fixed, or exact stopping: a clip stops once every word's
-binary label is decided, m > N/2 or m + (N - k) <= N/2) each replicate study of
-`simulated_clips` clips is annotated, and the designer reports:
+For each design (N annotators a clip; fixed; exact stopping: a clip stops once every word's binary
+label is decided, m > N/2 or m + (N - k) <= N/2; or probabilistic stopping, `ProbabilisticStopping`:
+a clip stops once it has at least `minimum` annotations and, for every word, the probability that N
+would give another binary label than the k so far is below `epsilon`, under the beta-binomial
+predictive with a prior fitted to the replicate's mark counts at the first `minimum` annotations of
+every clip, as bench/adaptive.py and the live studies' rule, evaluation.stats.stopping) each
+replicate study of `simulated_clips` clips is annotated, and the designer reports:
 
 - the expected width of the 95 % interval of Fleiss' kappa (binary marks) and of Krippendorff's
   ordinal alpha (three levels): 2 x 1.96 x the standard deviation of the statistic across the
   replicates, scaled to the study's clips by sqrt(simulated clips / clips) (the statistics'
   sampling error goes as one over the root of the clips);
-- the share of words whose binary label would flip with one more listener (the label of a target
-  of N against that of N + 1, on the same listeners). Exact stopping gives the labels of the
-  fixed design, so the share is the fixed design's;
+- the share of words whose binary label would flip with one more listener (the design's label, the
+  majority of the annotations a clip got, against that of the first N + 1 listeners). Exact
+  stopping gives the labels of the fixed design, so the share is the fixed design's;
+- the share of words whose binary label differs from the fixed design's of the same N (the
+  differing share): 0 for fixed and exact stopping, about epsilon a stopped word at most for
+  probabilistic stopping, whose savings buy it;
 - the annotations a clip (fewer with stopping), participant-hours (each annotation takes
   `seconds_per_audio_second` x the clip's duration) and the cost at `hourly_rate`.
+
+The recommendation is the cheapest design that meets the targets; a probabilistic design meets them
+only if, besides, its differing share is at most a tenth of the flip target (`DIFFERING_OF_FLIP`):
+the labels it changes are then few beside those one more listener would change in any design, and
+a rule whose predictive misjudges the crowd (more changes than epsilon promises) is not chosen.
 
 Every figure comes with its Monte Carlo standard error (over replicates; for a width, the standard
 error of a standard deviation, s / sqrt(2 (R - 1))). Replicates reuse the same simulated listeners
@@ -39,11 +51,12 @@ import numpy as np
 
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
-from evaluation.stats.stopping import decided
+from evaluation.stats.stopping import BetaBinomialPredictive, beta_prior_fit, decided, flip_probabilities
 
 ANNOTATORS = tuple(range(3, 16))
-MODES = ("fixed", "exact")
+MODES = ("fixed", "exact", "probabilistic")
 Z95 = 1.959964
+DIFFERING_OF_FLIP = 0.1  # a probabilistic design may change at most this share of the flip target's labels
 
 
 @dataclass(frozen=True)
@@ -95,6 +108,21 @@ class Targets:
 
 
 @dataclass(frozen=True)
+class ProbabilisticStopping:
+    """The probabilistic rule's settings, as a study's (annotation.models.Study adaptive_epsilon and
+    adaptive_min_annotators, with the same bounds)."""
+
+    epsilon: float = 0.02  # stop when every word's chance of another label at N is below this
+    minimum: int = 3  # fewest annotations a clip gets before it may stop
+
+    def __post_init__(self):
+        if not 0.0001 <= self.epsilon <= 0.5:
+            raise ValueError("epsilon must be between 0.0001 and 0.5")
+        if isinstance(self.minimum, bool) or int(self.minimum) != self.minimum or self.minimum < 1:
+            raise ValueError("minimum must be a whole number of annotations, at least 1")
+
+
+@dataclass(frozen=True)
 class DesignRow:
     annotators: int
     mode: str
@@ -106,6 +134,8 @@ class DesignRow:
     alpha_width_se: float
     flip_share: float
     flip_share_se: float
+    differing_share: float  # words whose binary label differs from the fixed design's of the same N
+    differing_share_se: float
     annotations_per_clip: float
     annotations_per_clip_se: float
     participant_hours: float
@@ -122,11 +152,13 @@ class Design:
     seed: int
     rows: list[DesignRow]
     recommendation: dict = field(default_factory=dict)
+    probabilistic: ProbabilisticStopping = ProbabilisticStopping()
 
     def as_dict(self) -> dict:
         return {
             "assumptions": self.assumptions.as_dict(),
             "targets": asdict(self.targets),
+            "probabilistic": asdict(self.probabilistic),
             "replicates": self.replicates,
             "simulated_clips": self.simulated_clips,
             "seed": self.seed,
@@ -141,11 +173,13 @@ def design_study(
     targets: Targets = Targets(),
     annotators: tuple[int, ...] = ANNOTATORS,
     modes: tuple[str, ...] = MODES,
+    probabilistic: ProbabilisticStopping = ProbabilisticStopping(),
     replicates: int = 20,
     simulated_clips: int = 200,
     seed: int = 0,
 ) -> Design:
-    """Every design of `annotators` x `modes`, with the cheapest that meets `targets` recommended."""
+    """Every design of `annotators` x `modes`, with the cheapest that meets `targets` recommended;
+    `probabilistic` sets the probabilistic designs' rule."""
     if replicates < 2:
         raise ValueError("the designer needs at least two replicates for its Monte Carlo error")
     if not annotators or min(annotators) < 2:
@@ -159,12 +193,14 @@ def design_study(
     figures: dict[tuple[int, str], list[tuple]] = {(n, m): [] for n in annotators for m in modes}
     for _ in range(replicates):
         levels = simulated_levels(assumptions, clips=simulated_clips, annotators=pool, rng=rng)
+        rule = (probabilistic, fitted_prior(levels, probabilistic.minimum)) if "probabilistic" in modes else None
         for n in annotators:
             for mode in modes:
-                figures[(n, mode)].append(design_figures(levels, n, mode))
+                figures[(n, mode)].append(design_figures(levels, n, mode, probabilistic=rule))
     scale = math.sqrt(simulated_clips / assumptions.clips)
     rows = [_row(n, mode, figures[(n, mode)], assumptions, targets, scale) for n in annotators for mode in modes]
-    return Design(assumptions, targets, replicates, simulated_clips, seed, rows, _recommend(rows, targets))
+    recommendation = _recommend(rows, targets)
+    return Design(assumptions, targets, replicates, simulated_clips, seed, rows, recommendation, probabilistic)
 
 
 def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: int, rng) -> np.ndarray:
@@ -184,21 +220,46 @@ def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: 
     return (marked.astype(np.int8) + (marked & heavy)).astype(np.int8)
 
 
-def design_figures(levels: np.ndarray, n: int, mode: str) -> tuple[float, float, float, float]:
-    """(kappa, ordinal alpha, flip share, annotations a clip) of one simulated study under one design;
-    `levels` has at least n + 1 annotators a clip (the first n are the design's)."""
+def fitted_prior(levels: np.ndarray, minimum: int) -> BetaBinomialPredictive:
+    """The beta prior of probabilistic stopping, fitted (evaluation.stats.stopping.beta_prior_fit) to the
+    marks of the first `minimum` listeners of every clip, which every probabilistic design pays for
+    (at most the simulated listeners); Jeffreys' when too few words have two annotations, as live."""
+    seen = min(minimum, levels.shape[1])
+    marks = (levels[:, :seen, :] >= 1).sum(axis=1)
+    return beta_prior_fit(marks, np.full(marks.shape, seen)) or BetaBinomialPredictive()
+
+
+def design_figures(
+    levels: np.ndarray,
+    n: int,
+    mode: str,
+    *,
+    probabilistic: tuple[ProbabilisticStopping, BetaBinomialPredictive] | None = None,
+) -> tuple[float, float, float, float, float]:
+    """(kappa, ordinal alpha, flip share, differing share, annotations a clip) of one simulated study
+    under one design; `levels` has at least n + 1 annotators a clip (the first n are the design's).
+    `probabilistic`: the rule and its fitted prior, which the probabilistic mode needs."""
     marks = np.cumsum(levels >= 1, axis=1)  # (clips, k, words): marks among the first k listeners
-    heard = stop_points(marks[:, :n, :], n) if mode == "exact" else np.full(levels.shape[0], n)
+    if mode == "exact":
+        heard = stop_points(marks[:, :n, :], n)
+    elif mode == "probabilistic":
+        heard = probabilistic_stop_points(marks[:, :n, :], n, *probabilistic)
+    else:
+        heard = np.full(levels.shape[0], n)
     kept = np.arange(levels.shape[1])[None, :] < heard[:, None]  # (clips, annotators)
     counts = np.stack([((levels == level) & kept[:, :, None]).sum(axis=1).ravel() for level in range(3)], axis=1)
     binary = np.stack([counts[:, 0], counts[:, 1] + counts[:, 2]], axis=1)
     kappa = fleiss_kappa(binary).value
     ordinal = alpha(counts, "ordinal").value
-    flips = (2 * marks[:, n - 1, :] > n) != (2 * marks[:, n, :] > n + 1)
+    # The design's labels: the majority of the annotations each clip got (what a label set gives).
+    labels = (2 * binary[:, 1] > binary.sum(axis=1)).reshape(marks.shape[0], -1)
+    flips = labels != (2 * marks[:, n, :] > n + 1)
+    differing = labels != (2 * marks[:, n - 1, :] > n)
     return (
         np.nan if kappa is None else kappa,
         np.nan if ordinal is None else ordinal,
         float(flips.mean()),
+        float(differing.mean()),
         float(heard.mean()),
     )
 
@@ -213,8 +274,28 @@ def stop_points(marks: np.ndarray, target: int) -> np.ndarray:
     return np.where(settled.any(axis=1), settled.argmax(axis=1) + 1, target)
 
 
+def probabilistic_stop_points(
+    marks: np.ndarray, target: int, rule: ProbabilisticStopping, prior: BetaBinomialPredictive
+) -> np.ndarray:
+    """Per clip, the listeners after which probabilistic stopping stops it: the first k of at least
+    `rule.minimum` at which every word's flip probability (evaluation.stats.stopping.flip_probabilities,
+    the live rule's, under `prior`) is below `rule.epsilon`; N when none is earlier. `marks` as for
+    `stop_points`. Clips are tested in order of k, only those still going, as listeners come."""
+    clips, _, words = marks.shape
+    stops = np.full(clips, target)
+    going = np.arange(clips)
+    for seen in range(rule.minimum, target):
+        if going.size == 0:
+            break
+        flips = flip_probabilities(marks[going, seen - 1, :].ravel(), seen, target, prior).reshape(going.size, words)
+        settled = (flips < rule.epsilon).all(axis=1)
+        stops[going[settled]] = seen
+        going = going[~settled]
+    return stops
+
+
 def _row(n, mode, replicate_figures, assumptions: DesignAssumptions, targets: Targets, scale: float) -> DesignRow:
-    values = np.array(replicate_figures, dtype=np.float64)  # (replicates, 4)
+    values = np.array(replicate_figures, dtype=np.float64)  # (replicates, 5)
     r = values.shape[0]
 
     def width(column):
@@ -230,38 +311,61 @@ def _row(n, mode, replicate_figures, assumptions: DesignAssumptions, targets: Ta
     kappa_width, kappa_width_se = width(0)
     alpha_width, alpha_width_se = width(1)
     flip, flip_se = mean_and_se(2)
-    per_clip, per_clip_se = mean_and_se(3)
+    differing, differing_se = mean_and_se(3)
+    per_clip, per_clip_se = mean_and_se(4)
     hours = per_clip * assumptions.audio_seconds * assumptions.seconds_per_audio_second / 3600
     return DesignRow(
         annotators=n,
         mode=mode,
-        kappa=float(np.nanmean(values[:, 0])),
+        kappa=_finite_mean(values[:, 0]),
         kappa_width=kappa_width,
         kappa_width_se=kappa_width_se,
-        alpha_ordinal=float(np.nanmean(values[:, 1])),
+        alpha_ordinal=_finite_mean(values[:, 1]),
         alpha_width=alpha_width,
         alpha_width_se=alpha_width_se,
         flip_share=flip,
         flip_share_se=flip_se,
+        differing_share=differing,
+        differing_share_se=differing_se,
         annotations_per_clip=per_clip,
         annotations_per_clip_se=per_clip_se,
         participant_hours=hours,
         cost=hours * assumptions.hourly_rate,
-        meets_targets=bool(kappa_width <= targets.kappa_width and flip <= targets.flip_share),
+        meets_targets=bool(
+            kappa_width <= targets.kappa_width
+            and flip <= targets.flip_share
+            and differing <= DIFFERING_OF_FLIP * targets.flip_share
+        ),
     )
 
 
+def _finite_mean(column: np.ndarray) -> float:
+    """The mean over the replicates where the statistic exists (none when every clip stopped at one
+    annotation: nan)."""
+    finite = column[np.isfinite(column)]
+    return float(finite.mean()) if finite.size else float("nan")
+
+
 def _recommend(rows: list[DesignRow], targets: Targets) -> dict:
-    """The cheapest design that meets both targets; else the one with the fewest flips."""
+    """The cheapest design that meets both targets (a probabilistic one only if it changes at most
+    DIFFERING_OF_FLIP of the flip target's share of the fixed design's labels, which meets_targets
+    holds); else, of those that change so few, the one with the fewest flips."""
     meeting = [row for row in rows if row.meets_targets]
     if meeting:
-        best = min(meeting, key=lambda row: (row.participant_hours, row.annotators))
+        # On equal hours (probabilistic stopping no earlier than exact), the design that changes no label.
+        best = min(meeting, key=lambda row: (row.participant_hours, row.annotators, row.differing_share))
         reason = (
             f"the cheapest design whose kappa interval is at most {targets.kappa_width} wide and whose labels one "
             f"more listener flips for at most {targets.flip_share:.1%} of words"
         )
+        if best.mode == "probabilistic":
+            reason += (
+                f"; its stopping changes {best.differing_share:.2%} of the fixed design's labels, at most "
+                f"{DIFFERING_OF_FLIP:.0%} of that share"
+            )
     else:
-        best = min(rows, key=lambda row: (row.flip_share, row.participant_hours))
+        close = [row for row in rows if row.differing_share <= DIFFERING_OF_FLIP * targets.flip_share] or rows
+        best = min(close, key=lambda row: (row.flip_share, row.participant_hours))
         reason = (
             "no design from the ones tried meets both targets; this one flips the fewest labels "
             "(a pilot, more clips or other targets may tell more)"
@@ -276,6 +380,7 @@ def _recommend(rows: list[DesignRow], targets: Targets) -> dict:
         "participant_hours": best.participant_hours,
         "cost": best.cost,
         "meets_targets": best.meets_targets,
+        "differing_share": best.differing_share,
         "reason": reason,
         "saving_against_10_fixed": saving,
     }

@@ -26,9 +26,13 @@ def test_a_researcher_plans_a_study_from_its_pilot(page, live_server, settings):
     page.get_by_label("Source").select_option("pilot")
     page.get_by_label("Replicates").fill("3")
     page.get_by_label("Widest kappa interval").fill("0.5")
+    page.get_by_label("Epsilon (probabilistic stopping)").fill("0.05")
+    page.get_by_label("Minimum annotators (probabilistic stopping)").fill("4")
     page.get_by_role("button", name="Plan").click()
 
     expect(page.locator("#recommendation")).to_contain_text("annotators a clip")
     expect(page.locator("#study-design")).to_contain_text("pilot of golden")
-    expect(page.locator("tr.design")).to_have_count(26)
+    expect(page.locator("#study-design")).to_contain_text("Probabilistic stopping at epsilon 0.05, at least 4")
+    expect(page.locator("tr.design")).to_have_count(39)  # 3 to 15 annotators, fixed, exact and probabilistic
+    expect(page.locator("tr.design", has_text="probabilistic")).to_have_count(13)
     expect(page.locator("tr.recommended")).to_have_count(1)

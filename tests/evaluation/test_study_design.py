@@ -43,13 +43,25 @@ def test_the_page_plans_from_assumptions_and_from_the_pilot(client, study):
     )
     page = answer.content.decode()
     assert answer.status_code == 200 and 'id="recommendation"' in page
-    assert page.count('class="design') == 26  # 3 to 15 annotators, fixed and exact
+    assert page.count('class="design') == 39  # 3 to 15 annotators, fixed, exact and probabilistic
     assert "at 12.0 an hour" in page
+    assert "labels differing from fixed" in page and "<td>probabilistic</td>" in page
+    assert "Probabilistic stopping at epsilon 0.02, at least 3 annotations a clip" in page
 
     pilot = client.get(
-        url, {"source": "pilot", "hourly_rate": 15, "kappa_width": 0.5, "flip_share": 0.05, "replicates": 3}
+        url,
+        {
+            "source": "pilot",
+            "hourly_rate": 15,
+            "kappa_width": 0.5,
+            "flip_share": 0.05,
+            "epsilon": 0.1,
+            "minimum": 2,
+            "replicates": 3,
+        },
     ).content.decode()
     assert "pilot of golden" in pilot and 'id="recommendation"' in pilot
+    assert "Probabilistic stopping at epsilon 0.1, at least 2 annotations a clip" in pilot
 
 
 def test_the_page_needs_the_report_permission_and_says_what_is_wrong(client, study):
@@ -69,6 +81,14 @@ def test_the_page_needs_the_report_permission_and_says_what_is_wrong(client, stu
         },
     )
     assert "Ensure this value is greater than or equal to 0.5" in bad.content.decode()
+    fields = {"source": "assumptions", "hourly_rate": 15, "kappa_width": 0.1, "flip_share": 0.02, "replicates": 3}
+    for name, value, message in (
+        ("epsilon", 0.9, "less than or equal to 0.5"),
+        ("epsilon", 0, "greater than or equal to 0.0001"),
+        ("minimum", 0, "greater than or equal to 1"),
+    ):
+        refused = client.get(url, {**fields, "epsilon": 0.02, "minimum": 3, name: value}).context["form"]
+        assert list(refused.errors) == [name] and message in refused.errors[name][0]
 
 
 def test_the_api_answers_the_design(study):
@@ -83,9 +103,21 @@ def test_the_api_answers_the_design(study):
     answer = api.post("/api/v1/study-designs/", body, format="json")
     assert answer.status_code == 200, answer.content
     design = answer.json()
-    assert len(design["rows"]) == 26 and design["assumptions"]["hourly_rate"] == 20
-    assert design["recommendation"]["mode"] in ("fixed", "exact")
+    assert len(design["rows"]) == 39 and design["assumptions"]["hourly_rate"] == 20
+    assert design["recommendation"]["mode"] in ("fixed", "exact", "probabilistic")
     assert design["assumptions"]["source"].startswith("pilot of golden")
+    assert design["probabilistic"] == {"epsilon": 0.02, "minimum": 3}
+    assert {row["mode"] for row in design["rows"]} == {"fixed", "exact", "probabilistic"}
+    assert all(row["differing_share"] == 0 for row in design["rows"] if row["mode"] != "probabilistic")
+    assert all("differing_share_se" in row for row in design["rows"])
+
+    chosen = api.post(
+        "/api/v1/study-designs/", {**body, "probabilistic": {"epsilon": 0.1, "minimum": 2}}, format="json"
+    )
+    assert chosen.status_code == 200 and chosen.json()["probabilistic"] == {"epsilon": 0.1, "minimum": 2}
+    for bad in ({"epsilon": 0.9}, {"epsilon": 0}, {"minimum": 0}):
+        refused = api.post("/api/v1/study-designs/", {**body, "probabilistic": bad}, format="json")
+        assert refused.status_code == 400 and list(refused.json()["probabilistic"]) == list(bad)
 
     form = StudyFactory(slug="form", kind="form")
     refused = api.post("/api/v1/study-designs/", {"study": form.pk, "replicates": 3}, format="json")
@@ -97,7 +129,18 @@ def test_the_command_prints_the_table_and_the_recommendation(study):
     out = io.StringIO()
     call_command("design_study", study.slug, "--spammers", "0.1", "--replicates", "3", stdout=out)
     lines = out.getvalue().splitlines()
-    assert len(lines) == 1 + 26 + 1 and lines[-1].startswith("recommended: ")
+    assert len(lines) == 2 + 39 + 1 and lines[-1].startswith("recommended: ")
+    assert lines[0] == "probabilistic stopping: epsilon 0.02, at least 3 annotations a clip"
+    assert lines[1].split()[:2] == ["N", "mode"] and "differing" in lines[1]
+    probabilistic = [line for line in lines[2:-1] if line.split()[1] == "probabilistic"]
+    assert len(probabilistic) == 13 and all(line.count("±") == 4 for line in lines[2:-1])
+    out = io.StringIO()
+    call_command("design_study", study.slug, "--epsilon", "0.1", "--minimum", "2", "--replicates", "3", stdout=out)
+    assert out.getvalue().startswith("probabilistic stopping: epsilon 0.1, at least 2 annotations a clip")
+    with pytest.raises(CommandError, match=r"epsilon must be between 0\.0001 and 0\.5"):
+        call_command("design_study", study.slug, "--epsilon", "0.9", "--replicates", "3")
+    with pytest.raises(CommandError, match="minimum must be a whole number of annotations, at least 1"):
+        call_command("design_study", study.slug, "--minimum", "0", "--replicates", "3")
     out = io.StringIO()
     call_command("design_study", study.slug, "--source", "pilot", "--replicates", "3", "--json", stdout=out)
     assert json.loads(out.getvalue())["recommendation"]["annotators"] in range(3, 16)

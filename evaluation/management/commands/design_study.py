@@ -1,5 +1,7 @@
-"""Plan an emphasis study: 3 to 15 annotators a clip, fixed and with exact stopping, from a pilot
-(the study's annotations so far) or from assumptions; prints the table and the recommendation."""
+"""Plan an emphasis study: 3 to 15 annotators a clip, fixed, with exact stopping and with
+probabilistic stopping (--epsilon, --minimum), from a pilot (the study's annotations so far) or from
+assumptions; prints the table (with each design's share of labels that differ from the fixed
+design's) and the recommendation."""
 
 import json
 
@@ -7,6 +9,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
 from evaluation.services.study_designs import DEFAULT_REPLICATES, SOURCES, DesignRefused, study_design_compute
+from evaluation.stats.study_designer import ProbabilisticStopping
+
+PROBABILISTIC = ProbabilisticStopping()
 
 ASSUMED = ("emphasis_rate", "accuracy", "spammers", "heterogeneity", "heavy_share", "seconds_per_audio_second")
 
@@ -22,6 +27,18 @@ class Command(BaseCommand):
         parser.add_argument("--hourly-rate", type=float, default=15.0)
         parser.add_argument("--kappa-width", type=float, default=0.1, help="widest 95 %% interval of kappa")
         parser.add_argument("--flip-share", type=float, default=0.02, help="most labels one more listener may flip")
+        parser.add_argument(
+            "--epsilon",
+            type=float,
+            default=PROBABILISTIC.epsilon,
+            help="probabilistic stopping: stop when every word's chance of another label is below this",
+        )
+        parser.add_argument(
+            "--minimum",
+            type=int,
+            default=PROBABILISTIC.minimum,
+            help="probabilistic stopping: fewest annotations a clip gets before it may stop",
+        )
         parser.add_argument("--replicates", type=int, default=DEFAULT_REPLICATES)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true", help="print the design as JSON")
@@ -37,6 +54,7 @@ class Command(BaseCommand):
                 source=options["source"],
                 assumptions={**given, "hourly_rate": options["hourly_rate"]},
                 targets={"kappa_width": options["kappa_width"], "flip_share": options["flip_share"]},
+                probabilistic={"epsilon": options["epsilon"], "minimum": options["minimum"]},
                 replicates=options["replicates"],
                 seed=options["seed"],
             )
@@ -45,15 +63,18 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(design.as_dict(), indent=2))
             return
+        rule = design.probabilistic
+        self.stdout.write(f"probabilistic stopping: epsilon {rule.epsilon}, at least {rule.minimum} annotations a clip")
         self.stdout.write(
-            f"{'N':>3} {'mode':<6} {'kappa':>6} {'width':>15} {'alpha':>6} {'width':>15} {'flipped':>15} "
-            f"{'per clip':>8} {'hours':>8} {'cost':>9} meets"
+            f"{'N':>3} {'mode':<13} {'kappa':>6} {'width':>15} {'alpha':>6} {'width':>15} {'flipped':>15} "
+            f"{'differing':>15} {'per clip':>8} {'hours':>8} {'cost':>9} meets"
         )
         for row in design.rows:
             self.stdout.write(
-                f"{row.annotators:>3} {row.mode:<6} {row.kappa:6.3f} {row.kappa_width:7.4f} ± {row.kappa_width_se:.4f} "
+                f"{row.annotators:>3} {row.mode:<13} {row.kappa:6.3f} {row.kappa_width:7.4f} ± {row.kappa_width_se:.4f} "
                 f"{row.alpha_ordinal:6.3f} {row.alpha_width:7.4f} ± {row.alpha_width_se:.4f} "
-                f"{row.flip_share:7.4f} ± {row.flip_share_se:.4f} {row.annotations_per_clip:8.2f} "
+                f"{row.flip_share:7.4f} ± {row.flip_share_se:.4f} "
+                f"{row.differing_share:7.4f} ± {row.differing_share_se:.4f} {row.annotations_per_clip:8.2f} "
                 f"{row.participant_hours:8.1f} {row.cost:9.0f} {'yes' if row.meets_targets else 'no'}"
             )
         best = design.recommendation

@@ -1,5 +1,6 @@
-"""The study designer against a direct simulation of the same design, exact stopping's rule, and
-the pilot's estimates against the crowd that made the pilot."""
+"""The study designer against a direct simulation of the same design, exact and probabilistic
+stopping's rules (the latter against the live rule, clip by clip), and the pilot's estimates
+against the crowd that made the pilot."""
 
 import math
 
@@ -9,11 +10,16 @@ import pytest
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
 from evaluation.stats.simulated_truth import simulated_truth_study
+from evaluation.stats.stopping import StoppingRule, clip_settled
 from evaluation.stats.study_designer import (
+    DIFFERING_OF_FLIP,
     DesignAssumptions,
+    ProbabilisticStopping,
     Targets,
     assumptions_from_pilot,
     design_study,
+    fitted_prior,
+    probabilistic_stop_points,
     simulated_levels,
     stop_points,
 )
@@ -91,11 +97,54 @@ def test_exact_stopping_keeps_every_binary_label_of_the_full_design():
 
 def test_stopping_saves_annotations_and_keeps_the_flip_share():
     design = design_study(CROWD, annotators=(10,), replicates=4, seed=5)
-    fixed, exact = design.rows
-    assert (fixed.mode, exact.mode) == ("fixed", "exact")
+    fixed, exact, probabilistic = design.rows
+    assert (fixed.mode, exact.mode, probabilistic.mode) == ("fixed", "exact", "probabilistic")
     assert exact.annotations_per_clip < fixed.annotations_per_clip == 10
     assert exact.flip_share == fixed.flip_share
     assert exact.participant_hours < fixed.participant_hours
+    assert fixed.differing_share == exact.differing_share == 0  # exact stopping keeps every binary label
+
+
+def test_probabilistic_stopping_saves_more_and_changes_few_labels():
+    honest = DesignAssumptions(clips=200, durations=(4.0,) * 200)
+    design = design_study(honest, annotators=(12, 15), replicates=6, seed=9)
+    rows = {(row.annotators, row.mode): row for row in design.rows}
+    for n in (12, 15):
+        fixed, exact, probabilistic = (rows[(n, mode)] for mode in ("fixed", "exact", "probabilistic"))
+        # Common random numbers: the same listeners, so the saving is the rule's, not noise.
+        assert probabilistic.annotations_per_clip < exact.annotations_per_clip - 0.15
+        assert probabilistic.participant_hours < exact.participant_hours < fixed.participant_hours
+        # Some labels change (the rule takes a risk), about epsilon a stopped word at most.
+        assert 0 < probabilistic.differing_share <= 0.02
+        assert probabilistic.differing_share_se > 0
+        assert probabilistic.flip_share == pytest.approx(fixed.flip_share, abs=0.003)
+    assert design.as_dict()["probabilistic"] == {"epsilon": 0.02, "minimum": 3}
+    loose = design_study(honest, annotators=(12,), replicates=6, seed=9, probabilistic=ProbabilisticStopping(0.3, 2))
+    assert loose.rows[2].annotations_per_clip < rows[(12, "probabilistic")].annotations_per_clip
+    assert loose.rows[2].differing_share > 5 * rows[(12, "probabilistic")].differing_share
+
+
+def test_probabilistic_stop_points_are_the_live_rules_clip_by_clip():
+    rng = np.random.default_rng(11)
+    levels = simulated_levels(CROWD, clips=60, annotators=11, rng=rng)
+    marks = np.cumsum(levels >= 1, axis=1)
+    heavy = np.cumsum(levels == 2, axis=1)
+    at_minimum = 0
+    for epsilon, minimum, target in ((0.02, 3, 10), (0.1, 2, 7), (0.02, 5, 4), (0.4, 4, 10)):
+        settings = ProbabilisticStopping(epsilon, minimum)
+        prior = fitted_prior(levels, minimum)
+        stops = probabilistic_stop_points(marks[:, :target], target, settings, prior)
+        rule = StoppingRule("probabilistic", target=target, epsilon=epsilon, minimum=minimum)
+        for clip in range(60):
+            live = next(
+                seen
+                for seen in range(1, target + 1)
+                if clip_settled(rule, marks[clip, seen - 1], heavy[clip, seen - 1], seen, prior)
+            )
+            assert stops[clip] == live, (epsilon, minimum, target, clip)
+        at_minimum += int((stops == minimum).sum()) if minimum < target else 0
+    assert at_minimum > 0  # the cases test the minimum, where the rule would stop sooner without it
+    assert fitted_prior(levels, 1) == fitted_prior(levels[:, :1], 1)  # one annotation: Jeffreys', as live
 
 
 def test_the_recommendation_is_the_cheapest_design_that_meets_the_targets():
@@ -106,6 +155,19 @@ def test_the_recommendation_is_the_cheapest_design_that_meets_the_targets():
     assert all(row.flip_share <= 0.03 for row in meeting)
     none = design_study(CROWD, annotators=(3, 4), replicates=3, targets=Targets(0.0, 0.0), seed=6)
     assert not none.recommendation["meets_targets"] and "no design" in none.recommendation["reason"]
+
+
+def test_a_probabilistic_design_that_changes_too_many_labels_is_not_recommended():
+    targets = Targets(1.0, 0.05)
+    loose = ProbabilisticStopping(epsilon=0.5, minimum=1)
+    design = design_study(CROWD, annotators=(5, 9, 13), replicates=4, targets=targets, probabilistic=loose, seed=6)
+    probabilistic = [row for row in design.rows if row.mode == "probabilistic"]
+    assert all(row.differing_share > DIFFERING_OF_FLIP * targets.flip_share for row in probabilistic)
+    assert not any(row.meets_targets for row in probabilistic)
+    assert design.recommendation["mode"] in ("fixed", "exact") and design.recommendation["meets_targets"]
+    careful = design_study(CROWD, annotators=(12, 13), replicates=4, targets=targets, seed=6)
+    assert careful.recommendation["mode"] == "probabilistic"
+    assert careful.recommendation["differing_share"] <= DIFFERING_OF_FLIP * targets.flip_share
 
 
 def test_a_pilot_gives_back_the_crowd_that_made_it():
@@ -139,6 +201,14 @@ def test_bad_assumptions_are_refused_with_the_reason():
     with pytest.raises(ValueError, match="at least two replicates"):
         design_study(CROWD, replicates=1)
     with pytest.raises(ValueError, match="unknown design mode"):
-        design_study(CROWD, modes=("probabilistic",))
+        design_study(CROWD, modes=("reallocate",))
+    with pytest.raises(ValueError, match=r"epsilon must be between 0\.0001 and 0\.5"):
+        ProbabilisticStopping(epsilon=0.0)
+    with pytest.raises(ValueError, match="epsilon must be"):
+        ProbabilisticStopping(epsilon=0.7)
+    with pytest.raises(ValueError, match="minimum must be a whole number"):
+        ProbabilisticStopping(minimum=0)
+    with pytest.raises(ValueError, match="minimum must be a whole number"):
+        ProbabilisticStopping(minimum=2.5)
     with pytest.raises(ValueError, match="no annotations yet"):
         assumptions_from_pilot(clip=np.zeros(0), annotator=np.zeros(0), levels=np.zeros((0, 3)), clips=5)
