@@ -3,6 +3,8 @@
 participant pages as tests.annotation.test_adaptive_designs runs the other modes, the refit a
 completed task asks for, and what the model makes of who gave a mark."""
 
+import json
+
 import numpy as np
 import pytest
 from django.urls import reverse
@@ -16,11 +18,13 @@ from annotation.services.adaptive_model import (
     ordinal_model_refit,
     ordinal_model_refit_request,
 )
+from evaluation.services.agreement_reports import agreement_report_compute, report_parameters
 from evaluation.stats.annotator_models import GRID, ordinal_confusion
 from evaluation.stats.stopping import flip_probabilities
 from tests.annotation import test_adaptive_designs as pages
 from tests.annotation.admin_forms import change_page_data
 from tests.api.callers import staff_with, token_client
+from tests.evaluation.test_agreement_report_page import QUERY, compute
 
 pytestmark = pytest.mark.django_db
 
@@ -176,3 +180,16 @@ def test_the_admin_sets_the_predictor_and_shows_the_fitted_model(admin_client):
     Study.objects.filter(pk=study.pk).update(adaptive_model=pilot_model({"1": EAGER, "2": WARY}))
     shown = admin_client.get(url).content.decode()
     assert "fitted to 100 annotations by 2 participants, 2026-12-02T10:00:00 UTC" in shown
+
+
+def test_the_report_names_the_predictor_and_the_fit(admin_client, django_capture_on_commit_callbacks):
+    study, _ = pages.run_study(**ordinal_settings(adaptive_model=pilot_model({"1": EAGER, "2": WARY})))
+    report = json.loads(agreement_report_compute(study=study, parameters=report_parameters(study=study, resamples=0)))
+    settings = report["adaptive_design"]["settings"]
+    assert settings["predictor"] == "ordinal" and settings["ordinal_model"]["participants"] == 2
+
+    page = compute(admin_client, study, django_capture_on_commit_callbacks, **{**QUERY, "subsample": 0})
+    assert (
+        "foreseen by the ordinal annotator model, last fitted to 100 annotations by 2 participants"
+        in page.content.decode()
+    )
