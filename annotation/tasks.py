@@ -1,4 +1,5 @@
 from celery import shared_task
+from django.db import DatabaseError
 
 from annotation.services.adaptive_model import ordinal_model_refit
 from annotation.services.corpus_import_jobs import corpus_import_run
@@ -45,7 +46,9 @@ def prolific_study_job_run_task(job_id: int) -> None:
 
 
 # No claim needed: a refit reads all of the study's annotations and stores its model only if it saw
-# more than the stored one, so a second delivery, or two at once, leave the newest fit.
-@shared_task(name="annotation.adaptive_model_refit")
+# more than the stored one, so a second delivery, or two at once, leave the newest fit. A database
+# error (a lock a submission holds, on SQLite) is retried: the next request would come only with
+# the next 10 % of annotations.
+@shared_task(name="annotation.adaptive_model_refit", autoretry_for=(DatabaseError,), retry_backoff=1, max_retries=5)
 def adaptive_model_refit_task(study_id: int) -> None:
     ordinal_model_refit(study_id=study_id)

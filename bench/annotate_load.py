@@ -205,7 +205,7 @@ def parse_args():
     parser.add_argument("--profile", action="store_true", help="also print the submit's busiest lines")
     parser.add_argument(
         "--adaptive",
-        choices=["fixed", "exact", "probabilistic", "reallocate"],
+        choices=["fixed", "exact", "probabilistic", "reallocate", "allocate"],
         default="fixed",
         help="the study's adaptive design (Study.adaptive_mode), to measure its claims and submits",
     )

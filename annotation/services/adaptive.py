@@ -20,7 +20,7 @@ from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
 from django.utils import timezone
 
 from annotation.models import Annotation, Study, StudyItem
-from annotation.services.adaptive_model import ordinal_clip_predictive, ordinal_model_fitted
+from annotation.services.adaptive_model import allocation_clip_priority, ordinal_clip_predictive, ordinal_model_fitted
 from evaluation.stats.stopping import (
     BetaBinomialPredictive,
     StoppingRule,
@@ -73,6 +73,8 @@ def item_state(
     (participant pk, levels), the clip's own, are what the ordinal predictor reads; without them,
     or before the study's model is fitted, the beta-binomial predicts the further marks."""
     rule, prior = adaptive_rule(study), adaptive_prior(study)
+    if study.adaptive_mode == Study.Adaptive.ALLOCATE:
+        return _allocation_state(study, marks, seen, annotations, prior)
     priority = clip_priority(marks, seen, prior)
     if study.adaptive_mode == Study.Adaptive.REALLOCATE and seen >= rule.target:
         # Past the target only the most contested clips listen on (the claim orders them by
@@ -83,6 +85,17 @@ def item_state(
     if annotations and ordinal_model_fitted(study):
         predictive = ordinal_clip_predictive(study, annotations)
     return clip_settled(rule, marks, heavy, seen, predictive), priority
+
+
+def _allocation_state(study, marks, seen, annotations, prior) -> tuple[bool, float]:
+    """Model allocation: a clip listens on until the maximum, the claim choosing by priority; the
+    ordinal model's once it is fitted, the beta-binomial's until then (while every clip is still
+    getting its first `minimum`, when the priorities are not read)."""
+    if annotations and ordinal_model_fitted(study):
+        priority = allocation_clip_priority(study, annotations)
+    else:
+        priority = clip_priority(marks, seen, prior)
+    return seen >= study.adaptive_max_per_clip, priority
 
 
 def _clip_annotations(item: StudyItem, *, words: int) -> list[tuple[int, list[int]]]:
@@ -140,6 +153,19 @@ def reallocation_budget_left(study: Study) -> int:
     )
     totals = assignable.aggregate(clips=Count("pk"), committed=Sum(committed))
     return target * totals["clips"] - (totals["committed"] or 0)
+
+
+def allocation_budget_left(study: Study) -> int:
+    """Annotations a model-allocating study may still hand out by priority: the fixed design's
+    budget less what each clip holds (completed or reserved), a clip below the minimum counted at
+    the minimum that it is owed first. Read under the study's row lock."""
+    minimum = study.adaptive_min_annotators
+    assignable = StudyItem.objects.filter(
+        study=study, review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED], form_item__isnull=True
+    ).annotate(load=F("completed_count") + F("reserved_count"))
+    committed = Case(When(load__lt=minimum, then=Value(minimum)), default=F("load"), output_field=IntegerField())
+    totals = assignable.aggregate(clips=Count("pk"), committed=Sum(committed))
+    return study.target_annotations * totals["clips"] - (totals["committed"] or 0)
 
 
 def adaptive_submit(store, *, study: Study, study_item_id: int, levels: list[int]):

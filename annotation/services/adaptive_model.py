@@ -1,4 +1,5 @@
-"""The ordinal annotator model of a study with probabilistic stopping (Study.adaptive_predictor "ordinal").
+"""The ordinal annotator model of a study with probabilistic stopping (Study.adaptive_predictor
+"ordinal") or in model allocation (Study.adaptive_mode "allocate").
 
 The model (evaluation.stats.ordinal_predictive) foresees the marks of the listeners a clip still
 lacks from its annotations so far: their three levels and who gave them, each participant with the
@@ -14,6 +15,11 @@ The fitted model is stored on the study (Study.adaptive_model) as JSON:
 {"model": "ordinal", "prior": [...], "mark_chance": [...], "participants": {"<pk>": [t1, log gap,
 log sigma]}, "typical": [...], "annotations": n, "fitted_at": ISO time}. A fit replaces the stored
 one only if it saw more annotations, so two refits finishing out of order keep the newer.
+
+Model allocation stores beside it "allocation": the fit read on evaluation.stats.allocation's fine
+grid (the prominence distribution, which prominences are emphasized, the typical listener's
+levels), and each refit gives every annotated clip the new model's priority; a submission gives its
+clip the priority of its annotations under the model standing.
 """
 
 import logging
@@ -24,7 +30,14 @@ from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from annotation.models import Annotation, Study
+from annotation.models import Annotation, Study, StudyItem
+from evaluation.stats.allocation import (
+    ProminenceModel,
+    listeners_model,
+    model_clip_priority,
+    prominence_model,
+    word_log_likelihoods,
+)
 from evaluation.stats.ordinal_predictive import OrdinalPredictive, OrdinalState, ordinal_state_fit, prominence_posterior
 
 logger = logging.getLogger(__name__)
@@ -34,6 +47,9 @@ _STOPPING_MODES = (Study.Adaptive.PROBABILISTIC, Study.Adaptive.REALLOCATE)
 
 
 def uses_ordinal_model(study: Study) -> bool:
+    """Model allocation always does; probabilistic stopping when its predictor is the ordinal model."""
+    if study.adaptive_mode == Study.Adaptive.ALLOCATE:
+        return True
     return study.adaptive_mode in _STOPPING_MODES and study.adaptive_predictor == Study.Predictor.ORDINAL
 
 
@@ -99,17 +115,78 @@ def ordinal_model_refit(*, study_id: int) -> dict | None:
         "annotations": len(rows),
         "fitted_at": timezone.now().isoformat(timespec="seconds"),
     }
+    study = Study.objects.get(pk=study_id)
+    if study.adaptive_mode == Study.Adaptive.ALLOCATE:
+        model["allocation"] = allocation_model_part(state.parameters, state.prior)
     older = Q(adaptive_model={}) | Q(adaptive_model__annotations__lt=len(rows))
-    stored = Study.objects.filter(older, pk=study_id).update(adaptive_model=model)
-    return model if stored else None
+    if not Study.objects.filter(older, pk=study_id).update(adaptive_model=model):
+        return None
+    if "allocation" in model:
+        study.adaptive_model = model
+        _priorities_refresh(study, rows)
+    return model
+
+
+def allocation_model_part(parameters: np.ndarray, prior: np.ndarray) -> dict:
+    """What model allocation reads of the fit, on the fine grid: the crowd's prominence distribution,
+    its verdict of what is emphasized, its typical listener (a clip's own listeners are read from
+    their parameters at each submission, so the study's crowd need not be stored on that grid)."""
+    fine = prominence_model(parameters=parameters, prior=prior, labelled=np.ones(len(parameters), dtype=bool))
+    return {
+        "log_prior": fine.log_prior.tolist(),
+        "emphasized": fine.emphasized.tolist(),
+        "typical_log_confusion": fine.log_confusion[fine.typical].tolist(),
+    }
+
+
+def _priorities_refresh(study: Study, rows: list[tuple]) -> None:
+    """Every annotated clip's priority under the new model (the claim orders by it)."""
+    by_clip: dict[int, list[tuple[int, list[int]]]] = {}
+    for participant, study_item, levels in rows:
+        by_clip.setdefault(study_item, []).append((participant, levels))
+    items = []
+    for item in StudyItem.objects.filter(pk__in=by_clip).only("pk", "priority"):
+        width = max(len(levels) for _, levels in by_clip[item.pk])
+        item.priority = allocation_clip_priority(study, [a for a in by_clip[item.pk] if len(a[1]) == width])
+        items.append(item)
+    StudyItem.objects.bulk_update(items, ["priority"], batch_size=500)
+
+
+def allocation_clip_priority(study: Study, annotations: list[tuple[int, list[int]]]) -> float:
+    """Model allocation's value of one more listener on a clip, from its annotations (participant
+    pk, levels), under the study's fitted model (evaluation.stats.allocation.model_clip_priority)."""
+    part = study.adaptive_model["allocation"]
+    crowd = ProminenceModel(
+        log_prior=np.asarray(part["log_prior"]),
+        log_confusion=np.asarray(part["typical_log_confusion"])[None],
+        emphasized=np.asarray(part["emphasized"], dtype=bool),
+        fitted=np.zeros(0, dtype=bool),
+    )
+    clip = listeners_model(crowd, _parameters_of(study, annotations))
+    levels = np.array([row for _, row in annotations], dtype=np.int64)
+    words = levels.shape[1]
+    likelihood = word_log_likelihoods(
+        clip,
+        row_word=np.tile(np.arange(words), len(annotations)),
+        row_annotator=np.repeat(np.arange(len(annotations)), words),
+        row_level=levels.ravel(),
+        words=words,
+    )
+    return model_clip_priority(clip, likelihood)
+
+
+def _parameters_of(study: Study, annotations: list[tuple[int, list[int]]]) -> np.ndarray:
+    """(k, 3) the fitted parameters of each annotation's participant; the median ones for a participant
+    the fit has not seen."""
+    known, typical = study.adaptive_model["participants"], study.adaptive_model["typical"]
+    return np.array([known.get(str(participant), typical) for participant, _ in annotations], dtype=float)
 
 
 def ordinal_clip_predictive(study: Study, annotations: list[tuple[int, list[int]]]) -> OrdinalPredictive:
     """The predictive of a clip's further marks from its annotations (participant pk, levels) under
     the study's fitted model (ordinal_model_fitted must hold)."""
     model = study.adaptive_model
-    known, typical = model["participants"], model["typical"]
-    parameters = np.array([known.get(str(participant), typical) for participant, _ in annotations], dtype=float)
+    parameters = _parameters_of(study, annotations)
     levels = np.array([row for _, row in annotations], dtype=np.int64)
     words = levels.shape[1]
     state = OrdinalState(

@@ -33,7 +33,7 @@ from annotation.models import (
     TaskItem,
     Word,
 )
-from annotation.services.adaptive import reallocation_budget_left
+from annotation.services.adaptive import allocation_budget_left, reallocation_budget_left
 from annotation.services.pole_orders import pole_orders_for
 
 # Waiting for concurrent claims to commit: from 10 ms, doubling, with jitter; about 2.5 s at most.
@@ -109,17 +109,19 @@ def _reserve_items(participant: Participant, study: Study) -> list[StudyItem]:
             break
         transaction.savepoint_rollback(savepoint)
         time.sleep(random.uniform(0.5, 1.5) * _RETRY_SECONDS * 2**attempt)
-    if len(items) < wanted and study.adaptive_mode == Study.Adaptive.REALLOCATE:
+    if len(items) < wanted and study.adaptive_mode in (Study.Adaptive.REALLOCATE, Study.Adaptive.ALLOCATE):
         items += _reserve_beyond_target(participant, study, wanted - len(items))
     StudyItem.objects.filter(pk__in=[item.pk for item in items]).update(reserved_count=F("reserved_count") + 1)
     return items
 
 
 def _reserve_beyond_target(participant: Participant, study: Study, wanted: int) -> list[StudyItem]:
-    """Reallocation: up to `wanted` contested clips past the target, most valuable first, within
-    the budget left. The study's row lock makes the budget's check and spending one step."""
+    """Reallocation: up to `wanted` contested clips past the target (model allocation: past the
+    minimum), most valuable first, within the budget left. The study's row lock makes the budget's
+    check and spending one step."""
     Study.objects.select_for_update().filter(pk=study.pk).first()
-    wanted = min(wanted, reallocation_budget_left(study))
+    allocating = study.adaptive_mode == Study.Adaptive.ALLOCATE
+    wanted = min(wanted, allocation_budget_left(study) if allocating else reallocation_budget_left(study))
     if wanted <= 0:
         return []
     extra = _eligible(participant, study, beyond_target=True)
@@ -133,10 +135,14 @@ def _eligible(participant: Participant, study: Study, *, beyond_target: bool = F
     items = StudyItem.objects.filter(
         study=study, review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED]
     ).annotate(load=F("completed_count") + F("reserved_count"))
+    # Model allocation gives every clip its minimum first, then chooses by priority past it.
+    first = (
+        study.adaptive_min_annotators if study.adaptive_mode == Study.Adaptive.ALLOCATE else study.target_annotations
+    )
     if beyond_target:
-        items = items.filter(load__gte=study.target_annotations, load__lt=study.adaptive_max_per_clip)
+        items = items.filter(load__gte=first, load__lt=study.adaptive_max_per_clip)
     else:
-        items = items.filter(load__lt=study.target_annotations)
+        items = items.filter(load__lt=first)
     if study.adaptive_mode != Study.Adaptive.FIXED:
         items = items.filter(settled=False)
     return (

@@ -17,6 +17,7 @@ import uuid
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Sum
 from django.utils import timezone
 from standardwebhooks import Webhook
 
@@ -122,23 +123,33 @@ def _post(url: str, body: str, headers: dict[str, str]) -> tuple[int | None, str
         return None, f"no readable answer: {type(error).__name__}: {error}"
 
 
+def _allocation_spent(study: Study, clips) -> bool:
+    """Model allocation reaches its target when it has spent the fixed design's budget (target x
+    clips), or when no clip may take another listener."""
+    done = clips.aggregate(done=Sum("completed_count"))["done"] or 0
+    if done >= study.target_annotations * clips.count():
+        return True
+    return not clips.filter(completed_count__lt=study.adaptive_max_per_clip).exists()
+
+
 def study_target_announce(*, study_id: int) -> bool:
     """Send study.target_reached once, when no clip of the study still waits for annotations.
     Called when a task completes; whether it was sent now."""
-    study = Study.objects.only("target_annotations", "slug", "name", "target_reached_at", "adaptive_mode").get(
-        pk=study_id
-    )
+    study = Study.objects.only(
+        "target_annotations", "slug", "name", "target_reached_at", "adaptive_mode", "adaptive_max_per_clip"
+    ).get(pk=study_id)
     if study.target_reached_at is not None:
         return False
-    waiting = StudyItem.objects.filter(
-        study_id=study_id,
-        review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED],
-        completed_count__lt=study.target_annotations,
-    )
-    if study.is_adaptive:  # a clip an adaptive design stopped early waits for nothing
-        waiting = waiting.filter(settled=False)
-    if waiting.exists():
-        return False
+    clips = StudyItem.objects.filter(study_id=study_id, review__in=[StudyItem.Review.ACTIVE, StudyItem.Review.CLEARED])
+    if study.adaptive_mode == Study.Adaptive.ALLOCATE:
+        if not _allocation_spent(study, clips):
+            return False
+    else:
+        waiting = clips.filter(completed_count__lt=study.target_annotations)
+        if study.is_adaptive:  # a clip an adaptive design stopped early waits for nothing
+            waiting = waiting.filter(settled=False)
+        if waiting.exists():
+            return False
     now = timezone.now()
     if not Study.objects.filter(pk=study_id, target_reached_at=None).update(target_reached_at=now):
         return False

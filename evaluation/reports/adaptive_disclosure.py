@@ -19,6 +19,7 @@ MODES = {
     "exact": "exact stopping (binary labels as the full design's)",
     "probabilistic": "probabilistic stopping",
     "reallocate": "probabilistic stopping with reallocation to contested clips",
+    "allocate": "model allocation (the fixed budget, each listener where the ordinal model expected most)",
 }
 
 

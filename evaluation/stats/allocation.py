@@ -25,8 +25,8 @@ On bench/adaptive.py (3000 clips, the fixed design's budget of 10 a clip, seed 0
 allocation from 5 a clip by this priority, labelled by this model, has a word error against the
 truth 14.2 % below the fixed design's majority with honest listeners, 21.7 % with 10 % spammers
 (12.8 % below the majority of the same annotations) and 7.0 % with 20 % heavy-only listeners.
-Live studies do not use it yet (annotation.services.adaptive values clips by
-evaluation.stats.stopping.clip_priority).
+A live study in model allocation (Study.adaptive_mode "allocate") values its clips by it
+(annotation.services.adaptive_model).
 """
 
 from dataclasses import dataclass
@@ -62,18 +62,37 @@ def prominence_model_fit(
     """Fit the ordinal model (annotator_models.ordinal_point_fit, same arguments; raises
     ValueError as it does) and read it on FINE_GRID."""
     fit = ordinal_point_fit(clip=clip, annotator=annotator, levels=levels, n_annotators=n_annotators)
-    confusion = fine_confusion(fit["parameters"])
-    weight = np.where(fit["labelled"], np.exp(-2.0 * fit["parameters"][:, 2]), 0.0)  # 1 / sigma^2
-    mean = (fit["labelled"][:, None, None] * confusion).sum(axis=0) / fit["labelled"].sum()
-    confusion[~fit["labelled"]] = mean
+    return prominence_model(parameters=fit["parameters"], prior=fit["prior"], labelled=fit["labelled"])
+
+
+def prominence_model(*, parameters: np.ndarray, prior: np.ndarray, labelled: np.ndarray) -> ProminenceModel:
+    """The ordinal model's fit (annotators' parameters, the prominence distribution on GRID, which
+    annotators gave a level) read on FINE_GRID."""
+    labelled = np.asarray(labelled, dtype=bool)
+    confusion = fine_confusion(parameters)
+    weight = np.where(labelled, np.exp(-2.0 * np.asarray(parameters)[:, 2]), 0.0)  # 1 / sigma^2
+    mean = (labelled[:, None, None] * confusion).sum(axis=0) / labelled.sum()
+    confusion[~labelled] = mean
     typical_mark = weight @ (1.0 - confusion[:, :, 0]) / weight.sum()
-    log_prior = np.interp(FINE_GRID, GRID, np.log(fit["prior"]))
+    log_prior = np.interp(FINE_GRID, GRID, np.log(prior))
     log_prior -= np.log(np.exp(log_prior).sum())
     return ProminenceModel(
         log_prior=log_prior,
         log_confusion=np.log(np.concatenate([confusion, mean[None]], axis=0)),
         emphasized=typical_mark > 0.5,
-        fitted=fit["labelled"].copy(),
+        fitted=labelled.copy(),
+    )
+
+
+def listeners_model(model: ProminenceModel, parameters: np.ndarray) -> ProminenceModel:
+    """`model` for a few listeners of its crowd (a clip's, parameters (k, 3)): their rows 0..k - 1,
+    the crowd's typical listener last, the crowd's verdict of what is emphasized kept."""
+    typical = model.log_confusion[model.typical]
+    return ProminenceModel(
+        log_prior=model.log_prior,
+        log_confusion=np.concatenate([np.log(fine_confusion(parameters)), typical[None]], axis=0),
+        emphasized=model.emphasized,
+        fitted=np.ones(len(parameters), dtype=bool),
     )
 
 

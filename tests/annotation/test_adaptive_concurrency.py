@@ -1,4 +1,4 @@
-"""Reallocation under concurrent claims on PostgreSQL: however many claim at once, the saved budget
+"""Reallocation and model allocation under concurrent claims on PostgreSQL: however many claim at once, the saved budget
 is spent once (the study's row lock), no clip passes the maximum and no clip is handed out twice
 to one participant (the clips' skipped row locks)."""
 
@@ -18,14 +18,15 @@ CLAIMERS, CLIPS, TARGET, MAXIMUM = 30, 12, 4, 8
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_claims_never_spend_more_than_the_fixed_budget():
+@pytest.mark.parametrize("mode", [Study.Adaptive.REALLOCATE, Study.Adaptive.ALLOCATE])
+def test_concurrent_claims_never_spend_more_than_the_fixed_budget(mode):
     if connection.vendor != "postgresql":
         pytest.skip("row locks (SELECT ... FOR UPDATE SKIP LOCKED) are tested on PostgreSQL")
     study = live_study(
         clips=CLIPS,
         clips_per_task=3,
         target_annotations=TARGET,
-        adaptive_mode=Study.Adaptive.REALLOCATE,
+        adaptive_mode=mode,
         adaptive_max_per_clip=MAXIMUM,
         adaptive_min_annotators=2,
         adaptive_epsilon=0.05,

@@ -58,8 +58,8 @@ def participate(study: Study, listener: int, clip_index: dict[int, int]) -> int:
 
 
 def run_study(**settings) -> tuple[Study, dict[int, int]]:
-    settings = {"adaptive_max_per_clip": MAXIMUM, **settings}
-    study = live_study(clips=4, target_annotations=TARGET, clips_per_task=4, **settings)
+    settings = {"adaptive_max_per_clip": MAXIMUM, "clips_per_task": 4, **settings}
+    study = live_study(clips=4, target_annotations=TARGET, **settings)
     clip_index = {item.clip_id: index for index, item in enumerate(study.items.order_by("clip_id"))}
     listener = 0
     while participate(study, listener, clip_index):

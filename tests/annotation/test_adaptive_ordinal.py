@@ -9,20 +9,24 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from annotation.models import Annotation, Participant, Study
+from annotation.models import Annotation, Participant, Study, StudyItem
 from annotation.services.adaptive import item_state
 from annotation.services.adaptive_model import (
     REFIT_GROWTH,
     adaptive_model_summary,
+    allocation_clip_priority,
+    allocation_model_part,
     ordinal_clip_predictive,
     ordinal_model_refit,
     ordinal_model_refit_request,
 )
+from annotation.services.assignment import assignment_claim
 from evaluation.services.agreement_reports import agreement_report_compute, report_parameters
 from evaluation.stats.annotator_models import GRID, ordinal_confusion
 from evaluation.stats.stopping import flip_probabilities
 from tests.annotation import test_adaptive_designs as pages
 from tests.annotation.admin_forms import change_page_data
+from tests.annotation.study_helpers import live_study, ready_participant
 from tests.api.callers import staff_with, token_client
 from tests.evaluation.test_agreement_report_page import QUERY, compute
 
@@ -193,3 +197,59 @@ def test_the_report_names_the_predictor_and_the_fit(admin_client, django_capture
         "foreseen by the ordinal annotator model, last fitted to 100 annotations by 2 participants"
         in page.content.decode()
     )
+
+
+def allocating(**more) -> dict:
+    model = pilot_model()
+    model["allocation"] = allocation_model_part(np.array([TYPICAL]), np.asarray(model["prior"]))
+    # Tasks of two of the four clips: a listener's clips are the claim's choice, not all there are.
+    return {
+        "adaptive_mode": Study.Adaptive.ALLOCATE,
+        "adaptive_min_annotators": 3,
+        "adaptive_model": model,
+        "clips_per_task": 2,
+        **more,
+    }
+
+
+def test_model_allocation_gives_every_clip_its_minimum_then_spends_exactly_the_fixed_budget():
+    study, clip_index = pages.run_study(**allocating())
+    spent = pages.counts(study, clip_index)
+    assert sum(spent.values()) == 4 * pages.TARGET  # the fixed design's budget, to the annotation
+    assert min(spent.values()) >= 3 and max(spent.values()) <= pages.MAXIMUM
+    study.refresh_from_db()
+    assert study.target_reached_at is not None  # the budget spent is the target reached
+    for item in study.items.all():
+        rows = list(
+            Annotation.objects.filter(item__study_item=item).order_by("pk").values_list("participant_id", "levels")
+        )
+        assert item.priority == pytest.approx(allocation_clip_priority(study, rows))
+
+
+def test_past_the_minimum_a_claim_takes_the_clips_of_highest_priority():
+    study = live_study(clips=6, target_annotations=4, **allocating(adaptive_min_annotators=2))
+    items = list(study.items.order_by("pk"))
+    for item, priority in zip(items, [0.01, 0.3, 0.02, 0.2, 0.0, 0.05], strict=True):
+        StudyItem.objects.filter(pk=item.pk).update(completed_count=2, priority=priority)
+    task = assignment_claim(participant=ready_participant(study, prolific_pid="c" * 24))
+    handed = set(task.items.values_list("study_item_id", flat=True))
+    assert handed == {items[1].pk, items[3].pk}
+
+    StudyItem.objects.filter(pk=items[0].pk).update(completed_count=1)  # one still owed its minimum
+    task = assignment_claim(participant=ready_participant(study, prolific_pid="d" * 24))
+    assert set(task.items.values_list("study_item_id", flat=True)) == {items[0].pk, items[1].pk}
+
+
+def test_a_refit_gives_every_clip_the_new_models_priority(monkeypatch):
+    monkeypatch.setattr(pages, "levels_of", eager_or_wary)
+    study, _ = pages.run_study(adaptive_mode=Study.Adaptive.ALLOCATE, adaptive_min_annotators=3)
+    before = dict(study.items.values_list("pk", "priority"))
+    assert ordinal_model_refit(study_id=study.pk) is not None
+    study.refresh_from_db()
+    after = dict(study.items.values_list("pk", "priority"))
+    for pk, priority in after.items():
+        rows = list(
+            Annotation.objects.filter(item__study_item_id=pk).order_by("pk").values_list("participant_id", "levels")
+        )
+        assert priority == pytest.approx(allocation_clip_priority(study, rows))
+    assert after != before
