@@ -141,8 +141,8 @@ class Study(models.Model):
         default=dict,
         blank=True,
         editable=False,
-        help_text="Probabilistic stopping with the ordinal predictor: the model fitted to this study's "
-        "annotations (prominence distribution, each participant's thresholds, annotations, fitted_at).",
+        help_text="Probabilistic stopping with the ordinal predictor, and model allocation: the model fitted "
+        "to this study's annotations (prominence distribution, each participant's thresholds, annotations, fitted_at).",
     )
     time_limit_minutes = models.PositiveSmallIntegerField(default=60, validators=[MinValueValidator(1)])
     places = models.PositiveIntegerField(

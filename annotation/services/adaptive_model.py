@@ -54,7 +54,10 @@ def uses_ordinal_model(study: Study) -> bool:
 
 
 def ordinal_model_fitted(study: Study) -> bool:
-    return uses_ordinal_model(study) and "prior" in (study.adaptive_model or {})
+    """Is there a model the study's design can read? Model allocation needs its fine-grid part (a
+    model fitted while the study stopped probabilistically has none until the next refit)."""
+    needed = "allocation" if study.adaptive_mode == Study.Adaptive.ALLOCATE else "prior"
+    return uses_ordinal_model(study) and needed in (study.adaptive_model or {})
 
 
 def adaptive_model_summary(study: Study) -> dict:
@@ -74,7 +77,7 @@ def ordinal_model_refit_request(*, study: Study) -> bool:
     """Queue a refit of the study's model once this transaction commits, if it is due; whether it was."""
     if not uses_ordinal_model(study):
         return False
-    fitted = (study.adaptive_model or {}).get("annotations", 0)
+    fitted = (study.adaptive_model or {}).get("annotations", 0) if ordinal_model_fitted(study) else 0
     held = _study_annotations(study.pk).count()
     if held < MIN_ANNOTATIONS_TO_FIT or held <= fitted * (1 + REFIT_GROWTH):
         return False
@@ -119,6 +122,8 @@ def ordinal_model_refit(*, study_id: int) -> dict | None:
     if study.adaptive_mode == Study.Adaptive.ALLOCATE:
         model["allocation"] = allocation_model_part(state.parameters, state.prior)
     older = Q(adaptive_model={}) | Q(adaptive_model__annotations__lt=len(rows))
+    if "allocation" in model:  # the stored model may lack the part: fitted before the study allocated
+        older |= ~Q(adaptive_model__has_key="allocation")
     if not Study.objects.filter(older, pk=study_id).update(adaptive_model=model):
         return None
     if "allocation" in model:

@@ -17,6 +17,7 @@ from annotation.services.adaptive_model import (
     allocation_clip_priority,
     allocation_model_part,
     ordinal_clip_predictive,
+    ordinal_model_fitted,
     ordinal_model_refit,
     ordinal_model_refit_request,
 )
@@ -253,3 +254,13 @@ def test_a_refit_gives_every_clip_the_new_models_priority(monkeypatch):
         )
         assert priority == pytest.approx(allocation_clip_priority(study, rows))
     assert after != before
+
+
+def test_a_study_that_turns_to_model_allocation_waits_for_a_refit_with_the_fine_grid(monkeypatch):
+    monkeypatch.setattr(pages, "levels_of", eager_or_wary)  # enough annotations to refit
+    study, _ = pages.run_study(**ordinal_settings(adaptive_model=pilot_model()))
+    Study.objects.filter(pk=study.pk).update(adaptive_mode=Study.Adaptive.ALLOCATE)
+    study.refresh_from_db()
+    assert not ordinal_model_fitted(study)  # its model has no allocation part: the beta-binomial stands in
+    model = ordinal_model_refit(study_id=study.pk)
+    assert model is not None and "allocation" in model
