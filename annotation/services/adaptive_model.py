@@ -145,7 +145,9 @@ def allocation_model_part(parameters: np.ndarray, prior: np.ndarray) -> dict:
 
 
 def _priorities_refresh(study: Study, rows: list[tuple]) -> None:
-    """Every annotated clip's priority under the new model (the claim orders by it)."""
+    """Every annotated clip's priority under the new model (the claim orders by it). A submission
+    made while the refit ran may find its clip's priority overwritten from the annotations the refit
+    read; the clip's next submission sets it again, so a priority is at most one annotation behind."""
     by_clip: dict[int, list[tuple[int, list[int]]]] = {}
     for participant, study_item, levels in rows:
         by_clip.setdefault(study_item, []).append((participant, levels))
