@@ -25,7 +25,8 @@ clip gets GREEDY_MINIMUM, then each further annotation goes to the clip whose wo
 label-error reduction from a few more typical listeners, per listener, is largest, at most 20 a
 clip; the model fitted once at the minimum, each new annotation then taken into its clip's word
 posteriors under its listener's fitted parameters), with majority and with model labels. The
-summary judges the best of the four reallocating designs against the 20 % target, and the model's
+summary judges greedy allocation with model labels (JUDGED, named before any run, not the best of
+this run's four reallocating designs) against the 20 % target, and the model's
 labels against the majority's under spammers. The truth only scores. The ordinal fits make the
 bench slow: about 7 minutes at 150 clips x 10 words and 15 to 20 at 3000 clips on two cores.
 Listeners hear clips in tasks of 20, as in the simulation module. Rules from evaluation.stats.stopping, the ones the claim
@@ -76,6 +77,7 @@ TASK = 20  # clips a listener hears, as in evaluation.stats.simulation
 GREEDY_MINIMUM = 5  # every clip gets 5 first: the model is overconfident at 3 (bench note in the docstring)
 GREEDY_REFITS = 1  # a live study refits between tasks; in between, each submission updates its clip
 REALLOCATIONS = ("eps 0.02 + realloc", "eps 0.05 + realloc", "greedy", "greedy, model labels")
+JUDGED = "greedy, model labels"  # named before the run: the one judged against the 20 % target
 
 
 @dataclass
@@ -353,8 +355,7 @@ def main() -> None:
     results = {name: dict(run_mixture(name, args, rng)) for name in MIXTURES}
     honest = results["honest"]
     exact, eps = honest["exact"], honest[f"eps {EPSILONS[0]}"]
-    best = min(REALLOCATIONS, key=lambda design: honest[design]["error"])  # the best design at the fixed budget
-    realloc = honest[best]
+    realloc = honest[JUDGED]
     reduction = 1 - realloc["error"] / honest["fixed 10"]["error"]
     spam = results["10 % spammers"]
     model_cut = 1 - spam["greedy, model labels"]["error"] / spam["greedy"]["error"]
@@ -362,7 +363,7 @@ def main() -> None:
         ("exact: zero binary changes", exact["differing"] == 0.0),
         (f"eps {EPSILONS[0]}: >= 12 % fewer", eps["saving"] >= 0.12),
         (f"eps {EPSILONS[0]}: <= 0.5 % differing", eps["differing"] <= 0.005),
-        (f"realloc ({best}): word error >= 20 % below fixed", reduction >= 0.20),
+        (f"realloc ({JUDGED}): word error >= 20 % below fixed", reduction >= 0.20),
         ("10 % spammers: model labels' error below the majority's (greedy)", model_cut > 0),
     ]
     print("\ntargets (honest mixture): " + "; ".join(f"{name} {'met' if ok else 'NOT met'}" for name, ok in targets))
@@ -385,7 +386,7 @@ def main() -> None:
     print(
         f"adaptive: {args.clips} clips x {args.words} words, honest: exact saves {100 * exact['saving']:.1f} % "
         f"({100 * exact['differing']:.3f} % differing), eps {EPSILONS[0]} saves {100 * eps['saving']:.1f} % "
-        f"({100 * eps['differing']:.3f} % differing), reallocation at the fixed budget ({best}) word error "
+        f"({100 * eps['differing']:.3f} % differing), reallocation at the fixed budget ({JUDGED}) word error "
         f"{100 * honest['fixed 10']['error']:.2f} % -> {100 * realloc['error']:.2f} % ({100 * reduction:.1f} % lower); "
         f"{sum(ok for _, ok in targets)} of {len(targets)} targets met; {time.perf_counter() - started:.0f} s"
     )

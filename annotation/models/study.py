@@ -111,15 +111,17 @@ class Study(models.Model):
         "maximum per clip",
         default=20,
         validators=[MinValueValidator(1)],
-        help_text="Reallocation: most annotations a contested clip may get (the saved budget goes to those).",
+        help_text="Reallocation and model allocation: most annotations a clip may get (the saved or the "
+        "allocated budget goes to the contested clips, up to this).",
     )
     adaptive_scalar_se = models.FloatField(
         "scalar standard-error bound",
         null=True,
         blank=True,
         validators=[MinValueValidator(0.0)],
-        help_text="Stop a clip early only when, besides its binary labels, every word's scalar label (mean "
-        "score 0, 0.5, 1) has a standard error at most this, e.g. 0.1. Empty: the binary labels alone decide.",
+        help_text="Exact and probabilistic stopping: stop a clip early only when, besides its binary labels, "
+        "every word's scalar label (mean score 0, 0.5, 1) has a standard error at most this, e.g. 0.1. "
+        "Empty: the binary labels alone decide.",
     )
     adaptive_prior = models.JSONField(
         default=dict,
@@ -133,9 +135,10 @@ class Study(models.Model):
         max_length=13,
         choices=Predictor.choices,
         default=Predictor.BETA_BINOMIAL,
-        help_text="Probabilistic stopping: how the marks of the listeners still to come are foreseen. The "
-        "ordinal model is refitted to the study's annotations as tasks complete (in the background); until "
-        "its first fit the beta-binomial stands in.",
+        help_text="Probabilistic stopping and reallocation: how the marks of the listeners still to come are "
+        "foreseen (model allocation always uses the ordinal model). The ordinal model is refitted to the "
+        "study's annotations as tasks complete (in the background); until its first fit the beta-binomial "
+        "stands in.",
     )
     adaptive_model = models.JSONField(
         default=dict,

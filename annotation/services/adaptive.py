@@ -20,7 +20,12 @@ from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
 from django.utils import timezone
 
 from annotation.models import Annotation, Study, StudyItem
-from annotation.services.adaptive_model import allocation_clip_priority, ordinal_clip_predictive, ordinal_model_fitted
+from annotation.services.adaptive_model import (
+    allocation_clip_priority,
+    ordinal_clip_predictive,
+    ordinal_model_fitted,
+    uses_ordinal_model,
+)
 from evaluation.stats.stopping import (
     BetaBinomialPredictive,
     StoppingRule,
@@ -54,6 +59,10 @@ def adaptive_record(*, study: Study, study_item_id: int, levels: list[int]) -> S
     """Count one accepted annotation into its clip's adaptive state. Call inside the submission's
     transaction, after its counts were written (completed_count includes this annotation)."""
     item = StudyItem.objects.select_for_update().get(pk=study_item_id)
+    if uses_ordinal_model(study):
+        # The model as stored now, read under the clip's lock: a refit's refresh of this clip's
+        # priority (annotation.services.adaptive_model) comes wholly before this write or after it.
+        study.adaptive_model = Study.objects.values_list("adaptive_model", flat=True).get(pk=study.pk)
     marks, heavy = _counts_with(item, levels)
     item.word_marks, item.word_heavy = marks.tolist(), heavy.tolist()
     annotations = _clip_annotations(item, words=marks.size) if ordinal_model_fitted(study) else None
@@ -89,8 +98,10 @@ def item_state(
 
 def _allocation_state(study, marks, seen, annotations, prior) -> tuple[bool, float]:
     """Model allocation: a clip listens on until the maximum, the claim choosing by priority; the
-    ordinal model's once it is fitted, the beta-binomial's until then (while every clip is still
-    getting its first `minimum`, when the priorities are not read)."""
+    ordinal model's once it is fitted, the beta-binomial's until then. The first fit is asked for
+    once the study holds MIN_ANNOTATIONS_TO_FIT annotations, so claims past the minimum read the
+    beta-binomial's priorities only while that fit is running, or when the study's clips at their
+    minimum hold fewer, or when the fit found nothing to learn (no word marked)."""
     if annotations and ordinal_model_fitted(study):
         priority = allocation_clip_priority(study, annotations)
     else:

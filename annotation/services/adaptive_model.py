@@ -14,12 +14,14 @@ fitted participants' median thresholds.
 The fitted model is stored on the study (Study.adaptive_model) as JSON:
 {"model": "ordinal", "prior": [...], "mark_chance": [...], "participants": {"<pk>": [t1, log gap,
 log sigma]}, "typical": [...], "annotations": n, "fitted_at": ISO time}. A fit replaces the stored
-one only if it saw more annotations, so two refits finishing out of order keep the newer.
+one only if it saw more annotations, so two refits finishing out of order keep the newer; a refit
+checks that it is still due before it fits, so requests queued while a fit ran cost a count each.
 
 Model allocation stores beside it "allocation": the fit read on evaluation.stats.allocation's fine
 grid (the prominence distribution, which prominences are emphasized, the typical listener's
-levels), and each refit gives every annotated clip the new model's priority; a submission gives its
-clip the priority of its annotations under the model standing.
+levels) and "priorities": "pending" until every annotated clip has been given the new model's
+priority ("refreshed"); a submission gives its clip the priority of its annotations under the model
+standing (both with the clip's row locked: see _priorities_refresh).
 """
 
 import logging
@@ -43,6 +45,7 @@ from evaluation.stats.ordinal_predictive import OrdinalPredictive, OrdinalState,
 logger = logging.getLogger(__name__)
 REFIT_GROWTH = 0.1  # refit once the study holds 10 % more annotations than the model saw
 MIN_ANNOTATIONS_TO_FIT = 20
+REFRESH_BATCH = 200  # clips a refresh locks at once: claims skip them meanwhile, submissions wait
 _STOPPING_MODES = (Study.Adaptive.PROBABILISTIC, Study.Adaptive.REALLOCATE)
 
 
@@ -61,10 +64,11 @@ def ordinal_model_fitted(study: Study) -> bool:
 
 
 def adaptive_model_summary(study: Study) -> dict:
-    """What the admin, the API and the report show of the fitted model; empty before the first fit."""
-    model = study.adaptive_model or {}
-    if "prior" not in model:
+    """What the admin, the API and the report show of the fitted model; empty while the study's
+    design reads none (before the first fit, or one without the part model allocation needs)."""
+    if not ordinal_model_fitted(study):
         return {}
+    model = study.adaptive_model
     return {
         "model": model["model"],
         "annotations": model["annotations"],
@@ -75,14 +79,20 @@ def adaptive_model_summary(study: Study) -> dict:
 
 def ordinal_model_refit_request(*, study: Study) -> bool:
     """Queue a refit of the study's model once this transaction commits, if it is due; whether it was."""
+    if not _refit_due(study):
+        return False
+    transaction.on_commit(lambda: _send_refit(study.pk))
+    return True
+
+
+def _refit_due(study: Study) -> bool:
+    """Does the study use the model, and hold MIN_ANNOTATIONS_TO_FIT and REFIT_GROWTH more annotations
+    than its stored model (which the design can read) saw?"""
     if not uses_ordinal_model(study):
         return False
     fitted = (study.adaptive_model or {}).get("annotations", 0) if ordinal_model_fitted(study) else 0
     held = _study_annotations(study.pk).count()
-    if held < MIN_ANNOTATIONS_TO_FIT or held <= fitted * (1 + REFIT_GROWTH):
-        return False
-    transaction.on_commit(lambda: _send_refit(study.pk))
-    return True
+    return held >= MIN_ANNOTATIONS_TO_FIT and held > fitted * (1 + REFIT_GROWTH)
 
 
 def _send_refit(study_id: int) -> None:
@@ -95,11 +105,22 @@ def _send_refit(study_id: int) -> None:
 
 
 def ordinal_model_refit(*, study_id: int) -> dict | None:
-    """Fit the ordinal model to every annotation of the study and store it; the stored model, or
-    None when there was nothing to fit (the model in use, if any, stands)."""
-    rows = list(_study_annotations(study_id).values_list("participant_id", "item__study_item_id", "levels"))
-    if len(rows) < MIN_ANNOTATIONS_TO_FIT:
-        return None
+    """Fit the ordinal model to every annotation of the study, if a fit is still due, and store it;
+    then, for model allocation, give every clip the stored model's priority if that has not been
+    done yet. The model this call stored, or None (not due any more, nothing to fit, or a newer fit
+    stored meanwhile: the model in use stands). Requests queued while a fit ran find it done."""
+    study = Study.objects.get(pk=study_id)
+    model = _model_fit(study) if _refit_due(study) else None
+    if model is not None and not _model_store(study_id, model):
+        model = None
+    if study.adaptive_mode == Study.Adaptive.ALLOCATE:
+        # Also when this call stored nothing: a refresh that failed (a database error) is done by the retry.
+        _priorities_refresh(study_id)
+    return model
+
+
+def _model_fit(study: Study) -> dict | None:
+    rows = list(_study_annotations(study.pk).values_list("participant_id", "item__study_item_id", "levels"))
     participants, annotator = np.unique([row[0] for row in rows], return_inverse=True)
     _, clip = np.unique([row[1] for row in rows], return_inverse=True)
     try:
@@ -107,7 +128,7 @@ def ordinal_model_refit(*, study_id: int) -> dict | None:
             clip=clip, annotator=annotator, levels=_padded([row[2] for row in rows]), n_annotators=participants.size
         )
     except ValueError as error:  # e.g. no word marked yet: nothing to learn from
-        logger.info("study %s: the ordinal model was not refitted (%s)", study_id, error)
+        logger.info("study %s: the ordinal model was not refitted (%s)", study.pk, error)
         return None
     model = {
         "model": "ordinal",
@@ -118,18 +139,19 @@ def ordinal_model_refit(*, study_id: int) -> dict | None:
         "annotations": len(rows),
         "fitted_at": timezone.now().isoformat(timespec="seconds"),
     }
-    study = Study.objects.get(pk=study_id)
     if study.adaptive_mode == Study.Adaptive.ALLOCATE:
         model["allocation"] = allocation_model_part(state.parameters, state.prior)
-    older = Q(adaptive_model={}) | Q(adaptive_model__annotations__lt=len(rows))
-    if "allocation" in model:  # the stored model may lack the part: fitted before the study allocated
-        older |= ~Q(adaptive_model__has_key="allocation")
-    if not Study.objects.filter(older, pk=study_id).update(adaptive_model=model):
-        return None
-    if "allocation" in model:
-        study.adaptive_model = model
-        _priorities_refresh(study, rows)
+        model["priorities"] = "pending"  # _priorities_refresh sets "refreshed" once every clip has them
     return model
+
+
+def _model_store(study_id: int, model: dict) -> bool:
+    """Store the model unless the stored one saw as many annotations (two refits finishing out of
+    order keep the newer); a stored model without the fine-grid part that this one has is replaced."""
+    older = Q(adaptive_model={}) | Q(adaptive_model__annotations__lt=model["annotations"])
+    if "allocation" in model:
+        older |= ~Q(adaptive_model__has_key="allocation")
+    return bool(Study.objects.filter(older, pk=study_id).update(adaptive_model=model))
 
 
 def allocation_model_part(parameters: np.ndarray, prior: np.ndarray) -> dict:
@@ -144,19 +166,58 @@ def allocation_model_part(parameters: np.ndarray, prior: np.ndarray) -> dict:
     }
 
 
-def _priorities_refresh(study: Study, rows: list[tuple]) -> None:
-    """Every annotated clip's priority under the new model (the claim orders by it). A submission
-    made while the refit ran may find its clip's priority overwritten from the annotations the refit
-    read; the clip's next submission sets it again, so a priority is at most one annotation behind."""
-    by_clip: dict[int, list[tuple[int, list[int]]]] = {}
-    for participant, study_item, levels in rows:
-        by_clip.setdefault(study_item, []).append((participant, levels))
-    items = []
-    for item in StudyItem.objects.filter(pk__in=by_clip).only("pk", "priority"):
-        width = max(len(levels) for _, levels in by_clip[item.pk])
-        item.priority = allocation_clip_priority(study, [a for a in by_clip[item.pk] if len(a[1]) == width])
-        items.append(item)
-    StudyItem.objects.bulk_update(items, ["priority"], batch_size=500)
+def _priorities_refresh(study_id: int) -> None:
+    """Give every annotated clip its priority under the stored model (the claim orders by it), in
+    batches of REFRESH_BATCH clips, each in a transaction that locks the clips before it reads the
+    model and their annotations. A submission writes its clip's priority with the clip locked and the
+    model read under that lock, so whichever of the two writes last wrote it from all the clip's
+    annotations committed by then, under the model standing then. Stops if a newer model is stored
+    meanwhile (its own refit refreshes every clip); marks the model "refreshed" at the end."""
+    last, stamp = 0, None
+    while True:
+        with transaction.atomic():
+            batch = list(
+                StudyItem.objects.select_for_update()
+                .filter(study_id=study_id, pk__gt=last, completed_count__gt=0)
+                .order_by("pk")
+                .only("pk", "priority")[:REFRESH_BATCH]
+            )
+            study = Study.objects.get(pk=study_id)
+            model = study.adaptive_model or {}
+            if not ordinal_model_fitted(study) or model.get("priorities") != "pending":
+                return  # nothing to read, or refreshed already
+            if stamp not in (None, _model_stamp(model)):
+                return  # a newer model: its refit refreshes
+            stamp = _model_stamp(model)
+            if not batch:
+                ours = Study.objects.filter(
+                    pk=study_id, adaptive_model__annotations=stamp[0], adaptive_model__fitted_at=stamp[1]
+                )
+                ours.update(adaptive_model={**model, "priorities": "refreshed"})
+                return
+            annotations = _annotations_by_clip([item.pk for item in batch])
+            refreshed = [item for item in batch if annotations[item.pk]]
+            for item in refreshed:
+                item.priority = allocation_clip_priority(study, annotations[item.pk])
+            StudyItem.objects.bulk_update(refreshed, ["priority"])
+        last = batch[-1].pk
+
+
+def _model_stamp(model: dict) -> tuple:
+    return model.get("annotations"), model.get("fitted_at")
+
+
+def _annotations_by_clip(study_item_ids: list[int]) -> dict[int, list[tuple[int, list[int]]]]:
+    """Each clip's annotations (participant pk, levels) in the order they came, those with a level
+    for each of its words (the widest)."""
+    by_clip: dict[int, list[tuple[int, list[int]]]] = {pk: [] for pk in study_item_ids}
+    rows = Annotation.objects.filter(item__study_item_id__in=study_item_ids).order_by("pk")
+    for study_item, participant, levels in rows.values_list("item__study_item_id", "participant_id", "levels"):
+        by_clip[study_item].append((participant, levels))
+    for pk, annotations in by_clip.items():
+        width = max((len(levels) for _, levels in annotations), default=0)
+        by_clip[pk] = [a for a in annotations if len(a[1]) == width]
+    return by_clip
 
 
 def allocation_clip_priority(study: Study, annotations: list[tuple[int, list[int]]]) -> float:

@@ -2,13 +2,14 @@
 
 A task reserves its clips (reserved_count) until each is submitted (then
 completed_count) or the task expires (the reservation is released). A clip is
-offered only while completed + reserved is below the study's target, so no clip
-ever gets more annotations than the target, however many people claim at once:
-on PostgreSQL the candidate rows are locked with SELECT ... FOR UPDATE SKIP
-LOCKED, so concurrent claimers take different clips instead of waiting; on
-SQLite the IMMEDIATE transaction serializes claimers. Stance items get the pole
-order they have been given fewer times (annotation.services.pole_orders), counted
-while their rows are locked.
+offered only while completed + reserved is below the study's target (in the
+adaptive modes that go past it, reallocation and model allocation, below the
+maximum per clip, within the fixed design's budget), so no clip ever gets more
+than that, however many people claim at once: on PostgreSQL the candidate rows
+are locked with SELECT ... FOR UPDATE SKIP LOCKED, so concurrent claimers take
+different clips instead of waiting; on SQLite the IMMEDIATE transaction
+serializes claimers. Stance items get the pole order they have been given fewer
+times (annotation.services.pole_orders), counted while their rows are locked.
 """
 
 import random

@@ -223,14 +223,29 @@ def study_setting_warnings(*, study: Study) -> list[str]:
     """Settings that are allowed but rarely meant: shown on the study's admin page and when it is set live."""
     if study.kind != Study.Kind.EMPHASIS:
         return []
+    warnings = []
     clips = study.items.count()
     if 0 < clips < study.clips_per_task:
-        return [
+        warnings.append(
             f"Tasks ask for {study.clips_per_task} clips but the study has {clips}: every task will hold "
             f"all {clips} (fewer as clips reach their target of {study.target_annotations} annotations). "
             f"Set clips per task to {clips} or fewer if that is not what you mean."
-        ]
-    return []
+        )
+    return warnings + _ignored_adaptive_settings(study)
+
+
+def _ignored_adaptive_settings(study: Study) -> list[str]:
+    """Adaptive settings given a value that the study's design never reads."""
+    mode, design = study.adaptive_mode, study.get_adaptive_mode_display().split(":")[0]
+    ignored = []
+    if study.adaptive_predictor != Study.Predictor.BETA_BINOMIAL and mode not in _PREDICTING_MODES:
+        ignored.append("the predictor of further marks (probabilistic stopping and reallocation only)")
+    if study.adaptive_scalar_se is not None and mode in (Study.Adaptive.FIXED, Study.Adaptive.ALLOCATE):
+        ignored.append("the scalar standard-error bound (exact and probabilistic stopping only)")
+    return [f"The adaptive design is {design.lower()}, which ignores {setting}." for setting in ignored]
+
+
+_PREDICTING_MODES = (Study.Adaptive.PROBABILISTIC, Study.Adaptive.REALLOCATE)
 
 
 def study_status_set(*, study: Study, status: str) -> Study:

@@ -1,6 +1,7 @@
 """Agreement reports: parameters from a study, computing now, or queueing and running in the background.
 
-A report is cached per (study, parameters) until the study's annotations change: a request
+A report is cached per (study, parameters) until the study's annotations change (an adaptive
+study's: or its design's settings or fitted model, report_fingerprint): a request
 finds the newest report with the same parameters whose fingerprint matches the annotations
 now, or one queued or still running, and queues a new one only when there is none.
 """
@@ -87,9 +88,19 @@ def _adaptive_settings(study: Study) -> dict:
     }
 
 
+def report_fingerprint(*, study: Study) -> str:
+    """What a cached report reflects: the annotations and, for an adaptive study, the design's
+    settings and its fitted model, which a background refit changes with no new annotation."""
+    fingerprint = annotations_fingerprint(study=study)
+    if not study.is_adaptive:
+        return fingerprint
+    settings = json.dumps({"mode": study.adaptive_mode, **_adaptive_settings(study)}, sort_keys=True)
+    return f"{fingerprint};adaptive={hashlib.sha256(settings.encode()).hexdigest()[:16]}"
+
+
 def agreement_report_current(*, study: Study, parameters: ReportParameters) -> AgreementReport | None:
     """The report to show: up to date and succeeded, or queued/running; None when one must be computed."""
-    fingerprint = annotations_fingerprint(study=study)
+    fingerprint = report_fingerprint(study=study)
     candidates = AgreementReport.objects.filter(study=study, parameters_key=parameters_key(parameters))
     for report in candidates.exclude(status=AgreementReport.Status.FAILED).order_by("-created_at", "-pk")[:5]:
         report = job_refresh(report)
@@ -120,7 +131,7 @@ def agreement_report_request(*, study: Study, parameters: ReportParameters, user
         language=parameters.language or "",
         parameters=canonical(parameters.as_dict()),
         parameters_key=parameters_key(parameters),
-        fingerprint=annotations_fingerprint(study=study),
+        fingerprint=report_fingerprint(study=study),
         created_by=user if user is not None and user.is_authenticated else None,
     )
     job_enqueue(report)
@@ -134,7 +145,7 @@ def agreement_report_run(*, report_id: int) -> None:
 def _compute(report: AgreementReport, progress) -> dict:
     progress("reading annotations", 0, 0)
     # Taken before reading: if annotations arrive meanwhile, the report looks stale, never fresh.
-    fingerprint = annotations_fingerprint(study=report.study)
+    fingerprint = report_fingerprint(study=report.study)
     parameters = parameters_from_dict(report.parameters)
     text = agreement_report_compute(study=report.study, parameters=parameters, progress=progress)
     return {"result_json": text, "fingerprint": fingerprint}
