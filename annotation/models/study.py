@@ -119,9 +119,9 @@ class Study(models.Model):
         null=True,
         blank=True,
         validators=[MinValueValidator(0.0)],
-        help_text="Exact and probabilistic stopping: stop a clip early only when, besides its binary labels, "
-        "every word's scalar label (mean score 0, 0.5, 1) has a standard error at most this, e.g. 0.1. "
-        "Empty: the binary labels alone decide.",
+        help_text="Stopping (exact, probabilistic, reallocation): stop a clip early only when, besides its "
+        "binary labels, every word's scalar label (mean score 0, 0.5, 1) has a standard error at most this, "
+        "e.g. 0.1. Empty: the binary labels alone decide.",
     )
     adaptive_prior = models.JSONField(
         default=dict,

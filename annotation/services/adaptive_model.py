@@ -108,7 +108,8 @@ def ordinal_model_refit(*, study_id: int) -> dict | None:
     """Fit the ordinal model to every annotation of the study, if a fit is still due, and store it;
     then, for model allocation, give every clip the stored model's priority if that has not been
     done yet. The model this call stored, or None (not due any more, nothing to fit, or a newer fit
-    stored meanwhile: the model in use stands). Requests queued while a fit ran find it done."""
+    stored meanwhile: the model in use stands). A request queued while a fit ran finds it done
+    once that fit is stored (with two workers fitting at once, both may fit; the newer is kept)."""
     study = Study.objects.get(pk=study_id)
     model = _model_fit(study) if _refit_due(study) else None
     if model is not None and not _model_store(study_id, model):
@@ -173,6 +174,9 @@ def _priorities_refresh(study_id: int) -> None:
     model read under that lock, so whichever of the two writes last wrote it from all the clip's
     annotations committed by then, under the model standing then. Stops if a newer model is stored
     meanwhile (its own refit refreshes every clip); marks the model "refreshed" at the end."""
+    study = Study.objects.get(pk=study_id)
+    if not ordinal_model_fitted(study) or study.adaptive_model.get("priorities") != "pending":
+        return  # nothing to refresh: checked before any clip is locked, and again under the locks
     last, stamp = 0, None
     while True:
         with transaction.atomic():

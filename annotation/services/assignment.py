@@ -247,5 +247,9 @@ def task_expire(*, task_id: int) -> bool:
         )
         TaskItem.objects.filter(pk__in=[pk for pk, _ in pending]).update(status=TaskItem.Status.RELEASED)
         study_item_ids = [pk for _, pk in pending if pk is not None]
+        # Locked in pk order first, as a refit's refresh of priorities locks clips
+        # (annotation.services.adaptive_model): a bare multi-row update could lock
+        # them in another order and deadlock with it.
+        list(StudyItem.objects.select_for_update().filter(pk__in=study_item_ids).order_by("pk").values_list("pk"))
         StudyItem.objects.filter(pk__in=study_item_ids).update(reserved_count=F("reserved_count") - 1)
     return True

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from annotation.models import Clip, Corpus, PrerequisiteQuestion, Study, StudyItem
+from annotation.services.adaptive import PROBABILISTIC_MODES
 
 
 @dataclass(frozen=True)
@@ -238,14 +239,11 @@ def _ignored_adaptive_settings(study: Study) -> list[str]:
     """Adaptive settings given a value that the study's design never reads."""
     mode, design = study.adaptive_mode, study.get_adaptive_mode_display().split(":")[0]
     ignored = []
-    if study.adaptive_predictor != Study.Predictor.BETA_BINOMIAL and mode not in _PREDICTING_MODES:
+    if study.adaptive_predictor != Study.Predictor.BETA_BINOMIAL and mode not in PROBABILISTIC_MODES:
         ignored.append("the predictor of further marks (probabilistic stopping and reallocation only)")
     if study.adaptive_scalar_se is not None and mode in (Study.Adaptive.FIXED, Study.Adaptive.ALLOCATE):
-        ignored.append("the scalar standard-error bound (exact and probabilistic stopping only)")
+        ignored.append("the scalar standard-error bound (stopping only: exact, probabilistic and reallocation)")
     return [f"The adaptive design is {design.lower()}, which ignores {setting}." for setting in ignored]
-
-
-_PREDICTING_MODES = (Study.Adaptive.PROBABILISTIC, Study.Adaptive.REALLOCATE)
 
 
 def study_status_set(*, study: Study, status: str) -> Study:
