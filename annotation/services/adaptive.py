@@ -22,6 +22,7 @@ from django.utils import timezone
 from annotation.models import Annotation, Study, StudyItem
 from annotation.services.adaptive_model import (
     allocation_clip_priority,
+    clips_annotations,
     ordinal_clip_predictive,
     ordinal_model_fitted,
     uses_ordinal_model,
@@ -65,7 +66,7 @@ def adaptive_record(*, study: Study, study_item_id: int, levels: list[int]) -> S
         study.adaptive_model = Study.objects.values_list("adaptive_model", flat=True).get(pk=study.pk)
     marks, heavy = _counts_with(item, levels)
     item.word_marks, item.word_heavy = marks.tolist(), heavy.tolist()
-    annotations = _clip_annotations(item, words=marks.size) if ordinal_model_fitted(study) else None
+    annotations = clips_annotations([item.pk])[item.pk] if ordinal_model_fitted(study) else None
     item.settled, item.priority = item_state(study, marks, heavy, item.completed_count, annotations)
     item.save(update_fields=["word_marks", "word_heavy", "settled", "priority"])
     return item
@@ -107,13 +108,6 @@ def _allocation_state(study, marks, seen, annotations, prior) -> tuple[bool, flo
     else:
         priority = clip_priority(marks, seen, prior)
     return seen >= study.adaptive_max_per_clip, priority
-
-
-def _clip_annotations(item: StudyItem, *, words: int) -> list[tuple[int, list[int]]]:
-    """The clip's annotations (participant pk, levels), this one included; as _counts_with, only
-    those with a level for each of the clip's words."""
-    rows = Annotation.objects.filter(item__study_item_id=item.pk).order_by("pk")
-    return [(who, levels) for who, levels in rows.values_list("participant_id", "levels") if len(levels) == words]
 
 
 def _counts_with(item: StudyItem, levels: list[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -174,9 +174,8 @@ def _priorities_refresh(study_id: int) -> None:
     model read under that lock, so whichever of the two writes last wrote it from all the clip's
     annotations committed by then, under the model standing then. Stops if a newer model is stored
     meanwhile (its own refit refreshes every clip); marks the model "refreshed" at the end."""
-    study = Study.objects.get(pk=study_id)
-    if not ordinal_model_fitted(study) or study.adaptive_model.get("priorities") != "pending":
-        return  # nothing to refresh: checked before any clip is locked, and again under the locks
+    if not _refresh_pending(Study.objects.get(pk=study_id)):
+        return  # checked before any clip is locked, and again under the locks
     last, stamp = 0, None
     while True:
         with transaction.atomic():
@@ -187,9 +186,9 @@ def _priorities_refresh(study_id: int) -> None:
                 .only("pk", "priority")[:REFRESH_BATCH]
             )
             study = Study.objects.get(pk=study_id)
-            model = study.adaptive_model or {}
-            if not ordinal_model_fitted(study) or model.get("priorities") != "pending":
-                return  # nothing to read, or refreshed already
+            if not _refresh_pending(study):
+                return
+            model = study.adaptive_model
             if stamp not in (None, _model_stamp(model)):
                 return  # a newer model: its refit refreshes
             stamp = _model_stamp(model)
@@ -199,7 +198,7 @@ def _priorities_refresh(study_id: int) -> None:
                 )
                 ours.update(adaptive_model={**model, "priorities": "refreshed"})
                 return
-            annotations = _annotations_by_clip([item.pk for item in batch])
+            annotations = clips_annotations([item.pk for item in batch])
             refreshed = [item for item in batch if annotations[item.pk]]
             for item in refreshed:
                 item.priority = allocation_clip_priority(study, annotations[item.pk])
@@ -207,13 +206,19 @@ def _priorities_refresh(study_id: int) -> None:
         last = batch[-1].pk
 
 
+def _refresh_pending(study: Study) -> bool:
+    """Has the stored model been fitted for allocation and its priorities not yet given to every clip?"""
+    return ordinal_model_fitted(study) and study.adaptive_model.get("priorities") == "pending"
+
+
 def _model_stamp(model: dict) -> tuple:
     return model.get("annotations"), model.get("fitted_at")
 
 
-def _annotations_by_clip(study_item_ids: list[int]) -> dict[int, list[tuple[int, list[int]]]]:
+def clips_annotations(study_item_ids: list[int]) -> dict[int, list[tuple[int, list[int]]]]:
     """Each clip's annotations (participant pk, levels) in the order they came, those with a level
-    for each of its words (the widest)."""
+    for each of its words (the widest): what the model reads of a clip, at a refresh and at a
+    submission."""
     by_clip: dict[int, list[tuple[int, list[int]]]] = {pk: [] for pk in study_item_ids}
     rows = Annotation.objects.filter(item__study_item_id__in=study_item_ids).order_by("pk")
     for study_item, participant, levels in rows.values_list("item__study_item_id", "participant_id", "levels"):
