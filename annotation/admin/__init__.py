@@ -1,7 +1,8 @@
 """Django admin, one module per area: corpora and imports, studies, participant review, Prolific sends,
-submitted annotations."""
+submitted annotations; the accounts' and API tokens' pages on the platform's base admin."""
 
 from annotation.admin import (
+    accounts,  # noqa: F401
     annotations,  # noqa: F401
     corpus,  # noqa: F401
     listening_form_items,  # noqa: F401

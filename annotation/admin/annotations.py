@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation.admin.answer_text import compact_levels, form_answer, marked_words
+from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Annotation, Participant, Word
 from annotation.participant_names import participant_annotator_id, participant_display_name, sees_prolific_ids
 
@@ -86,7 +87,7 @@ class ParticipantFinishedFilter(admin.SimpleListFilter):
 
 
 @admin.register(Annotation)
-class AnnotationAdmin(admin.ModelAdmin):
+class AnnotationAdmin(PlatformModelAdmin):
     list_display = [
         "submitted_at",
         "study",

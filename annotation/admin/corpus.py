@@ -8,6 +8,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.access import get_import_job_for_staff
+from annotation.admin.base import PlatformModelAdmin
 from annotation.audio_links import signed_audio_url
 from annotation.forms import ImportUploadForm
 from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
@@ -17,7 +18,7 @@ from annotation.views.job_progress import job_progress_response
 
 
 @admin.register(Corpus)
-class CorpusAdmin(admin.ModelAdmin):
+class CorpusAdmin(PlatformModelAdmin):
     list_display = ["name", "clip_count", "created_at"]
     search_fields = ["name", "description"]
     actions = ["studies_per_language", "studies_per_variety"]
@@ -52,7 +53,7 @@ class CorpusAdmin(admin.ModelAdmin):
 
 
 @admin.register(Speaker)
-class SpeakerAdmin(admin.ModelAdmin):
+class SpeakerAdmin(PlatformModelAdmin):
     list_display = ["name", "corpus"]
     list_filter = ["corpus"]
     search_fields = ["name"]
@@ -94,7 +95,7 @@ class ClipWarningInline(admin.TabularInline):
 
 
 @admin.register(Clip)
-class ClipAdmin(admin.ModelAdmin):
+class ClipAdmin(PlatformModelAdmin):
     list_display = ["external_id", "corpus", "language", "variety", "emotion", "speaker", "duration", "warning_codes"]
     list_filter = [
         "corpus",
@@ -160,7 +161,7 @@ class ClipAdmin(admin.ModelAdmin):
 
 
 @admin.register(Word)
-class WordAdmin(admin.ModelAdmin):
+class WordAdmin(PlatformModelAdmin):
     list_display = ["text", "index", "clip", "start", "end"]
     list_filter = ["clip__corpus", "clip__language"]
     search_fields = ["text", "clip__external_id"]
@@ -169,7 +170,7 @@ class WordAdmin(admin.ModelAdmin):
 
 
 @admin.register(ImportJob)
-class ImportJobAdmin(admin.ModelAdmin):
+class ImportJobAdmin(PlatformModelAdmin):
     list_display = ["archive_name", "corpus_name", "status", "progress_text", "created_by", "created_at"]
     list_filter = ["status"]
     readonly_fields = [

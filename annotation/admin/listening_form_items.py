@@ -1,10 +1,11 @@
 from django.contrib import admin
 
+from annotation.admin.base import PlatformModelAdmin
 from annotation.models import ListeningFormItem
 
 
 @admin.register(ListeningFormItem)
-class ListeningFormItemAdmin(admin.ModelAdmin):
+class ListeningFormItemAdmin(PlatformModelAdmin):
     """Form items come from `import_form_items`; here they are read and searched."""
 
     list_display = ["external_id", "study", "item_type", "prompt", "clip", "second_clip"]

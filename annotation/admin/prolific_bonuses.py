@@ -16,6 +16,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from annotation.access import require_perm
+from annotation.admin.base import PlatformModelAdmin
 from annotation.models import BonusBatch, BonusPayJob, ProlificCall, Study
 from annotation.participant_names import sees_prolific_ids
 from annotation.prolific import ProlificClient, ProlificError
@@ -37,7 +38,7 @@ class QualityBonusForm(forms.Form):
 
 
 @admin.register(BonusBatch)
-class BonusBatchAdmin(admin.ModelAdmin):
+class BonusBatchAdmin(PlatformModelAdmin):
     list_display = [
         "__str__",
         "reason",

@@ -5,12 +5,13 @@ participant permission (annotation.admin.prolific_ids)."""
 
 from django.contrib import admin
 
+from annotation.admin.base import PlatformModelAdmin
 from annotation.admin.prolific_ids import HidesProlificIds, hidden_field
 from annotation.models import ProlificCall
 
 
 @admin.register(ProlificCall)
-class ProlificCallAdmin(HidesProlificIds, admin.ModelAdmin):
+class ProlificCallAdmin(HidesProlificIds, PlatformModelAdmin):
     list_display = ["created_at", "study", "method", "path", "status", "attempt", "duration_ms"]
     list_filter = ["status", "method", "study"]
     list_select_related = ["study"]

@@ -1,15 +1,18 @@
 """The log of decisions sent to Prolific: who sent, when, and what Prolific answered. Read only:
-sends are started from a study's participant review page."""
+sends are started from a study's participant review page. Who was sent, failed or skipped is named
+by Prolific id: shown only with the participant permission (annotation.admin.prolific_ids)."""
 
 from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from annotation.admin.base import PlatformModelAdmin
+from annotation.admin.prolific_ids import HidesProlificIds, hidden_field
 from annotation.models import ProlificSendJob
 
 
 @admin.register(ProlificSendJob)
-class ProlificSendJobAdmin(admin.ModelAdmin):
+class ProlificSendJobAdmin(HidesProlificIds, PlatformModelAdmin):
     list_display = ["study", "status", "sent_count", "failed_count", "created_by", "created_at", "review_link"]
     list_filter = ["status", "study"]
     list_select_related = ["study", "created_by"]
@@ -28,6 +31,11 @@ class ProlificSendJobAdmin(admin.ModelAdmin):
         "started_at",
         "finished_at",
     ]
+    # The outcome names participants by display name: their Prolific ids.
+    prolific_id_fields = ("sent", "failed", "skipped")
+    sent_hidden = hidden_field("sent")
+    failed_hidden = hidden_field("failed")
+    skipped_hidden = hidden_field("skipped")
 
     def has_add_permission(self, request):
         return False

@@ -10,6 +10,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.access import require_perm
+from annotation.admin.base import PlatformModelAdmin
 from annotation.models import ProlificParticipantGroup, ProlificStudy, ProlificStudyJob, Study
 from annotation.selectors.bonuses import bonuses_paid_cents
 from annotation.services import prolific_costs
@@ -52,7 +53,7 @@ class ProlificStudyForm(forms.ModelForm):
 
 
 @admin.register(ProlificStudy)
-class ProlificStudyAdmin(admin.ModelAdmin):
+class ProlificStudyAdmin(PlatformModelAdmin):
     form = ProlificStudyForm
     change_form_template = TEMPLATE
     list_display = ["study", "prolific_id", "status", "places", "total_available_places", "auto_grow", "synced_at"]
@@ -224,7 +225,7 @@ def _cost_line(cost, prolific_study) -> str:
 
 
 @admin.register(ProlificParticipantGroup)
-class ProlificParticipantGroupAdmin(admin.ModelAdmin):
+class ProlificParticipantGroupAdmin(PlatformModelAdmin):
     list_display = ["name", "prolific_id", "source_study", "participant_count", "created_at"]
     fields = readonly_fields = ["name", "prolific_id", "source_study", "participant_count", "created_at"]
 
@@ -233,7 +234,7 @@ class ProlificParticipantGroupAdmin(admin.ModelAdmin):
 
 
 @admin.register(ProlificStudyJob)
-class ProlificStudyJobAdmin(admin.ModelAdmin):
+class ProlificStudyJobAdmin(PlatformModelAdmin):
     list_display = ["prolific_study", "action", "status", "outcome", "created_by", "created_at"]
     list_filter = ["action", "status"]
     fields = readonly_fields = ["prolific_study", "action", "status", "outcome", "error", "created_by", "created_at"]

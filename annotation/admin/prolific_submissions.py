@@ -14,6 +14,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from annotation.access import require_perm
+from annotation.admin.base import PlatformModelAdmin
 from annotation.admin.prolific_ids import HidesProlificIds, hidden_field
 from annotation.models import ProlificSubmission, ProlificWebhookReceipt, ProlificWebhookSubscription
 from annotation.prolific import ProlificClient, ProlificError
@@ -21,7 +22,7 @@ from annotation.services.prolific_submissions import prolific_submissions_poll
 from annotation.services.prolific_webhooks import prolific_webhooks_subscribe
 
 
-class ReadOnly(admin.ModelAdmin):
+class ReadOnly(PlatformModelAdmin):
     def has_add_permission(self, request):
         return False
 

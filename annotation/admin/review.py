@@ -14,6 +14,7 @@ from django.utils.html import format_html
 
 from annotation.access import get_prolific_send_job_for_review, get_study_for_review
 from annotation.admin.annotations import study_annotations_url
+from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Participant, Study
 from annotation.participant_names import participant_annotator_id, participant_display_name, sees_prolific_ids
 from annotation.prolific import MIN_REJECTION_MESSAGE, REJECTION_CATEGORIES, ProlificClient
@@ -56,10 +57,12 @@ class ReviewDecisionForm(forms.Form):
 
 
 PROLIFIC_FIELDS = {"prolific_pid", "prolific_study_id", "prolific_session_id"}
+# The resume link's key: whoever has it answers as the participant. Never shown.
+NEVER_SHOWN = {"access_key"}
 
 
 @admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
+class ParticipantAdmin(PlatformModelAdmin):
     list_display = [
         "annotator_id",
         "display_name",
@@ -70,7 +73,9 @@ class ParticipantAdmin(admin.ModelAdmin):
         "review_link",
     ]
     list_filter = ["study", "decision", "screened_out"]
-    search_fields = ["prolific_pid", "prolific_session_id"]
+    # Searched only by who sees Prolific ids (get_search_fields): never declared for everyone
+    # (annotation.admin.base), else the search would answer for ids the list hides.
+    prolific_search_fields = ["prolific_pid", "prolific_session_id"]
     list_select_related = ["study"]
     change_list_template = "admin/annotation/participant/change_list.html"
 
@@ -83,7 +88,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     # Prolific ids (the display name, the study link's ids) only for who holds the participant
     # permission (annotation.participant_names); everyone else knows participants by annotator id.
     def get_fields(self, request, obj=None):
-        fields = [field.name for field in self.model._meta.fields]
+        fields = [field.name for field in self.model._meta.fields if field.name not in NEVER_SHOWN]
         return fields if sees_prolific_ids(request.user) else [f for f in fields if f not in PROLIFIC_FIELDS]
 
     def get_list_display(self, request):
@@ -91,7 +96,7 @@ class ParticipantAdmin(admin.ModelAdmin):
         return shown if sees_prolific_ids(request.user) else [column for column in shown if column != "display_name"]
 
     def get_search_fields(self, request):
-        return super().get_search_fields(request) if sees_prolific_ids(request.user) else []
+        return self.prolific_search_fields if sees_prolific_ids(request.user) else []
 
     def get_urls(self):
         view, prefix = self.admin_site.admin_view, "review/<int:study_id>/"

@@ -14,6 +14,7 @@ from annotation.access import get_study_for_staff, require_perm
 from annotation.admin import study_items  # noqa: F401  (registers the study item admin)
 from annotation.admin.annotations import study_annotations_url
 from annotation.admin.answer_fields import numbered_words
+from annotation.admin.base import PlatformModelAdmin
 from annotation.admin.forms import (
     AttentionCheckForm,
     PrerequisiteQuestionForm,
@@ -61,7 +62,7 @@ class AttentionCheckInline(admin.TabularInline):
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(PlatformModelAdmin):
     form = StudySettingsForm
     list_display = [
         "name",

@@ -5,6 +5,7 @@ matching their transcript are out of assignment until cleared or excluded
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
+from annotation.admin.base import PlatformModelAdmin
 from annotation.audio_links import signed_audio_url
 from annotation.models import StudyItem
 from annotation.services.study_item_review import study_item_review_set
@@ -18,7 +19,7 @@ def mismatch_review_query(study_id: int | str) -> str:
 
 
 @admin.register(StudyItem)
-class StudyItemAdmin(admin.ModelAdmin):
+class StudyItemAdmin(PlatformModelAdmin):
     list_display = [
         "clip_id_text",
         "language",

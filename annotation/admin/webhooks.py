@@ -5,6 +5,8 @@ Deliveries are read only: they are made by the platform's events and sent by a w
 from django import forms
 from django.contrib import admin
 
+from annotation.admin.base import PlatformModelAdmin
+from annotation.admin.secrets import secret_shown_once
 from annotation.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 
@@ -20,23 +22,23 @@ class WebhookEndpointForm(forms.ModelForm):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(PlatformModelAdmin):
     form = WebhookEndpointForm
     list_display = ["url", "description", "active", "created_at"]
     list_filter = ["active"]
-    readonly_fields = ["secret", "created_at"]
+    readonly_fields = ["created_at"]
 
-    def get_readonly_fields(self, request, obj=None):
-        # The secret exists once the endpoint is saved; it is shown then, to set up the receiver.
-        return self.readonly_fields if obj else ["created_at"]
-
-    def get_fields(self, request, obj=None):
-        # Whoever holds the secret can sign events as the platform: shown only to who may change
-        # the endpoint, not to who may only view it.
-        fields = super().get_fields(request, obj)
-        if obj is not None and not self.has_change_permission(request, obj):
-            return [field for field in fields if field != "secret"]
-        return fields
+    # Whoever holds the secret can sign events as the platform: it is shown once, on the page that
+    # answers "Save" of a new endpoint, to set up the receiver, and never again.
+    def response_add(self, request, obj, post_url_continue=None):
+        return secret_shown_once(
+            request,
+            self,
+            obj,
+            secret=obj.secret,
+            what="signing secret",
+            use="The receiver verifies each delivery's webhook-signature with it (Standard Webhooks).",
+        )
 
 
 class WebhookAttemptInline(admin.TabularInline):
@@ -50,7 +52,7 @@ class WebhookAttemptInline(admin.TabularInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(PlatformModelAdmin):
     list_display = ["event_type", "endpoint", "status", "attempts", "delivered_at", "created_at"]
     list_filter = ["status", "event_type", "endpoint"]
     list_select_related = ["endpoint"]

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Study
 from evaluation.forms import parameters_query
 from evaluation.models import AgreementReport, ListeningFormReport
@@ -13,7 +14,7 @@ from evaluation.views import study_designs as design_views
 
 
 @admin.register(AgreementReport)
-class AgreementReportAdmin(admin.ModelAdmin):
+class AgreementReportAdmin(PlatformModelAdmin):
     """Reports are computed from the report page of a study (linked from this list), never edited."""
 
     list_display = ["study", "scope", "status", "progress_text", "created_at", "finished_at", "open_link"]
@@ -102,7 +103,7 @@ class AgreementReportAdmin(admin.ModelAdmin):
 
 
 @admin.register(ListeningFormReport)
-class ListeningFormReportAdmin(admin.ModelAdmin):
+class ListeningFormReportAdmin(PlatformModelAdmin):
     """The scores of listening-form studies; each study's score page (linked from the study's admin
     page) computes them in the background, so rows are never added or edited here."""
 

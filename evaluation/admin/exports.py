@@ -7,6 +7,7 @@ from django.template.defaultfilters import filesizeformat
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotation.admin.base import PlatformModelAdmin
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_export_for_staff, may_download_export
 from evaluation.models import DatasetExport
@@ -14,7 +15,7 @@ from evaluation.views import dataset_exports as views
 
 
 @admin.register(DatasetExport)
-class DatasetExportAdmin(admin.ModelAdmin):
+class DatasetExportAdmin(PlatformModelAdmin):
     list_display = [
         "__str__",
         "format",

@@ -9,6 +9,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from annotation.access import require_perm
+from annotation.admin.base import PlatformModelAdmin
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_label_set_for_staff
 from evaluation.forms import LabelSetCreateForm
@@ -26,7 +27,7 @@ from evaluation.services.label_sets import (
 
 
 @admin.register(LabelSet)
-class LabelSetAdmin(admin.ModelAdmin):
+class LabelSetAdmin(PlatformModelAdmin):
     list_display = [
         "__str__",
         "lifecycle",

@@ -6,11 +6,12 @@ from django.db.models import Count
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotation.admin.base import PlatformModelAdmin
 from evaluation.models import CastItem, CastRendition, CastSet, SuiteReport, System, SystemOutput
 from evaluation.views import suite_reports as suite_views
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(PlatformModelAdmin):
     def has_add_permission(self, request):
         return False
 

@@ -12,6 +12,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.access import require_perm
+from annotation.admin.base import PlatformModelAdmin
 from modelzoo.forms import BenchmarkLaunchForm
 from modelzoo.models import BenchmarkRun
 from modelzoo.results import MEASURE_NAMES
@@ -22,7 +23,7 @@ ADD = ("modelzoo.add_benchmarkrun", "evaluation.view_labelset")  # a launch read
 
 
 @admin.register(BenchmarkRun)
-class BenchmarkRunAdmin(admin.ModelAdmin):
+class BenchmarkRunAdmin(PlatformModelAdmin):
     # The choices' short values, not their long labels: the list stays one line a run.
     list_display = [
         "pk",

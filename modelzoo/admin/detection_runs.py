@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation.access import require_perm
+from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Study
 from evaluation.models import CastSet
 from modelzoo.models import BenchmarkRun, DetectionRun
@@ -57,7 +58,7 @@ class DetectionRunForm(forms.Form):
 
 
 @admin.register(DetectionRun)
-class DetectionRunAdmin(admin.ModelAdmin):
+class DetectionRunAdmin(PlatformModelAdmin):
     list_display = [
         "pk",
         "source",
