@@ -250,3 +250,6 @@ PROLIFIC_BONUS_RECONCILE_SECONDS = env.env_seconds_list(ENV, "PROLIFIC_BONUS_REC
 # 2 h, 5 h, 10 h, 10 h: eight attempts over about a day and a half), and each attempt's timeout.
 WEBHOOK_RETRY_SECONDS = env.env_seconds_list(ENV, "WEBHOOK_RETRY_SECONDS", [5, 300, 1800, 7200, 18000, 36000, 36000])
 WEBHOOK_TIMEOUT_SECONDS = env.env_int(ENV, "WEBHOOK_TIMEOUT_SECONDS", 15, minimum=1)
+# Endpoints at loopback, private, link-local or reserved addresses are refused, when registered and
+# again when each attempt connects (annotation/public_addresses.py); true allows them, for development.
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.env_bool(ENV, "WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False)

@@ -8,10 +8,16 @@ from django.contrib import admin
 from annotation.admin.base import PlatformModelAdmin
 from annotation.admin.secrets import secret_shown_once
 from annotation.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from annotation.public_addresses import validate_public_url
 
 
 class WebhookEndpointForm(forms.ModelForm):
-    url = forms.URLField(max_length=500, assume_scheme="https", help_text="Where the events are POSTed.")
+    url = forms.URLField(
+        max_length=500,
+        assume_scheme="https",
+        validators=[validate_public_url],
+        help_text="Where the events are POSTed: http(s), at a public address.",
+    )
     events = forms.MultipleChoiceField(
         choices=WebhookEvent.choices, widget=forms.CheckboxSelectMultiple, help_text="The events sent to this URL."
     )

@@ -9,6 +9,7 @@ from annotation.api.prolific_studies import ProlificStudyJobViewSet, ProlificStu
 from annotation.api.prolific_submissions import ProlificSubmissionViewSet
 from annotation.api.routers import Route
 from annotation.api.studies import StudyViewSet
+from annotation.api.webhooks import WebhookEndpointViewSet
 
 ROUTES: list[Route] = [
     ("corpora", CorpusViewSet, "corpus"),
@@ -22,4 +23,5 @@ ROUTES: list[Route] = [
     ("prolific-submissions", ProlificSubmissionViewSet, "prolific-submission"),
     ("prolific-studies", ProlificStudyViewSet, "prolific-study"),
     ("prolific-study-jobs", ProlificStudyJobViewSet, "prolific-study-job"),
+    ("webhook-endpoints", WebhookEndpointViewSet, "webhook-endpoint"),
 ]

@@ -14,6 +14,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -24,6 +25,7 @@ from standardwebhooks import Webhook
 from annotation.jobs import JobFailed, JobRetry, job_enqueue, job_run
 from annotation.models import Study, StudyItem
 from annotation.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from annotation.public_addresses import SCHEMES, AddressRefused, public_opener
 
 USER_AGENT = "emphasis-platform-webhooks"
 
@@ -106,11 +108,15 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_opener = urllib.request.build_opener(_NoRedirects)
+# Public addresses only, checked as each attempt connects (annotation.public_addresses), no proxy.
+_opener = public_opener(_NoRedirects)
 
 
 def _post(url: str, body: str, headers: dict[str, str]) -> tuple[int | None, str]:
-    """(status code, error): the status of any answer, or None and why nothing answered."""
+    """(status code, error): the status of any answer, or None and why nothing answered. A refused
+    address is recorded as refused, with nothing of what it would have answered."""
+    if urlsplit(url).scheme not in SCHEMES:  # urllib would also open file:// and ftp://
+        return None, f"refused: {urlsplit(url).scheme}:// is not http:// or https://"
     request = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")
     try:
         with _opener.open(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
@@ -118,7 +124,10 @@ def _post(url: str, body: str, headers: dict[str, str]) -> tuple[int | None, str
     except urllib.error.HTTPError as error:
         return error.code, ""
     except (urllib.error.URLError, OSError) as error:  # refused, reset, timed out, unreachable
-        return None, f"no answer: {getattr(error, 'reason', error)}"
+        reason = getattr(error, "reason", error)
+        if isinstance(reason, AddressRefused):
+            return None, f"refused: {reason}"
+        return None, f"no answer: {reason}"
     except http.client.HTTPException as error:  # an answer that is not HTTP (a bad status line, cut short)
         return None, f"no readable answer: {type(error).__name__}: {error}"
 
