@@ -118,9 +118,15 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
-# Uploaded archives can be large; Django streams them to a temporary file.
+# Uploaded archives can be large; Django streams them to a temporary file, and the first handler
+# refuses a request whose files pass IMPORT_MAX_ARCHIVE_BYTES as they arrive (annotation/uploads.py).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "annotation.uploads.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # --- Corpus import limits -------------------------------------------------
 IMPORT_MAX_ARCHIVE_BYTES = env.env_int(ENV, "IMPORT_MAX_ARCHIVE_BYTES", 4 * 1024**3, minimum=1)
@@ -128,6 +134,9 @@ IMPORT_MAX_FILE_BYTES = env.env_int(ENV, "IMPORT_MAX_FILE_BYTES", 200 * 1024**2,
 IMPORT_MAX_FILES = env.env_int(ENV, "IMPORT_MAX_FILES", 200_000, minimum=1)
 IMPORT_MAX_CLIP_SECONDS = env.env_int(ENV, "IMPORT_MAX_CLIP_SECONDS", 120, minimum=1)
 IMPORT_WORKERS = env.env_int(ENV, "IMPORT_WORKERS", os.cpu_count() or 1, minimum=1)
+# Imports one user may have under way at once: uploads being received or imported, and corpus
+# import jobs queued or running (annotation.services.import_slots); one more is answered 429.
+IMPORT_MAX_CONCURRENT_PER_USER = env.env_int(ENV, "IMPORT_MAX_CONCURRENT_PER_USER", 2, minimum=1)
 
 # --- Audio links for browsers ----------------------------------------------
 AUDIO_URL_TTL_SECONDS = env.env_int(ENV, "AUDIO_URL_TTL_SECONDS", 900, minimum=1)

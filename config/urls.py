@@ -21,3 +21,6 @@ urlpatterns = [
     path("modelzoo/", include("modelzoo.urls")),
     path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),
 ]
+
+# An upload refused as it arrived names its limit (annotation/views/errors.py).
+handler400 = "annotation.views.errors.bad_request"

@@ -5,9 +5,9 @@ from urllib.parse import urlencode
 from django import forms
 
 from annotation.models import Study
-from annotation.selectors.study_data import study_languages
+from annotation.selectors.study_data import study_languages, study_thresholds
 from evaluation.reports.agreement import ReportParameters
-from evaluation.services.agreement_reports import report_parameters
+from evaluation.services.agreement_reports import default_subsample, report_parameters, target_too_low
 from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, MODELS
 from evaluation.stats.label_sets import MMEE_AROUSAL, check_arousal_mapping
 from evaluation.stats.quality import Thresholds
@@ -45,10 +45,11 @@ class ReportForm(forms.Form):
 
     def __init__(self, data=None, *, study: Study):
         self.study = study
-        defaults = report_parameters(study=study)
+        defaults = ReportParameters(subsample=None, thresholds=study_thresholds(study=study))
         initial = {
             "language": "",
-            "subsample": defaults.subsample,
+            # The study's target, even 1: a page bound to it shows why it cannot be the subsample.
+            "subsample": default_subsample(study),
             "seed": defaults.seed,
             "resamples": defaults.resamples,
             "exclude_flagged": False,
@@ -64,14 +65,21 @@ class ReportForm(forms.Form):
 
     def clean_subsample(self):
         value = self.cleaned_data["subsample"]
+        if value == 1 and default_subsample(self.study) == 1:
+            raise forms.ValidationError(target_too_low(self.study))
         if value == 1:
             raise forms.ValidationError("Agreement needs at least 2 annotations per clip (0 uses all).")
         return value
 
+    def defaults_valid(self) -> bool:
+        """Whether the study's defaults make a report (not with a target of 1 annotation per clip)."""
+        subsample = default_subsample(self.study)
+        return subsample is None or subsample >= 2
+
     def parameters(self) -> ReportParameters:
         """The parameters of a valid bound form, or the study's defaults for an unbound one."""
         values = self.cleaned_data if self.is_bound else self.initial
-        thresholds = report_parameters(study=self.study).thresholds
+        thresholds = study_thresholds(study=self.study)
         return report_parameters(
             study=self.study,
             language=values["language"] or None,

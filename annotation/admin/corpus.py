@@ -13,6 +13,7 @@ from annotation.audio_links import signed_audio_url
 from annotation.forms import ImportUploadForm
 from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
 from annotation.services.corpus_import_jobs import corpus_import_create, folder_upload_zip
+from annotation.services.import_slots import ImportsBusy, import_slot_release, import_slot_take
 from annotation.services.studies import studies_create_per_language
 from annotation.views.job_progress import job_progress_response
 
@@ -209,18 +210,8 @@ class ImportJobAdmin(PlatformModelAdmin):
             raise PermissionDenied
         form = ImportUploadForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
-            data = form.cleaned_data
-            try:
-                with folder_upload_zip(files=data["folder"], paths=data["folder_paths"]) as zipped:
-                    job = corpus_import_create(
-                        upload=data["archive"] or zipped,
-                        corpus_name=data["corpus_name"],
-                        skip_invalid=data["skip_invalid"],
-                        user=request.user,
-                    )
-            except ValueError as error:
-                form.add_error(None, str(error))
-            else:
+            job = self._queued(request, form)
+            if job is not None:
                 messages.info(request, "The archive is queued for import; this page shows its progress.")
                 return redirect(reverse("admin:annotation_importjob_change", args=[job.pk]))
         context = {
@@ -231,6 +222,29 @@ class ImportJobAdmin(PlatformModelAdmin):
             "corpora": Corpus.objects.values_list("name", flat=True),
         }
         return TemplateResponse(request, "admin/annotation/importjob/upload.html", context)
+
+    def _queued(self, request, form) -> ImportJob | None:
+        """The queued import, or None with the form saying why not (as many imports under way as
+        the user may have, a refused archive)."""
+        data = form.cleaned_data
+        try:
+            slot = import_slot_take(user=request.user, what="admin: import a corpus")
+        except ImportsBusy as busy:
+            form.add_error(None, f"Not queued: {busy}.")
+            return None
+        try:
+            with folder_upload_zip(files=data["folder"], paths=data["folder_paths"]) as zipped:
+                return corpus_import_create(
+                    upload=data["archive"] or zipped,
+                    corpus_name=data["corpus_name"],
+                    skip_invalid=data["skip_invalid"],
+                    user=request.user,
+                )
+        except ValueError as error:
+            form.add_error(None, str(error))
+            return None
+        finally:
+            import_slot_release(slot=slot)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         job = self.get_object(request, object_id)

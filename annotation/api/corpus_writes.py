@@ -75,6 +75,7 @@ class ImportJobViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
     serializer_class = ImportJobSerializer
     filterset_fields = ["status", "corpus_name"]
     parser_classes = [MultiPartParser]
+    import_actions = frozenset({"create"})
 
     @extend_schema(request={"multipart/form-data": ImportUploadSerializer}, responses={202: ImportJobSerializer})
     def create(self, request):

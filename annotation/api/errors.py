@@ -22,6 +22,14 @@ class Refused(APIException):
     default_code = "refused"
 
 
+class TooManyImports(APIException):
+    """The caller has as many imports under way as they may (annotation.services.import_slots): 429."""
+
+    status_code = 429
+    default_code = "too_many_imports"
+    wait = 30  # DRF sends it as Retry-After
+
+
 class NotReady(APIException):
     """What a background job makes is not there yet: 409, as every download answers it
     (annotation.views.downloads), with Retry-After while the job is queued or running (DRF's

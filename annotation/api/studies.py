@@ -94,6 +94,7 @@ class StudyViewSet(StudyWritesMixin, mixins.ListModelMixin, mixins.RetrieveModel
     queryset = Study.objects.select_related("corpus").order_by("-created_at", "-pk")
     serializer_class = StudySerializer
     filterset_fields = ["status", "kind", "corpus", "language"]
+    import_actions = frozenset({"form_upload"})
 
     def get_queryset(self):
         return studies_with_progress(super().get_queryset())

@@ -17,7 +17,7 @@ write is atomic: a 4xx leaves nothing changed.
 """
 
 import re
-import tempfile
+from functools import partial
 from pathlib import Path
 
 from django.conf import settings as django_settings
@@ -43,6 +43,7 @@ from annotation.models import AttentionCheck, Clip, PrerequisiteQuestion, Study
 from annotation.services.form_items_import import form_items_import
 from annotation.services.studies import study_create, study_setting_warnings, study_status_set
 from annotation.services.study_settings import study_configure
+from annotation.uploads import uploaded_archive
 
 # The settings a script may give at creation and change later: the study admin's change page.
 SETTINGS = [
@@ -242,23 +243,20 @@ class StudyWritesMixin:
         if upload.size > django_settings.IMPORT_MAX_ARCHIVE_BYTES:
             limit = django_settings.IMPORT_MAX_ARCHIVE_BYTES
             raise ValidationError({"file": [f"{upload.name} is {upload.size} bytes; the limit is {limit}"]})
-        with tempfile.TemporaryDirectory(prefix="form-upload-") as folder:
-            path = Path(folder) / _safe_name(upload.name)
-            with open(path, "wb") as handle:
-                for chunk in upload.chunks():
-                    handle.write(chunk)
-            try:
-                with transaction.atomic():
-                    report = form_items_import(
-                        path=path,
-                        study_name=data["study_name"],
-                        corpus_name=data["corpus_name"] or None,
-                        skip_invalid=data["skip_invalid"],
-                        with_ssd=data["with_ssd"],
-                        language=data["language"],
-                    )
-            except (SourceRefused, ImportRefused) as refusal:
-                return Response(_form_refusal(refusal), status=status.HTTP_400_BAD_REQUEST)
+        try:
+            # The folder is named as the upload: the corpus's default name is taken from it.
+            folder_name = Path(_safe_name(upload.name)).stem or "items"
+            with uploaded_archive(upload, folder_name=folder_name) as folder, transaction.atomic():
+                report = form_items_import(
+                    path=folder,
+                    study_name=data["study_name"],
+                    corpus_name=data["corpus_name"] or None,
+                    skip_invalid=data["skip_invalid"],
+                    with_ssd=data["with_ssd"],
+                    language=data["language"],
+                )
+        except (SourceRefused, ImportRefused) as refusal:
+            return Response(_form_refusal(refusal), status=status.HTTP_400_BAD_REQUEST)
         return Response(StudyDetailSerializer(report.study).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: StudyDetailSerializer, 400: STATUS_REFUSED})
@@ -317,7 +315,7 @@ def _configured(study: Study, given) -> Study:
             study=study,
             settings=data,
             prerequisites=None if prerequisites is None else _checked(prerequisites, _prerequisite_form),
-            attention_checks=None if checks is None else _checked(checks, _check_form),
+            attention_checks=None if checks is None else _checked(checks, partial(_check_form, study=study)),
         )
     except DjangoValidationError as error:
         raise ValidationError(error.message_dict if hasattr(error, "error_dict") else error.messages) from None
@@ -340,9 +338,10 @@ def _prerequisite_form(position: int, question: dict) -> PrerequisiteQuestionFor
     return PrerequisiteQuestionForm(data={"position": position, **question})
 
 
-def _check_form(position: int, check: dict) -> AttentionCheckForm:
+def _check_form(position: int, check: dict, *, study: Study) -> AttentionCheckForm:
     data = {"clip": check["clip"].pk, "kind": check.get("kind") or AttentionCheck.Kind.INSTRUCTED}
-    return AttentionCheckForm(data={**data, "expected": check["expected"]})
+    # The check's study, as the admin's inline gives it: the model's clean() wants the study's clips.
+    return AttentionCheckForm(data={**data, "expected": check["expected"]}, instance=AttentionCheck(study=study))
 
 
 def _checked(rows: list[dict], make_form) -> list[dict]:

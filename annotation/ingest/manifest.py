@@ -16,6 +16,7 @@ from annotation.ingest.words import WordSpec, parse_word_list, split_transcript,
 REQUIRED = ("audio", "transcript")
 KNOWN = ("id", "audio", "transcript", "words", "language", "variety", "speaker", "emotion", "tags")
 _TEXT_LIMITS = {"id": 200, "language": 35, "variety": 35, "emotion": 64, "speaker": 200}
+AUDIO_PATH_LIMIT = 500  # Clip.source_path keeps it
 
 
 @dataclass
@@ -139,6 +140,8 @@ def _build_row(line: int, raw: dict) -> tuple[ManifestRow | None, list[RowProble
 
     if not isinstance(audio, str) or not audio.strip():
         problem("audio", "empty audio path")
+    elif len(audio) > AUDIO_PATH_LIMIT:
+        problem("audio", f"a path of {len(audio)} characters; at most {AUDIO_PATH_LIMIT} are kept")
     transcript = raw.get("transcript")
     if not isinstance(transcript, str) or not transcript.strip():
         problem("transcript", "empty transcript")

@@ -5,6 +5,11 @@ links, or expand far past their compressed size. An archive is refused from the
 sizes it declares before a byte is extracted (a 20 MB bomb would otherwise fill
 the temporary disk up to the limit first), and every byte written is still
 counted, so a header that lies about its size cannot get past the limits either.
+
+Its names are checked before anything is extracted too, each refusal naming the
+entry: a file that is not a zip at all, an entry named twice, a file where
+another entry needs a folder (`audio/x` beside `audio/x/y.wav`), a name part
+longer than file systems take (255 bytes) or a path longer than MAX_PATH_CHARS.
 """
 
 import shutil
@@ -21,6 +26,11 @@ from annotation.ingest.errors import SourceRefused
 
 MANIFEST_NAMES = ("manifest.jsonl", "manifest.csv")
 _CHUNK = 1024 * 1024
+_READABLE = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
+# A file name (one part of a path) as most file systems take it (NAME_MAX), in UTF-8 bytes.
+MAX_NAME_BYTES = 255
+# An entry's whole path: well below PATH_MAX (4096) once the temporary folder is in front of it.
+MAX_PATH_CHARS = 1024
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,7 @@ def open_source(path: Path, limits: Limits, names: tuple[str, ...] = MANIFEST_NA
     if not path.is_file():
         raise SourceRefused(f"{path}: no such folder or file")
     if not zipfile.is_zipfile(path):
-        raise SourceRefused(f"{path}: not a folder or a .zip archive")
+        raise SourceRefused(f"{path.name}: not a folder or a .zip archive")
     workdir = Path(tempfile.mkdtemp(prefix="corpus-import-")).resolve()
     try:
         extract_zip(path, workdir, limits)
@@ -79,19 +89,65 @@ def candidate_folders(root: Path) -> list[Path]:
     return [root]
 
 
-def extract_zip(archive: Path, target: Path, limits: Limits) -> None:
-    with zipfile.ZipFile(archive) as bundle:
+def extract_zip(archive: Path, target: Path, limits: Limits, *, name: str | None = None) -> None:
+    """Extract `archive` into `target` once every check has passed; refusals name the archive
+    as `name` (an upload's own name; default the file's)."""
+    name = name or archive.name
+    with _opened(archive, name) as bundle:
         members = bundle.infolist()
-        if len(members) > limits.max_files:
-            raise SourceRefused(
-                f"{archive.name}: holds {len(members)} entries; the limit is {limits.max_files} (IMPORT_MAX_FILES)"
-            )
-        for member in members:
-            _check_member(archive.name, member)
-        check_declared_sizes(archive.name, members, limits)
+        check_members(name, members, limits)
         written = 0
         for member in members:
-            written = _extract_member(bundle, member, target, written, limits, archive.name)
+            written = _extract_member(bundle, member, target, written, limits, name)
+
+
+def check_members(archive_name: str, members: list[zipfile.ZipInfo], limits: Limits) -> None:
+    """Every check an archive's directory allows, before a byte is extracted: how many entries,
+    each entry's name and kind, the names together, the sizes declared."""
+    if len(members) > limits.max_files:
+        raise SourceRefused(
+            f"{archive_name}: holds {len(members)} entries; the limit is {limits.max_files} (IMPORT_MAX_FILES)"
+        )
+    for member in members:
+        _check_member(archive_name, member)
+    check_layout(archive_name, members)
+    check_declared_sizes(archive_name, members, limits)
+
+
+@contextmanager
+def _opened(archive: Path, name: str) -> Iterator[zipfile.ZipFile]:
+    try:
+        bundle = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as error:
+        raise SourceRefused(f"{name}: not a .zip archive ({error})") from None
+    with bundle:
+        yield bundle
+
+
+def check_layout(archive_name: str, members: list[zipfile.ZipInfo]) -> None:
+    """Refuse names that cannot all be extracted: one named twice (the second would overwrite the
+    first), and a file where another entry needs a folder of the same name."""
+    files: set[str] = set()
+    folders: dict[str, str] = {}  # folder path -> an entry inside it
+    for member in members:
+        path = _normalized(member.filename)
+        if not member.is_dir():
+            if path in files:
+                raise SourceRefused(f"{archive_name}: entry {member.filename!r} is named twice")
+            files.add(path)
+        parts = PurePosixPath(path).parts
+        for depth in range(1, len(parts) if not member.is_dir() else len(parts) + 1):
+            folders.setdefault("/".join(parts[:depth]), member.filename)
+    clashes = sorted(files & folders.keys())
+    if clashes:
+        path = clashes[0]
+        raise SourceRefused(
+            f"{archive_name}: entry {path!r} is a file, but {folders[path]!r} needs a folder of that name"
+        )
+
+
+def _normalized(name: str) -> str:
+    return "/".join(part for part in name.replace("\\", "/").split("/") if part not in ("", "."))
 
 
 def check_declared_sizes(archive_name: str, members: list[zipfile.ZipInfo], limits: Limits) -> None:
@@ -122,14 +178,35 @@ def relative_path_problem(name: str) -> str | None:
 
 def _check_member(archive_name: str, member: zipfile.ZipInfo) -> None:
     name = member.filename
-    problem = relative_path_problem(name)
+    problem = relative_path_problem(name) or _length_problem(name)
     if problem:
-        raise SourceRefused(f"{archive_name}: entry {name!r} {problem}")
+        raise SourceRefused(f"{archive_name}: entry {_shown(name)} {problem}")
+    if member.compress_type not in _READABLE:
+        raise SourceRefused(
+            f"{archive_name}: entry {_shown(name)} is compressed with method {member.compress_type}, "
+            "which cannot be read (store or deflate it)"
+        )
     mode = member.external_attr >> 16
     if stat.S_ISLNK(mode):
         raise SourceRefused(f"{archive_name}: entry {name!r} is a link; links are refused")
     if member.flag_bits & 0x1:
         raise SourceRefused(f"{archive_name}: entry {name!r} is encrypted")
+
+
+def _length_problem(name: str) -> str | None:
+    if len(name) > MAX_PATH_CHARS:
+        return f"has a path of {len(name)} characters; at most {MAX_PATH_CHARS} are taken"
+    for part in name.replace("\\", "/").split("/"):
+        if len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+            return (
+                f"has a name of {len(part.encode('utf-8', 'surrogatepass'))} bytes; at most {MAX_NAME_BYTES} are taken"
+            )
+    return None
+
+
+def _shown(name: str) -> str:
+    """An entry's name in a message: a very long one cut to its start and end."""
+    return repr(name) if len(name) <= 120 else repr(f"{name[:60]}...{name[-40:]}")
 
 
 def _extract_member(bundle, member, target: Path, written: int, limits: Limits, archive_name: str) -> int:
@@ -162,7 +239,7 @@ def _read(source, member: zipfile.ZipInfo, archive_name: str) -> bytes:
     # lies about its size (or damaged data) ends here, with the entry named.
     try:
         return source.read(_CHUNK)
-    except (zipfile.BadZipFile, zlib.error, EOFError) as error:
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as error:  # lzma and bz2 raise these
         raise SourceRefused(
             f"{archive_name}: entry {member.filename!r} does not match its header (declared {member.file_size} "
             f"bytes; {error}); the archive is damaged or crafted"

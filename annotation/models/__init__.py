@@ -1,5 +1,6 @@
 from annotation.models.corpus import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
 from annotation.models.idempotency import ApiIdempotencyKey
+from annotation.models.import_slots import ImportSlot
 from annotation.models.listening_forms import ListeningFormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
 from annotation.models.prolific_bonuses import BonusBatch, BonusLine, BonusPayJob
@@ -25,6 +26,7 @@ __all__ = [
     "ClipWarning",
     "Corpus",
     "ImportJob",
+    "ImportSlot",
     "ListeningFormItem",
     "Participant",
     "PlaybackEvent",

@@ -152,7 +152,7 @@ class Study(models.Model):
         null=True, blank=True, help_text="Most tasks handed out (Prolific places); empty for no limit."
     )
     allow_repeat_tasks = models.BooleanField(default=False, help_text="May a participant take a second task?")
-    reward = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    reward = models.DecimalField(max_digits=8, decimal_places=2, default=0, validators=[MinValueValidator(0)])
     reward_currency = models.CharField(max_length=3, default="GBP")
     estimated_minutes = models.PositiveSmallIntegerField(default=15)
 
@@ -216,6 +216,8 @@ class Study(models.Model):
 
     def clean(self):
         super().clean()
+        if self.example_clip_id and self.corpus_id and self.example_clip.corpus_id != self.corpus_id:
+            raise ValidationError({"example_clip": other_corpus_message(self.example_clip, self)})
         if self.is_adaptive and self.kind != self.Kind.EMPHASIS:
             raise ValidationError({"adaptive_mode": "Adaptive designs are for word-level emphasis studies only."})
         if self.is_adaptive and self.adaptive_max_per_clip < self.target_annotations:
@@ -226,6 +228,13 @@ class Study(models.Model):
             raise ValidationError(
                 {"adaptive_min_annotators": "Model allocation gives every clip this many first: at most the target."}
             )
+
+
+def other_corpus_message(clip: Clip, study: Study) -> str:
+    return (
+        f"Clip {clip.external_id!r} is from corpus {clip.corpus.name!r}; "
+        f"study {study.name!r} uses corpus {study.corpus.name!r}: choose one of its clips."
+    )
 
 
 class PrerequisiteQuestion(models.Model):
@@ -302,6 +311,13 @@ class AttentionCheck(models.Model):
 
     def __str__(self) -> str:
         return f"check {self.clip}"
+
+    def clean(self):
+        super().clean()
+        # Only the study's own clips are played in its tasks: another corpus's clip would slip in
+        # audio the study never chose (and its participants may not speak).
+        if self.clip_id and self.study_id and self.clip.corpus_id != self.study.corpus_id:
+            raise ValidationError({"clip": other_corpus_message(self.clip, self.study)})
 
     def passed_by(self, levels: list[int]) -> bool:
         return all(

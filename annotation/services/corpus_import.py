@@ -2,9 +2,15 @@
 
 Phases: read the manifest; locate and hash every audio file; compare with
 what the corpus already holds (same id and content: unchanged; same id and
-other content: reported, never overwritten); decode and check the new clips;
-then, only if no row is bad (or --skip-invalid), store the files and write
-every row in one transaction. A failure after files were stored deletes them.
+other content: reported, never overwritten); decode, check and convert the new
+clips, storing each clip's files as soon as it is converted; then, only if no
+row is bad (or --skip-invalid), write every row in one transaction. A refusal
+or failure deletes the files stored: nothing is left of a refused import.
+
+Each clip's converted copies are stored and removed from the temporary folder
+as they are made, so the temporary disk an import takes is its source (an
+upload's extraction) and the clips being converted at that moment, not a
+second copy of the corpus (annotation/uploads.py states the bound).
 """
 
 import os
@@ -46,6 +52,7 @@ class StagedClip:
     path: Path
     checksum: str
     audio: ProcessedAudio
+    stored: dict[str, str]  # model field -> storage name of its file
 
 
 @dataclass
@@ -109,12 +116,20 @@ def corpus_import(
         problems = list(manifest.problems)
         located = _locate(source.root, source.manifest.parent, manifest.rows, limits, problems, progress)
         new, unchanged = _classify(name, located, problems)
-        with tempfile.TemporaryDirectory(prefix="corpus-staging-") as staging:
-            staged = _process(new, Path(staging), limits, workers or settings.IMPORT_WORKERS, problems, progress)
+        saved: list[str] = []
+        try:
+            with tempfile.TemporaryDirectory(prefix="corpus-staging-") as staging:
+                staged = _process(
+                    new, Path(staging), limits, workers or settings.IMPORT_WORKERS, problems, progress, saved
+                )
             problems.sort(key=lambda problem: problem.line)
             if problems and not skip_invalid:
                 raise ImportRefused(source.manifest.name, problems)
-            _write(name, staged, progress)
+            with transaction.atomic():
+                _write_rows(name, staged)
+        except BaseException:
+            _delete_stored(saved)
+            raise
     return ImportReport(
         corpus=name,
         manifest=source.manifest.name,
@@ -197,9 +212,9 @@ def _differences(clip: Clip, item: LocatedRow) -> list[str]:
     return [name for name, same in checks.items() if not same]
 
 
-def _process(new, staging, limits, workers, problems, progress) -> list[StagedClip]:
+def _process(new, staging, limits, workers, problems, progress, saved: list[str]) -> list[StagedClip]:
     def work(item: LocatedRow) -> StagedClip | RowProblem:
-        return _process_one(item, staging / str(item.row.line), limits)
+        return _process_one(item, staging / str(item.row.line), limits, saved)
 
     staged = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -212,46 +227,40 @@ def _process(new, staging, limits, workers, problems, progress) -> list[StagedCl
     return staged
 
 
-def _process_one(item: LocatedRow, staging: Path, limits: Limits) -> StagedClip | RowProblem:
+def _process_one(item: LocatedRow, staging: Path, limits: Limits, saved: list[str]) -> StagedClip | RowProblem:
     row = item.row
     word_times = [(word.start, word.end) for word in row.words if word.start is not None]
     try:
-        audio = process_audio(item.path, staging, max_seconds=limits.max_clip_seconds, word_times=word_times)
-    except AudioRefused as error:
-        return row.problem("audio", f"{row.audio}: {error}")
-    reason = check_times_within(row.words, audio.duration)
-    if reason:
-        return row.problem("words", reason)
-    return StagedClip(row, item.path, item.checksum, audio)
+        try:
+            audio = process_audio(item.path, staging, max_seconds=limits.max_clip_seconds, word_times=word_times)
+        except AudioRefused as error:
+            return row.problem("audio", f"{row.audio}: {error}")
+        reason = check_times_within(row.words, audio.duration)
+        if reason:
+            return row.problem("words", reason)
+        return StagedClip(row, item.path, item.checksum, audio, _store_files(item.path, audio, saved))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # the converted copies are stored, or not wanted
 
 
-def _write(corpus_name: str, staged: list[StagedClip], progress: Progress) -> None:
-    saved: list[str] = []
-    try:
-        stored = [_store_files(item, saved, progress, index, len(staged)) for index, item in enumerate(staged, 1)]
-        with transaction.atomic():
-            _write_rows(corpus_name, staged, stored)
-    except BaseException:
-        for name in saved:
-            default_storage.delete(name)
-        raise
-
-
-def _store_files(item: StagedClip, saved: list[str], progress: Progress, index: int, total: int) -> dict:
+def _store_files(original: Path, audio: ProcessedAudio, saved: list[str]) -> dict[str, str]:
     # Random folder names: media paths must never be guessable or enumerable.
     folder = f"audio/{uuid.uuid4().hex}"
-    suffix = _safe_suffix(item.path)
     names = {}
     for field_name, source, target in (
-        ("original_audio", item.path, f"{folder}/original{suffix}"),
-        ("model_audio", item.audio.model_wav, f"{folder}/model.wav"),
-        ("browser_audio", item.audio.browser_mp3, f"{folder}/browser.mp3"),
+        ("original_audio", original, f"{folder}/original{_safe_suffix(original)}"),
+        ("model_audio", audio.model_wav, f"{folder}/model.wav"),
+        ("browser_audio", audio.browser_mp3, f"{folder}/browser.mp3"),
     ):
         with open(source, "rb") as handle:
             names[field_name] = default_storage.save(target, File(handle))
-        saved.append(names[field_name])
-    progress("storing files", index, total)
+        saved.append(names[field_name])  # list.append is atomic: the pool's threads share the list
     return names
+
+
+def _delete_stored(names: list[str]) -> None:
+    for name in names:
+        default_storage.delete(name)
 
 
 def _safe_suffix(path: Path) -> str:
@@ -259,12 +268,10 @@ def _safe_suffix(path: Path) -> str:
     return suffix if re.fullmatch(r"\.[a-z0-9]{1,5}", suffix) else ".audio"
 
 
-def _write_rows(corpus_name: str, staged: list[StagedClip], stored: list[dict]) -> None:
+def _write_rows(corpus_name: str, staged: list[StagedClip]) -> None:
     corpus, _ = Corpus.objects.get_or_create(name=corpus_name)
     speakers = _speakers(corpus, {item.row.speaker for item in staged if item.row.speaker})
-    clips = Clip.objects.bulk_create(
-        [_clip(corpus, speakers, item, names) for item, names in zip(staged, stored)], batch_size=_BATCH
-    )
+    clips = Clip.objects.bulk_create([_clip(corpus, speakers, item, item.stored) for item in staged], batch_size=_BATCH)
     words, warnings = [], []
     for clip, item in zip(clips, staged):
         words += [

@@ -12,7 +12,7 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 
 from annotation.ingest.errors import ImportRefused, SourceRefused
-from annotation.ingest.source import check_declared_sizes, relative_path_problem
+from annotation.ingest.source import check_members, relative_path_problem
 from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import ImportJob
 from annotation.services.corpus_import import corpus_import, limits_from_settings
@@ -22,15 +22,18 @@ logger = logging.getLogger(__name__)
 
 def corpus_import_create(*, upload, corpus_name: str, skip_invalid: bool, user) -> ImportJob:
     """Store an uploaded .zip and queue its import once the job row is committed. An archive
-    whose declared sizes pass the limits is refused here, before it is stored."""
+    that its directory shows cannot be extracted (its declared sizes, its entries' names) is
+    refused here, before it is stored."""
     if not zipfile.is_zipfile(upload):
         raise ValueError(f"{upload.name}: not a .zip archive")
     upload.seek(0)
-    with zipfile.ZipFile(upload) as bundle:
-        try:
-            check_declared_sizes(upload.name, bundle.infolist(), limits_from_settings())
-        except SourceRefused as refused:
-            raise ValueError(str(refused)) from None
+    try:
+        with zipfile.ZipFile(upload) as bundle:
+            check_members(upload.name, bundle.infolist(), limits_from_settings())
+    except SourceRefused as refused:
+        raise ValueError(str(refused)) from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as error:
+        raise ValueError(f"{upload.name}: not a .zip archive ({error})") from None
     upload.seek(0)
     stored = default_storage.save(f"imports/{uuid.uuid4().hex}.zip", upload)
     job = ImportJob.objects.create(

@@ -18,7 +18,7 @@ from annotation.api.errors import NotReady
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
 from annotation.participant_names import sees_prolific_ids
-from annotation.selectors.study_data import study_languages
+from annotation.selectors.study_data import study_languages, study_thresholds
 from evaluation.api.thresholds import ThresholdsSerializer, thresholds_with
 from evaluation.models import AgreementReport
 from evaluation.reports.drilldown import SORTABLE, clip_rows
@@ -189,7 +189,7 @@ def _parameters(study: Study, given: dict):
     if language is not None and language not in languages:
         named = ", ".join(code for code in languages if code) or "none"
         raise ValidationError({"parameters": {"language": [f"not a language of {study.slug} (it has: {named})"]}})
-    thresholds = thresholds_with(report_parameters(study=study).thresholds, given.get("thresholds"))
+    thresholds = thresholds_with(study_thresholds(study=study), given.get("thresholds"))
     try:
         return report_parameters(study=study, **{**given, "language": language, "thresholds": thresholds})
     except ValueError as error:

@@ -9,10 +9,11 @@ The archive holds the dataset file(s) (`data`, a path inside it; default gold_df
 annotations.json, or the whole archive for the Hugging Face layouts) and the audio (`audio`, a
 folder inside it; default its root). Atomic: a refusal is 400 with the command's message in
 "detail" and the first bad records in "problems" (where, clip, field, reason); nothing is
-written. Synchronous: the upload is limited to IMPORT_MAX_ARCHIVE_BYTES.
+written. Synchronous: the upload is limited to IMPORT_MAX_ARCHIVE_BYTES as it arrives, and so is
+what it expands to (annotation/uploads.py: at most twice that of temporary disk); a user has at
+most IMPORT_MAX_CONCURRENT_PER_USER imports under way (429 past it).
 """
 
-import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -25,9 +26,9 @@ from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
 from annotation.ingest.dataset_clips import DatasetProblem
 from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
-from annotation.ingest.source import extract_zip, relative_path_problem
-from annotation.services.corpus_import import limits_from_settings
+from annotation.ingest.source import relative_path_problem
 from annotation.services.crowd_study_import import crowd_study_import
+from annotation.uploads import uploaded_archive
 from evaluation.api.label_sets import LabelSetSerializer
 from evaluation.api.systems import TextChoiceField
 from evaluation.ingest.emphasis_datasets import FORMATS
@@ -98,6 +99,7 @@ class DatasetImportedSerializer(serializers.Serializer):
 class DatasetImportViewSet(ApiViewSet):
     queryset = LabelSet.objects.none()  # POST needs evaluation.add_labelset (morrison: annotation.add_study too)
     parser_classes = [MultiPartParser]
+    import_actions = frozenset({"create"})
 
     @extend_schema(
         request={"multipart/form-data": DatasetImportSerializer},
@@ -113,17 +115,11 @@ class DatasetImportViewSet(ApiViewSet):
         values = given.validated_data
         if values["format"] == CROWD_FORMAT:
             require_perm(request, STUDY_PERMISSION)
-        with tempfile.TemporaryDirectory(prefix="dataset-import-") as folder:
-            root = Path(folder) / "archive"
-            archive = Path(folder) / "upload.zip"
-            with archive.open("wb") as handle:
-                for chunk in values["archive"].chunks():
-                    handle.write(chunk)
-            try:
-                extract_zip(archive, root, limits_from_settings())
+        try:
+            with uploaded_archive(values["archive"]) as root:
                 body = self._import(request, values, root)
-            except (SourceRefused, ImportRefused, LabelSetRefused, FileNotFoundError) as error:
-                return Response(_refusal(error), status=status.HTTP_400_BAD_REQUEST)
+        except (SourceRefused, ImportRefused, LabelSetRefused, FileNotFoundError) as error:
+            return Response(_refusal(error), status=status.HTTP_400_BAD_REQUEST)
         return Response(body, status=status.HTTP_201_CREATED)
 
     def _import(self, request, values: dict, root: Path) -> dict:

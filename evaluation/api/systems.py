@@ -13,7 +13,6 @@ message in "detail" and, for bad lines, "problems" (the first 20: line, item, fi
 """
 
 import re
-import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -29,6 +28,7 @@ from rest_framework.response import Response
 from annotation.api.base import ApiViewSet
 from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
 from annotation.models import Study
+from annotation.uploads import upload_on_disk
 from evaluation.ingest import system_outputs as reading
 from evaluation.models import CastSet, System, SystemOutput
 from evaluation.services.system_outputs import (
@@ -133,6 +133,7 @@ class SystemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet
     ).order_by("name")
     serializer_class = SystemSerializer
     filterset_fields = ["name", "kind"]
+    import_actions = frozenset({"upload"})
 
     @extend_schema(
         request={"multipart/form-data": OutputsUploadSerializer},
@@ -197,6 +198,7 @@ class CastSetViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSe
     queryset = CastSet.objects.select_related("corpus").annotate(item_count=Count("items")).order_by("name")
     serializer_class = CastSetSerializer
     filterset_fields = ["name"]
+    import_actions = frozenset({"upload"})
 
     @extend_schema(
         request={"multipart/form-data": CastItemsUploadSerializer},
@@ -218,11 +220,7 @@ def _imported(upload, service) -> Response:
     limit = settings.IMPORT_MAX_ARCHIVE_BYTES if _is_zip(upload.name) else reading.MAX_FILE_BYTES
     if upload.size > limit:
         return Response({"detail": f"{upload.name} is {upload.size} bytes; the limit is {limit}"}, status=400)
-    with tempfile.TemporaryDirectory(prefix="system-outputs-") as folder:
-        path = Path(folder) / _safe_name(upload.name)
-        with open(path, "wb") as handle:
-            for chunk in upload.chunks():
-                handle.write(chunk)
+    with upload_on_disk(upload, name=_safe_name(upload.name)) as path:
         try:
             summary = service(path)
         except REFUSALS as error:

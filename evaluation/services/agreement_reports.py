@@ -37,11 +37,15 @@ def report_parameters(
     thresholds: Thresholds | None = None,
 ) -> ReportParameters:
     """Parameters with the study's defaults: subsample to its target annotations (an adaptive design:
-    none, its clips have as many annotations as the design gave them), its review thresholds."""
+    none, its clips have as many annotations as the design gave them), its review thresholds.
+    ValueError (the reason) for parameters a report cannot take, a study's default included: a
+    target of 1 annotation per clip is no subsample for agreement."""
     if thresholds is None:
         thresholds = study_thresholds(study=study)
     if subsample is _UNSET:
-        subsample = None if study.is_adaptive else study.target_annotations
+        subsample = default_subsample(study)
+        if subsample is not None and subsample < 2:
+            raise ValueError(target_too_low(study))
     return ReportParameters(
         subsample=subsample,
         seed=seed,
@@ -50,6 +54,19 @@ def report_parameters(
         thresholds=thresholds,
         mismatch_threshold=study.mismatch_threshold,
         language=language or None,
+    )
+
+
+def default_subsample(study: Study) -> int | None:
+    """The annotations per clip a report of the study takes by default: its target (None, all of
+    them, for an adaptive design)."""
+    return None if study.is_adaptive else study.target_annotations
+
+
+def target_too_low(study: Study) -> str:
+    return (
+        f"Study {study.slug!r} aims at {study.target_annotations} annotation per clip, and agreement needs "
+        "at least 2: choose a subsample of 2 or more, or every annotation (0 on the report page, null in the API)."
     )
 
 

@@ -57,6 +57,8 @@ def agreement_report_page(request, study_id: int, *, admin_site):
     else:
         bound = any(key in request.GET for key in FIELDS)
         form = ReportForm(request.GET if bound else None, study=study)
+        if not bound and not form.defaults_valid():
+            form = ReportForm({}, study=study)  # bound to the defaults: the form says what is wrong with them
     context = {
         **admin_site.each_context(request),
         "title": f"Agreement report: {study}",
@@ -65,8 +67,8 @@ def agreement_report_page(request, study_id: int, *, admin_site):
         "page_url": page,
         "can_compute": request.user.has_perm("evaluation.add_agreementreport"),
     }
-    if form.is_bound and not form.is_valid():
-        return TemplateResponse(request, "evaluation/agreement_report.html", context)
+    if form.is_bound and not form.is_valid():  # bad parameters, the study's own defaults included
+        return TemplateResponse(request, "evaluation/agreement_report.html", context, status=400)
     parameters = form.parameters()
     report = agreement_report_current(study=study, parameters=parameters)
     query = parameters_query(parameters)

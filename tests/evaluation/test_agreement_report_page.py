@@ -207,8 +207,8 @@ def test_downloads_are_the_stored_json_and_a_csv(admin_client, study, django_cap
 def test_bad_parameters_are_shown_and_nothing_is_computed(admin_client, study):
     page = admin_client.get(page_url(study), {**QUERY, "subsample": 1})
 
-    assert "at least 2 annotations per clip" in page.content.decode()
-    assert admin_client.post(page_url(study), {**QUERY, "subsample": 1}).status_code == 200
+    assert page.status_code == 400 and "at least 2 annotations per clip" in page.content.decode()
+    assert admin_client.post(page_url(study), {**QUERY, "subsample": 1}).status_code == 400
     assert not AgreementReport.objects.exists()
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
+from annotation.selectors.study_data import study_thresholds
 from evaluation.reports.agreement_format import agreement_groups, report_csv
 from evaluation.services.agreement_reports import agreement_report_compute, report_parameters
 from evaluation.stats.quality import Thresholds
@@ -40,7 +41,7 @@ class Command(BaseCommand):
             raise CommandError(f"no study with slug {options['study']!r}") from None
         if study.kind != Study.Kind.EMPHASIS:
             raise CommandError(f"{study.slug} is a {study.get_kind_display().lower()} study, not an emphasis study")
-        defaults = report_parameters(study=study).thresholds
+        defaults = study_thresholds(study=study)
         thresholds = Thresholds(
             min_kappa=_pick(options["min_kappa"], defaults.min_kappa),
             min_attention=_pick(options["min_attention"], defaults.min_attention),

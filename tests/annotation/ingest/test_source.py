@@ -2,6 +2,7 @@
 
 import os
 import stat
+import warnings
 import zipfile
 
 import pytest
@@ -171,3 +172,68 @@ def test_bytes_are_still_counted_while_extracting(tmp_path, monkeypatch):
         tmp_path / "bomb.zip", {"manifest.jsonl": b"{}", **{f"f{i}.wav": b"\0" * 4_000_000 for i in range(4)}}
     )
     assert "expands past 10000000 bytes (IMPORT_MAX_ARCHIVE_BYTES)" in refusal(archive)
+
+
+# -- names that cannot all be extracted (issue 30: each answered 500 before) ------------------------
+
+
+def extract_refusal(path, name=None) -> str:
+    with pytest.raises(SourceRefused) as caught:
+        extract_zip(path, path.parent / "out", LIMITS, name=name)
+    assert not (path.parent / "out").exists() or not any((path.parent / "out").rglob("*"))  # nothing extracted
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("members", "reason"),
+    [
+        (
+            [("audio/x", b"a"), ("audio/x/y.wav", b"b")],
+            "entry 'audio/x' is a file, but 'audio/x/y.wav' needs a folder of that name",
+        ),
+        (
+            [("audio/x/y.wav", b"b"), ("audio/x", b"a")],
+            "entry 'audio/x' is a file, but 'audio/x/y.wav' needs a folder of that name",
+        ),
+        ([("audio/", b""), ("audio", b"a")], "entry 'audio' is a file, but 'audio/' needs a folder of that name"),
+        ([("a.wav", b"1"), ("a.wav", b"2")], "entry 'a.wav' is named twice"),
+        ([("a.wav", b"1"), ("./a.wav", b"2")], "entry './a.wav' is named twice"),
+        ([("a" * 256 + ".wav", b"1")], "has a name of 260 bytes; at most 255 are taken"),
+        ([("é" * 128 + ".wav", b"1")], "has a name of 260 bytes; at most 255 are taken"),  # bytes, not characters
+        ([("d/" * 520 + "a.wav", b"1")], "has a path of 1045 characters; at most 1024 are taken"),
+    ],
+)
+def test_names_that_cannot_all_be_extracted_are_refused_before_any_is(tmp_path, members, reason):
+    archive = tmp_path / "c.zip"
+    with zipfile.ZipFile(archive, "w") as bundle, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns of a duplicate name, and writes it
+        for name, data in members:
+            bundle.writestr(name, data)
+
+    assert reason in extract_refusal(archive, name="upload.zip")
+
+
+def test_a_name_of_255_bytes_is_taken(tmp_path):
+    archive = make_zip(tmp_path / "c.zip", {"a" * 251 + ".wav": b"1"})
+    extract_zip(archive, tmp_path / "out", LIMITS)
+    assert (tmp_path / "out" / ("a" * 251 + ".wav")).read_bytes() == b"1"
+
+
+def test_a_file_that_is_not_a_zip_is_refused_by_the_name_it_was_uploaded_under(tmp_path):
+    archive = tmp_path / "tmpa8s7.upload"
+    archive.write_bytes(b"PK\x03\x04 but nothing after it")
+
+    message = extract_refusal(archive, name="dataset.zip")
+
+    assert message.startswith("dataset.zip: not a .zip archive") and "tmpa8s7" not in message
+
+
+def test_an_entry_compressed_in_a_way_zipfile_cannot_read_is_refused(tmp_path):
+    archive = make_zip(tmp_path / "c.zip", {"a.wav": b"1" * 100})
+    raw = bytearray(archive.read_bytes())
+    for signature, offset in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):  # method 8 (deflate) -> 99 (AES)
+        position = raw.find(signature)
+        raw[position + offset : position + offset + 2] = (99).to_bytes(2, "little")
+    archive.write_bytes(bytes(raw))
+
+    assert "entry 'a.wav' is compressed with method 99, which cannot be read" in extract_refusal(archive)
