@@ -98,3 +98,23 @@ def page(chromium):
     page.set_default_timeout(15_000)
     yield page
     context.close()
+
+
+# --- DNS for webhook endpoints (annotation/public_addresses.py resolves their hosts) ----------
+
+
+PUBLIC_ADDRESS = "93.184.215.14"  # a global unicast address; nothing in the tests connects to it
+
+
+@pytest.fixture
+def public_dns(monkeypatch):
+    """Names under .example (RFC 2606) resolve to a public address; every other name as the system
+    resolves it. The test machine has no DNS for names outside it."""
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if isinstance(host, str) and host.endswith(".example"):
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (PUBLIC_ADDRESS, port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)

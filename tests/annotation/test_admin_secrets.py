@@ -22,11 +22,11 @@ def staff(client, *codenames: str) -> User:
     return user
 
 
-def test_a_new_endpoints_secret_is_shown_once_then_never_even_to_a_superuser(client, admin_user):
+def test_a_new_endpoints_secret_is_shown_once_then_never_even_to_a_superuser(client, admin_user, public_dns):
     client.force_login(admin_user)
     added = client.post(
         reverse("admin:annotation_webhookendpoint_add"),
-        {"url": "https://example.org/hooks", "description": "lab", "events": ["import.finished"], "active": "on"},
+        {"url": "https://hooks.example/hooks", "description": "lab", "events": ["import.finished"], "active": "on"},
     )
     endpoint = WebhookEndpoint.objects.get()
 
@@ -43,13 +43,13 @@ def test_a_new_endpoints_secret_is_shown_once_then_never_even_to_a_superuser(cli
         assert response.status_code == 200 and endpoint.secret not in response.content.decode(), url
 
 
-def test_changing_an_endpoint_keeps_its_secret_and_does_not_show_it(client, admin_user):
-    endpoint = WebhookEndpoint.objects.create(url="https://example.org/hooks", events=["import.finished"])
+def test_changing_an_endpoint_keeps_its_secret_and_does_not_show_it(client, admin_user, public_dns):
+    endpoint = WebhookEndpoint.objects.create(url="https://hooks.example/hooks", events=["import.finished"])
     client.force_login(admin_user)
 
     response = client.post(
         reverse("admin:annotation_webhookendpoint_change", args=[endpoint.pk]),
-        {"url": "https://example.org/other", "description": "", "events": ["import.failed"], "active": "on"},
+        {"url": "https://hooks.example/other", "description": "", "events": ["import.failed"], "active": "on"},
         follow=True,
     )
 

@@ -2,7 +2,6 @@
 http(s) URL at a public address, at least one known event), the signing secret in the create's
 answer only, the model permissions of each method, and a signed delivery to what was registered."""
 
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -16,19 +15,11 @@ from tests.api.callers import staff_with, token_client
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/webhook-endpoints/"
 ALL = tuple(f"annotation.{verb}_webhookendpoint" for verb in ("view", "add", "change", "delete"))
-REAL_GETADDRINFO = socket.getaddrinfo
 
 
 @pytest.fixture(autouse=True)
-def public_name(monkeypatch):
-    """hooks.example resolves to a public address; every other name as the system resolves it."""
-
-    def getaddrinfo(host, port, *args, **kwargs):
-        if host == "hooks.example":
-            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.215.14", port))]
-        return REAL_GETADDRINFO(host, port, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+def hooks_example_is_public(public_dns):
+    """hooks.example resolves to a public address (tests/conftest.py)."""
 
 
 def test_a_registered_endpoint_answers_its_secret_once():
