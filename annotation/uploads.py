@@ -10,12 +10,15 @@ The upload limit is IMPORT_MAX_ARCHIVE_BYTES, the bytes of the files one request
   the view asks for (a hard link) when it spooled one, else (an upload small enough to be kept in
   memory) one copy; never a second copy.
 - An archive then expands into at most IMPORT_MAX_ARCHIVE_BYTES more, as it declares and as it is
-  written (annotation.ingest.source.extract_zip).
+  written (annotation.ingest.source.extract_zip); `uploaded_archive` deletes the upload as soon as
+  it is extracted.
 
 So a request takes at most 2 x IMPORT_MAX_ARCHIVE_BYTES of temporary disk: the upload and its
 extraction (tests/api/test_upload_limits.py measures it). The audio an import converts is stored
 clip by clip as it is converted (annotation.services.corpus_import), so it adds only the clips
-being converted at that moment.
+being converted at that moment (IMPORT_WORKERS of them, a few MB each), which the freed upload
+leaves room for. An upload a service extracts itself (a CAST renditions .zip) keeps its upload
+until the import ends: there, that and the clips being converted come on top of the 2x.
 """
 
 import os
