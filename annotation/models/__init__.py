@@ -1,4 +1,5 @@
 from annotation.models.corpus import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
+from annotation.models.headphone_check import HeadphoneTrial
 from annotation.models.idempotency import ApiIdempotencyKey
 from annotation.models.listening_forms import ListeningFormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
@@ -24,6 +25,7 @@ __all__ = [
     "Clip",
     "ClipWarning",
     "Corpus",
+    "HeadphoneTrial",
     "ImportJob",
     "ListeningFormItem",
     "Participant",

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from annotation.models import Clip, Corpus, PrerequisiteQuestion, Study, StudyItem
+from annotation.selectors.headphone_results import HEADPHONE_QUESTION
 from annotation.services.adaptive import PROBABILISTIC_MODES
 
 
@@ -96,17 +97,20 @@ def default_prerequisites(language: str, interface_language: str = "en") -> list
                 "accepted": [yes],
             },
             {"text": _("Do you have any hearing difficulties?"), "choices": [no, yes], "accepted": [no]},
-            {"text": _("Are you wearing headphones or earphones now?"), "choices": [yes, no], "accepted": [yes]},
+            {"text": _(HEADPHONE_QUESTION), "choices": [yes, no], "accepted": [yes]},
         ]
 
 
 @transaction.atomic
 def study_create(*, name: str, corpus: Corpus, selection: ClipSelection, **settings) -> Study:
-    """A draft study over the selected clips, with the default screening questions."""
+    """A draft study over the selected clips, with the default screening questions and, unless
+    settings say otherwise, the Huggins-pitch headphone check."""
     clip_ids = list(clips_selected(corpus=corpus, selection=selection).values_list("pk", flat=True))
     if not clip_ids:
         raise ValueError(f"No clip of corpus {corpus.name!r} matches {selection.as_dict() or 'the selection'}")
     language = settings.pop("language", None) or _single_language(clip_ids)
+    # New emphasis studies check for headphones with the more selective of the two tests (Milne et al. 2021).
+    settings.setdefault("headphone_check", Study.HeadphoneCheck.HUGGINS)
     study = Study.objects.create(
         name=name,
         slug=settings.pop("slug", None) or free_slug(name),
