@@ -184,8 +184,9 @@ class Study(models.Model):
         choices=HeadphoneCheck.choices,
         default=HeadphoneCheck.NONE,
         help_text="A listening test that headphones pass and loudspeakers do not, after a page where the "
-        "participant sets a comfortable volume. Milne et al. find Huggins pitch the more selective; both "
-        "together let the fewest loudspeaker listeners through (about 7 %) and turn away more headphone users.",
+        "participant sets a comfortable volume (new emphasis studies: Huggins pitch). Milne et al. find Huggins "
+        "pitch the more selective; both together let the fewest loudspeaker listeners through (about 7 %) and "
+        "turn away more headphone users.",
     )
     headphone_check_trials = models.PositiveSmallIntegerField(
         "trials per test",
@@ -196,20 +197,20 @@ class Study(models.Model):
     huggins_pass_mark = models.PositiveSmallIntegerField(
         "Huggins pitch: correct to pass",
         default=6,
-        validators=[MinValueValidator(1)],
+        validators=[MinValueValidator(1), MaxValueValidator(20)],
         help_text="Milne et al. 2021: 6 of 6, which passed 81 % of their headphone users and 20 % of their "
         "loudspeaker users (5 of 6: 85 % and 30 %).",
     )
     antiphase_pass_mark = models.PositiveSmallIntegerField(
         "antiphase: correct to pass",
         default=5,
-        validators=[MinValueValidator(1)],
+        validators=[MinValueValidator(1), MaxValueValidator(20)],
         help_text="Woods et al. 2017: 5 of 6.",
     )
     headphone_check_tries = models.PositiveSmallIntegerField(
         "tries per test",
         default=1,
-        validators=[MinValueValidator(1)],
+        validators=[MinValueValidator(1), MaxValueValidator(10)],
         help_text="Each try is a fresh set of trials. The published pass rates are for one try; every "
         "further try lets more loudspeaker listeners through.",
     )

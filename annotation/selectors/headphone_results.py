@@ -20,6 +20,7 @@ from annotation.participant_names import annotator_key
 
 HEADPHONE_QUESTION = gettext_noop("Are you wearing headphones or earphones now?")
 TEST_LABELS = dict(HeadphoneTrial.Test.choices)
+TEST_ORDER = ("huggins", "antiphase")  # the order a study with both takes them (Study.headphone_tests)
 
 
 @dataclass
@@ -66,7 +67,7 @@ class ParticipantHeadphoneResult:
         """Every answer, in order: test, try and trial (from 1), the interval to find and the one chosen (1-3)."""
         return [
             {"test": test, "try": t, "trial": n, "target": target + 1, "answer": answer + 1, "correct": int(correct)}
-            for test, result in self.tests.items()
+            for test, result in sorted(self.tests.items(), key=lambda item: TEST_ORDER.index(item[0]))
             for t, answers in enumerate(result.tries, start=1)
             for n, (target, answer, correct) in enumerate(answers, start=1)
         ]
