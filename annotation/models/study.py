@@ -277,6 +277,10 @@ class Study(models.Model):
     def headphone_pass_mark(self, test: str) -> int:
         return self.huggins_pass_mark if test == "huggins" else self.antiphase_pass_mark
 
+    def headphone_try_passed(self, test: str, *, answered: int, correct: int) -> bool:
+        """A try passes a test once all its trials are answered, at least the pass mark of them right."""
+        return answered >= self.headphone_check_trials and correct >= self.headphone_pass_mark(test)
+
     def clean(self):
         super().clean()
         for field, test in (("huggins_pass_mark", "Huggins pitch"), ("antiphase_pass_mark", "antiphase")):

@@ -2,8 +2,9 @@
 the agreement report compares) and a study's summary (the study page and the agreement report,
 rendered by one template, admin/annotation/_headphone_results.html).
 
-A test is passed in a try that got at least its pass mark right of all its trials, and failed
-once every try has ended below it; each is judged by the study's settings as they are now.
+A test is passed in a try that got at least its pass mark right of all its trials
+(Study.headphone_try_passed, the rule the check itself applies), and failed once every try has
+ended below it; each is judged by the study's settings as they are now.
 The self-reported headphone question is the default screening question (HEADPHONE_QUESTION), found
 by its text in any shipped language.
 """
@@ -35,17 +36,15 @@ class TestResult:
 
     def verdict(self, study: Study) -> str:
         """passed, failed or in_progress."""
-        finished = [answers for answers in self.tries if len(answers) >= study.headphone_check_trials]
-        mark = study.headphone_pass_mark(self.test)
-        if any(sum(correct for _, _, correct in answers) >= mark for answers in finished):
+        if self.passed_on_try(study) is not None:
             return "passed"
+        finished = [answers for answers in self.tries if len(answers) >= study.headphone_check_trials]
         return "failed" if len(finished) >= study.headphone_check_tries else "in_progress"
 
     def passed_on_try(self, study: Study) -> int | None:
         """The try (from 1) that passed, if any."""
-        mark = study.headphone_pass_mark(self.test)
-        for number, answers in enumerate(self.tries, start=1):
-            if len(answers) >= study.headphone_check_trials and sum(c for _, _, c in answers) >= mark:
+        for number, (answers, score) in enumerate(zip(self.tries, self.scores()), start=1):
+            if study.headphone_try_passed(self.test, answered=len(answers), correct=score):
                 return number
         return None
 

@@ -53,14 +53,13 @@ def headphone_check_position(participant: Participant) -> Position | None:
     tests = study.headphone_tests
     attempts = _attempts(participant)
     for number, test in enumerate(tests, start=1):
-        tried = [attempt for attempt in attempts if attempt.test == test]
-        finished = [attempt for attempt in tried if attempt.answered >= study.headphone_check_trials]
-        if any(attempt.correct >= study.headphone_pass_mark(test) for attempt in finished):
+        if _passed(study, test, attempts):
             continue
+        finished = _finished(study, test, attempts)
         if len(finished) >= study.headphone_check_tries:
             return None
         current = len(finished)
-        answered = next((a.answered for a in tried if a.attempt == current), 0)
+        answered = next((a.answered for a in attempts if (a.test, a.attempt) == (test, current)), 0)
         return Position(test, current, answered, number, len(tests))
     return None
 
@@ -73,6 +72,16 @@ def _attempts(participant: Participant) -> list[Attempt]:
         answered, right = rows.get((test, attempt), (0, 0))
         rows[(test, attempt)] = (answered + 1, right + int(correct))
     return [Attempt(test, attempt, answered, right) for (test, attempt), (answered, right) in sorted(rows.items())]
+
+
+def _finished(study, test: str, attempts: list[Attempt]) -> list[Attempt]:
+    return [a for a in attempts if a.test == test and a.answered >= study.headphone_check_trials]
+
+
+def _passed(study, test: str, attempts: list[Attempt]) -> bool:
+    return any(
+        study.headphone_try_passed(test, answered=a.answered, correct=a.correct) for a in attempts if a.test == test
+    )
 
 
 def trial_seed(participant: Participant, test: str, attempt: int, trial: int) -> str:
@@ -112,7 +121,9 @@ def headphone_answer(*, participant: Participant, test: str, attempt: int, trial
                     answer=answer,
                     correct=answer == target,
                 )
-        except IntegrityError:  # cannot happen under the row lock; kept as the last guard against a double
+        except IntegrityError:
+            # The same answer twice at once: PostgreSQL's row lock makes the second find it stale above;
+            # SQLite has no row locks, and the unique constraint refuses it here.
             return "stale"
         return _after_answer(participant, position)
 
@@ -120,22 +131,15 @@ def headphone_answer(*, participant: Participant, test: str, attempt: int, trial
 def _after_answer(participant: Participant, answered: Position) -> str:
     study = participant.study
     following = headphone_check_position(participant)
-    if following is None:
-        passed = all(
-            any(
-                attempt.correct >= study.headphone_pass_mark(test) and attempt.answered >= study.headphone_check_trials
-                for attempt in _attempts(participant)
-                if attempt.test == test
-            )
-            for test in study.headphone_tests
-        )
-        Participant.objects.filter(pk=participant.pk).update(headphone_check_passed=passed)
-        participant.headphone_check_passed = passed
-        if passed:
-            return "passed"
-        if study.headphone_check_screens_out:
-            participant_screen_out(participant=participant)
-        return "failed"
-    if following.test == answered.test and following.attempt > answered.attempt:
-        return "retry"
-    return "next"
+    if following is not None:
+        retry = following.test == answered.test and following.attempt > answered.attempt
+        return "retry" if retry else "next"
+    attempts = _attempts(participant)
+    passed = all(_passed(study, test, attempts) for test in study.headphone_tests)
+    Participant.objects.filter(pk=participant.pk).update(headphone_check_passed=passed)
+    participant.headphone_check_passed = passed
+    if passed:
+        return "passed"
+    if study.headphone_check_screens_out:
+        participant_screen_out(participant=participant)
+    return "failed"
