@@ -82,6 +82,10 @@ def gap_seconds(test: str) -> float:
     return {HUGGINS: HUGGINS_GAP_SECONDS, ANTIPHASE: ANTIPHASE_GAP_SECONDS}[test]
 
 
+def interval_seconds(test: str) -> float:
+    return {HUGGINS: HUGGINS_SECONDS, ANTIPHASE: ANTIPHASE_SECONDS}[test]
+
+
 def trial_intervals(test: str, seed: str) -> list[np.ndarray]:
     """The three intervals of a trial, each (samples, 2) float: left and right channel."""
     target = target_interval(seed)

@@ -9,6 +9,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from annotation import headphone_stimuli
 from annotation.models import Clip, Corpus, PrerequisiteQuestion, Study, StudyItem
 from annotation.selectors.headphone_results import HEADPHONE_QUESTION
 from annotation.services.adaptive import PROBABILISTIC_MODES
@@ -134,13 +135,31 @@ MARKING_SECONDS_PER_CLIP = 10
 ENTRY_SECONDS = 120
 
 
+# The headphone check: the level page, then each trial's three sounds and their gaps, and a few
+# seconds to answer (one try; Milne et al. time their test at under 3 minutes).
+HEADPHONE_LEVEL_SECONDS = 30
+HEADPHONE_ANSWER_SECONDS = 3
+
+
 def task_minutes_estimate(study: Study) -> int:
-    """How long a task of `study` takes, in whole minutes rounded up, from its clips' mean duration."""
+    """How long a task of `study` takes, in whole minutes rounded up, from its clips' mean duration
+    and its headphone check."""
     durations = list(study.items.values_list("clip__duration", flat=True))
     mean = sum(durations) / len(durations) if durations else 0.0
     clips = study.clips_per_task + study.attention_checks_per_task
     seconds = ENTRY_SECONDS + clips * (PLAYS_PER_CLIP * mean + MARKING_SECONDS_PER_CLIP)
-    return max(1, math.ceil(seconds / 60))
+    return max(1, math.ceil((seconds + headphone_check_seconds(study)) / 60))
+
+
+def headphone_check_seconds(study: Study) -> float:
+    if not study.headphone_tests:
+        return 0.0
+    seconds = HEADPHONE_LEVEL_SECONDS
+    for test in study.headphone_tests:
+        sounds = headphone_stimuli.INTERVALS * headphone_stimuli.interval_seconds(test)
+        gaps = (headphone_stimuli.INTERVALS - 1) * headphone_stimuli.gap_seconds(test)
+        seconds += study.headphone_check_trials * (sounds + gaps + HEADPHONE_ANSWER_SECONDS)
+    return seconds
 
 
 def studies_create_per_language(*, corpus: Corpus, by: str = "language", **settings) -> list[Study]:

@@ -2,6 +2,7 @@
 one trial a page with its answer posted and checked on the server, tries, screening out, and the
 sounds behind signed links that name no answer."""
 
+import math
 import re
 import time
 
@@ -291,3 +292,21 @@ def test_a_participant_already_in_a_task_is_not_sent_back_when_the_check_is_turn
     client.post(f"{base}/instructions/")
     Study.objects.filter(pk=study.pk).update(headphone_check=Study.HeadphoneCheck.HUGGINS)
     assert client.get(f"{base}/task/").status_code == 200
+
+
+def test_the_time_a_task_takes_includes_the_headphone_check():
+    """The consent page's minutes, and a Prolific study's reward, count the check too."""
+    from annotation.services.studies import ENTRY_SECONDS, headphone_check_seconds, task_minutes_estimate
+
+    study = live_study(clips=4, clips_per_task=4, words="one two three")  # 2 s clips
+    task = ENTRY_SECONDS + 4 * (2 * 2.0 + 10)
+    assert headphone_check_seconds(study) == 0 and task_minutes_estimate(study) == math.ceil(task / 60) == 3
+    # The level page (30 s), then 6 trials of three 1 s noises with 1 s gaps, and 3 s to answer each;
+    huggins = 30 + 6 * (3 + 2 + 3)
+    # antiphase: three 1 s tones with 0.5 s gaps.
+    for setting, seconds in (("huggins", huggins), ("antiphase", 30 + 6 * (3 + 1 + 3)), ("both", huggins + 42)):
+        Study.objects.filter(pk=study.pk).update(headphone_check=setting)
+        study.refresh_from_db()
+        assert headphone_check_seconds(study) == seconds
+        assert task_minutes_estimate(study) == math.ceil((task + seconds) / 60)
+    assert task_minutes_estimate(study) == 5

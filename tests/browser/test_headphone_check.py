@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from annotation.models import HeadphoneTrial, Participant, Study
 from tests.browser.headphone_listeners import headphone_choice, loudspeaker_choice
-from tests.browser.participant_helpers import PID, prolific_link, study_with_audio
+from tests.browser.participant_helpers import PID, no_horizontal_overflow, prolific_link, study_with_audio
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -127,7 +127,7 @@ def test_a_listener_on_loudspeakers_fails_and_is_screened_out_with_the_code(
     expect(page.get_by_text("The headphone check did not succeed")).to_be_visible()
 
 
-def test_on_a_phone_the_check_is_announced_before_consent_is_given(
+def test_on_a_phone_the_check_is_announced_before_consent_and_its_pages_fit(
     production_page_factory, production_server, corpus_folder
 ):
     page = production_page_factory(
@@ -143,3 +143,9 @@ def test_on_a_phone_the_check_is_announced_before_consent_is_given(
     warning = page.get_by_role("alert")
     expect(warning).to_contain_text("Its loudspeaker cannot pass the headphone check")
     expect(page.get_by_role("button", name="I agree and want to take part")).to_be_visible()
+    through_screening(page, base, study)
+    expect(page.get_by_role("alert")).to_contain_text("Its loudspeaker cannot pass the headphone check")
+    no_horizontal_overflow(page)
+    set_the_level(page, base, study)
+    expect(page.locator("button[data-answer]")).to_have_count(3)
+    no_horizontal_overflow(page)
