@@ -42,6 +42,9 @@
     const sounds = Array.from(trial.querySelectorAll("audio"));
     const example = trial.hasAttribute("data-example");
     const failed = document.querySelector("[data-play-error]");
+    // A link that has expired or a connection that dropped: a reload brings fresh links to the same sounds.
+    const unloaded = document.querySelector("[data-load-error]");
+    for (const sound of sounds) sound.addEventListener("error", () => { unloaded.hidden = false; });
     if (!example) Promise.all(sounds.map(loaded)).then(() => { button.disabled = false; });
     button.addEventListener("click", async () => {
       button.disabled = true;

@@ -349,6 +349,7 @@ def test_the_headphone_check(client, language):
         t("Sound %(number)s of %(total)s", number=1, total=2),
         t("Play"),
         t("The sound could not be played. Check that this page may play sound, then press Play again."),
+        t("The sounds could not be loaded. Reload the page to try again."),
         t("Which noise held the tone?"),
         t.plural("You have %(tries)s try left.", "You have %(tries)s tries left.", 2, tries=2),
     ]
