@@ -1,16 +1,21 @@
 from django.urls import path
 
-from annotation.views import audio, participant, prolific_webhooks, task
+from annotation.views import audio, headphone_check, participant, prolific_webhooks, task
 
 app_name = "annotation"
 
 urlpatterns = [
     path("a/audio/<str:token>", audio.audio, name="audio"),
+    path("a/headphones/<str:token>.wav", headphone_check.headphone_audio, name="headphone_audio"),
+    path("a/headphones-reference.wav", headphone_check.headphone_reference, name="headphone_reference"),
+    path("a/headphones-example/<int:interval>.wav", headphone_check.headphone_example, name="headphone_example"),
     path("prolific/webhooks/", prolific_webhooks.prolific_webhook, name="prolific_webhook"),
     path("s/<slug:slug>/", participant.study_entry, name="entry"),
     path("s/<slug:slug>/resume/<str:key>/", participant.study_resume, name="resume"),
     path("s/<slug:slug>/consent/", participant.consent, name="consent"),
     path("s/<slug:slug>/screening/", participant.screening, name="screening"),
+    path("s/<slug:slug>/headphones/level/", headphone_check.headphone_level, name="headphone_level"),
+    path("s/<slug:slug>/headphones/", headphone_check.headphone_check, name="headphone_check"),
     path("s/<slug:slug>/sound-check/", participant.sound_check, name="sound_check"),
     path("s/<slug:slug>/sound-check/audio.wav", participant.sound_check_audio, name="sound_check_audio"),
     path("s/<slug:slug>/instructions/", participant.instructions, name="instructions"),

@@ -327,6 +327,7 @@ def make_study(args):
         target_annotations=args.target,
         attention_checks_per_task=0,
         sound_check=False,
+        headphone_check=Study.HeadphoneCheck.NONE,  # the load of the task itself; the check is a few requests before it
         consent_text="A load test: nobody takes part.",
         # Only when asked: a fixed study is created exactly as before adaptive designs existed.
         **({"adaptive_mode": args.adaptive} if args.adaptive != "fixed" else {}),

@@ -6,10 +6,12 @@ import json
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotation import headphone_stimuli
 from annotation.access import get_study_for_staff, require_perm
 from annotation.admin import study_items  # noqa: F401  (registers the study item admin)
 from annotation.admin.annotations import study_annotations_url
@@ -23,6 +25,7 @@ from annotation.admin.forms import (
 )
 from annotation.admin.study_items import mismatch_review_query
 from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
+from annotation.selectors.headphone_results import headphone_results
 from annotation.selectors.study_counts import studies_with_counts
 from annotation.services.adaptive_model import adaptive_model_summary
 from annotation.services.studies import (
@@ -35,6 +38,11 @@ from annotation.services.topups import topup_open, topup_plan, topup_summary
 from annotation.templatetags.participant_pages import markdown
 
 Status = Study.Status
+
+
+def _percent(p: float) -> str:
+    """Two significant digits: 1.8 %, 0.14 %, 0.0024 %."""
+    return f"{p * 100:.2g} %"
 
 
 # The states each state may be reached from. Closed may go live again for a
@@ -94,6 +102,8 @@ class StudyAdmin(PlatformModelAdmin):
         "instructions_preview",
         "adaptive_prior_text",
         "adaptive_model_text",
+        "headphone_check_chance",
+        "headphone_check_results",
         "created_at",
     ]
     fieldsets = [
@@ -155,6 +165,24 @@ class StudyAdmin(PlatformModelAdmin):
                     "sound_check",
                     "sound_check_tries",
                 ]
+            },
+        ),
+        (
+            "Headphone check",
+            {
+                "fields": [
+                    "headphone_check",
+                    "headphone_check_trials",
+                    "huggins_pass_mark",
+                    "antiphase_pass_mark",
+                    "headphone_check_tries",
+                    "headphone_check_chance",
+                    "headphone_check_screens_out",
+                    "headphone_check_results",
+                ],
+                "description": "After the screening questions, a page to set the volume by a reference noise, then "
+                "the tests: three sounds a trial, the participant picks the one that differs. See the researcher's "
+                "guide, “Headphone check”.",
             },
         ),
         (
@@ -230,6 +258,29 @@ class StudyAdmin(PlatformModelAdmin):
             f"fitted to {model['annotations']} annotations by {model['participants']} participants, "
             f"{model['fitted_at'][:19]} UTC"
         )
+
+    @admin.display(description="chance of passing by guessing")
+    def headphone_check_chance(self, obj: Study) -> str:
+        """For the saved settings, at a third of the trials right by chance: each test's, and both's
+        (a participant must pass each)."""
+        if obj.pk is None:
+            return "Shown once the study is saved."
+        trials, tries = obj.headphone_check_trials, obj.headphone_check_tries
+        parts, both = [], 1.0
+        for test, label in (("huggins", "Huggins pitch"), ("antiphase", "antiphase")):
+            mark = obj.headphone_pass_mark(test)
+            chance = headphone_stimuli.guessing_chance(trials=trials, pass_mark=mark, tries=tries)
+            parts.append(
+                f"{label}: {mark} of {trials} right in {tries} tr{'y' if tries == 1 else 'ies'}: {_percent(chance)}"
+            )
+            both *= chance
+        return f"{'; '.join(parts)}; both: {_percent(both)}."
+
+    @admin.display(description="results")
+    def headphone_check_results(self, obj: Study) -> str:
+        if obj.pk is None:
+            return "-"
+        return render_to_string("admin/annotation/_headphone_results.html", {"results": headphone_results(study=obj)})
 
     def get_fieldsets(self, request, obj=None):
         if obj is None or obj.kind == Study.Kind.EMPHASIS:

@@ -1,4 +1,5 @@
 from annotation.models.corpus import Clip, ClipWarning, Corpus, ImportJob, Speaker, Word
+from annotation.models.headphone_check import HeadphoneTrial
 from annotation.models.idempotency import ApiIdempotencyKey
 from annotation.models.import_slots import ImportSlot
 from annotation.models.listening_forms import ListeningFormItem
@@ -25,6 +26,7 @@ __all__ = [
     "Clip",
     "ClipWarning",
     "Corpus",
+    "HeadphoneTrial",
     "ImportJob",
     "ImportSlot",
     "ListeningFormItem",

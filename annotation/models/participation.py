@@ -31,6 +31,14 @@ class Participant(models.Model):
     screened_out = models.BooleanField(default=False)
     sound_check_attempts = models.PositiveSmallIntegerField(default=0)
     sound_check_passed = models.BooleanField(null=True, blank=True)
+    headphone_level_set_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When they set their volume by the reference noise, before the headphone check.",
+    )
+    headphone_check_passed = models.BooleanField(
+        null=True, blank=True, help_text="Empty until the headphone check is decided (its trials: HeadphoneTrial)."
+    )
     completed_at = models.DateTimeField(null=True, blank=True)
     decision = models.CharField(max_length=20, choices=Decision.choices, default=Decision.PENDING)
     decision_note = models.TextField(blank=True)

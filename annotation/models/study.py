@@ -38,6 +38,12 @@ class Study(models.Model):
         EMPHASIS = "emphasis", "Three-level word emphasis"
         LISTENING_FORM = "form", "Listening form"
 
+    class HeadphoneCheck(models.TextChoices):
+        NONE = "none", "None"
+        HUGGINS = "huggins", "Huggins pitch (Milne et al. 2021)"
+        ANTIPHASE = "antiphase", "Antiphase tones (Woods et al. 2017)"
+        BOTH = "both", "Both: Huggins pitch, then antiphase tones"
+
     class Scale(models.TextChoices):
         THREE_LEVEL = "three_level", "Three levels (0, 1, 2)"
         BINARY = "binary", "Binary (0 or 1; imported annotations only)"
@@ -171,6 +177,49 @@ class Study(models.Model):
     attention_checks_per_task = models.PositiveSmallIntegerField(default=1)
     sound_check = models.BooleanField(default=False, help_text="Count tones in a clip before the task.")
     sound_check_tries = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
+    # The headphone check (annotation/headphone_stimuli.py; researcher's guide, "Headphone check").
+    # Off for a study made before it existed; study_create turns Huggins pitch on for new emphasis studies.
+    headphone_check = models.CharField(
+        max_length=10,
+        choices=HeadphoneCheck.choices,
+        default=HeadphoneCheck.NONE,
+        help_text="A listening test that headphones pass and loudspeakers do not, after a page where the "
+        "participant sets a comfortable volume (new emphasis studies: Huggins pitch). Milne et al. find Huggins "
+        "pitch the more selective; both together let the fewest loudspeaker listeners through (about 7 %) and "
+        "turn away more headphone users.",
+    )
+    headphone_check_trials = models.PositiveSmallIntegerField(
+        "trials per test",
+        default=6,
+        validators=[MinValueValidator(1), MaxValueValidator(20)],
+        help_text="Each trial plays three sounds; the participant picks the one that differs. Both papers: 6.",
+    )
+    huggins_pass_mark = models.PositiveSmallIntegerField(
+        "Huggins pitch: correct to pass",
+        default=6,
+        validators=[MinValueValidator(1), MaxValueValidator(20)],
+        help_text="Milne et al. 2021: 6 of 6, which passed 81 % of their headphone users and 20 % of their "
+        "loudspeaker users (5 of 6: 85 % and 30 %).",
+    )
+    antiphase_pass_mark = models.PositiveSmallIntegerField(
+        "antiphase: correct to pass",
+        default=5,
+        validators=[MinValueValidator(1), MaxValueValidator(20)],
+        help_text="Woods et al. 2017: 5 of 6.",
+    )
+    headphone_check_tries = models.PositiveSmallIntegerField(
+        "tries per test",
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(10)],
+        help_text="Each try is a fresh set of trials. The published pass rates are for one try; every "
+        "further try lets more loudspeaker listeners through.",
+    )
+    headphone_check_screens_out = models.BooleanField(
+        "screen out who fails",
+        default=True,
+        help_text="Off: a participant who fails goes on to the task with the result recorded, e.g. to compare "
+        "the agreement of those who pass and fail in the agreement report.",
+    )
     required_coverage = models.FloatField(
         default=0.95,
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
@@ -214,10 +263,35 @@ class Study(models.Model):
     def is_adaptive(self) -> bool:
         return self.adaptive_mode != self.Adaptive.FIXED
 
+    @property
+    def headphone_tests(self) -> tuple[str, ...]:
+        """The headphone check's tests in the order they are taken: Huggins pitch first, the more
+        selective (Milne et al. 2021), so that a loudspeaker listener is turned away sooner."""
+        return {
+            self.HeadphoneCheck.NONE: (),
+            self.HeadphoneCheck.HUGGINS: ("huggins",),
+            self.HeadphoneCheck.ANTIPHASE: ("antiphase",),
+            self.HeadphoneCheck.BOTH: ("huggins", "antiphase"),
+        }[self.headphone_check]
+
+    def headphone_pass_mark(self, test: str) -> int:
+        return self.huggins_pass_mark if test == "huggins" else self.antiphase_pass_mark
+
+    def headphone_try_passed(self, test: str, *, answered: int, correct: int) -> bool:
+        """A try passes a test once all its trials are answered, at least the pass mark of them right."""
+        return answered >= self.headphone_check_trials and correct >= self.headphone_pass_mark(test)
+
     def clean(self):
         super().clean()
         if self.example_clip_id and self.corpus_id and self.example_clip.corpus_id != self.corpus_id:
             raise ValidationError({"example_clip": other_corpus_message(self.example_clip, self)})
+        for field, test in (("huggins_pass_mark", "Huggins pitch"), ("antiphase_pass_mark", "antiphase")):
+            if getattr(self, field) > self.headphone_check_trials:
+                raise ValidationError(
+                    {
+                        field: f"The {test} test has {self.headphone_check_trials} trials: at most that many can be right."
+                    }
+                )
         if self.is_adaptive and self.kind != self.Kind.EMPHASIS:
             raise ValidationError({"adaptive_mode": "Adaptive designs are for word-level emphasis studies only."})
         if self.is_adaptive and self.adaptive_max_per_clip < self.target_annotations:

@@ -108,6 +108,8 @@ def participant_review_rows(*, study: Study) -> list[ReviewRow]:
             "screened_at",
             "screened_out",
             "sound_check_passed",
+            "headphone_level_set_at",
+            "headphone_check_passed",
         )
         .order_by("created_at", "pk")
     )
@@ -132,8 +134,12 @@ def participant_status(participant: Participant, task_status: str | None) -> str
         return "completed"
     if task_status is not None:
         return {Task.Status.OPEN: "annotating", Task.Status.EXPIRED: "task expired"}.get(task_status, "completed")
-    if participant.screened_out:  # by an answer to screening, or out of tries at the sound check
+    if participant.screened_out:  # by an answer to screening, or out of tries at a check
+        if participant.headphone_check_passed is False:
+            return "failed the headphone check"
         return "failed the sound check" if participant.sound_check_passed is False else "screened out"
+    if participant.headphone_level_set_at is not None and participant.headphone_check_passed is None:
+        return "at the headphone check"
     if participant.sound_check_passed is False:
         return "at the sound check"
     if participant.screened_at is None:

@@ -1,6 +1,6 @@
-"""A participant's way through a study: entry, consent, screening, sound
-check, task, completion. `next_step` is the one place that decides where a
-participant belongs; every page sends them there if they are elsewhere."""
+"""A participant's way through a study: entry, consent, screening, headphone check
+(annotation.services.headphone_check), sound check, task, completion. `next_step` is the one
+place that decides where a participant belongs; every page sends them there if they are elsewhere."""
 
 import re
 
@@ -93,6 +93,8 @@ def next_step(participant: Participant) -> str:
         return "consent"
     if participant.screened_at is None and study.prerequisites.exists():
         return "screening"
+    if headphone_check_due(participant):
+        return "headphone_level" if participant.headphone_level_set_at is None else "headphone_check"
     if study.sound_check and not participant.sound_check_passed:
         return "sound_check"
     if participant.tasks.filter(status=Task.Status.OPEN).exists():
@@ -100,6 +102,15 @@ def next_step(participant: Participant) -> str:
     if participant.tasks.exists() and not study.allow_repeat_tasks:
         return "ended"
     return "instructions"
+
+
+def headphone_check_due(participant: Participant) -> bool:
+    """Whether the headphone check stands between the participant and the task: the study asks for
+    one and it is not decided. Someone who already had a task (the check was turned on later) is not
+    sent back to it."""
+    if participant.study.headphone_check == Study.HeadphoneCheck.NONE:
+        return False
+    return participant.headphone_check_passed is None and not participant.tasks.exists()
 
 
 def participant_consent(*, participant: Participant) -> None:
@@ -110,7 +121,8 @@ def participant_screen_out(*, participant: Participant) -> None:
     """Take the participant out of the study for good, e.g. when they refuse consent:
     from now on next_step sends them to the thank-you page with the screen-out code.
     (Failing the screening questions or the sound check screens out in
-    participant_screen and sound_check_answer, with the answers they record.)"""
+    participant_screen and sound_check_answer, with the answers they record; failing the headphone
+    check, in headphone_answer, through this.)"""
     Participant.objects.filter(pk=participant.pk, screened_out=False).update(screened_out=True)
     participant.screened_out = True
 

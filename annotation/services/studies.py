@@ -9,7 +9,9 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from annotation import headphone_stimuli
 from annotation.models import Clip, Corpus, PrerequisiteQuestion, Study, StudyItem
+from annotation.selectors.headphone_results import HEADPHONE_QUESTION
 from annotation.services.adaptive import PROBABILISTIC_MODES
 
 
@@ -96,17 +98,20 @@ def default_prerequisites(language: str, interface_language: str = "en") -> list
                 "accepted": [yes],
             },
             {"text": _("Do you have any hearing difficulties?"), "choices": [no, yes], "accepted": [no]},
-            {"text": _("Are you wearing headphones or earphones now?"), "choices": [yes, no], "accepted": [yes]},
+            {"text": _(HEADPHONE_QUESTION), "choices": [yes, no], "accepted": [yes]},
         ]
 
 
 @transaction.atomic
 def study_create(*, name: str, corpus: Corpus, selection: ClipSelection, **settings) -> Study:
-    """A draft study over the selected clips, with the default screening questions."""
+    """A draft study over the selected clips, with the default screening questions and, unless
+    settings say otherwise, the Huggins-pitch headphone check."""
     clip_ids = list(clips_selected(corpus=corpus, selection=selection).values_list("pk", flat=True))
     if not clip_ids:
         raise ValueError(f"No clip of corpus {corpus.name!r} matches {selection.as_dict() or 'the selection'}")
     language = settings.pop("language", None) or _single_language(clip_ids)
+    # New emphasis studies check for headphones with the more selective of the two tests (Milne et al. 2021).
+    settings.setdefault("headphone_check", Study.HeadphoneCheck.HUGGINS)
     study = Study.objects.create(
         name=name,
         slug=settings.pop("slug", None) or free_slug(name),
@@ -130,13 +135,31 @@ MARKING_SECONDS_PER_CLIP = 10
 ENTRY_SECONDS = 120
 
 
+# The headphone check: the level page, then each trial's three sounds and their gaps, and a few
+# seconds to answer (one try; Milne et al. time their test at under 3 minutes).
+HEADPHONE_LEVEL_SECONDS = 30
+HEADPHONE_ANSWER_SECONDS = 3
+
+
 def task_minutes_estimate(study: Study) -> int:
-    """How long a task of `study` takes, in whole minutes rounded up, from its clips' mean duration."""
+    """How long a task of `study` takes, in whole minutes rounded up, from its clips' mean duration
+    and its headphone check."""
     durations = list(study.items.values_list("clip__duration", flat=True))
     mean = sum(durations) / len(durations) if durations else 0.0
     clips = study.clips_per_task + study.attention_checks_per_task
     seconds = ENTRY_SECONDS + clips * (PLAYS_PER_CLIP * mean + MARKING_SECONDS_PER_CLIP)
-    return max(1, math.ceil(seconds / 60))
+    return max(1, math.ceil((seconds + headphone_check_seconds(study)) / 60))
+
+
+def headphone_check_seconds(study: Study) -> float:
+    if not study.headphone_tests:
+        return 0.0
+    seconds = HEADPHONE_LEVEL_SECONDS
+    for test in study.headphone_tests:
+        sounds = headphone_stimuli.INTERVALS * headphone_stimuli.interval_seconds(test)
+        gaps = (headphone_stimuli.INTERVALS - 1) * headphone_stimuli.gap_seconds(test)
+        seconds += study.headphone_check_trials * (sounds + gaps + HEADPHONE_ANSWER_SECONDS)
+    return seconds
 
 
 def studies_create_per_language(*, corpus: Corpus, by: str = "language", **settings) -> list[Study]:

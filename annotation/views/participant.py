@@ -32,6 +32,7 @@ from annotation.views.participant_access import (
     forget_entry,
     get_participant,
     get_participant_by_key,
+    looks_like_a_phone,
     participant_in_browser,
     remember_entry,
     remember_participant,
@@ -140,7 +141,7 @@ def _consent_on_entry(request, study):
     if entry is None:
         return None
     if request.method != "POST":
-        return render(request, "participant/consent.html", {"study": study})
+        return consent_page(request, study)
     try:
         participant = participant_enter(study=study, **entry)
     except EntryRefused as refused:
@@ -153,7 +154,15 @@ def _consent_on_entry(request, study):
 def consent(request, participant):
     if request.method == "POST":
         return _decided(request, participant)
-    return render(request, "participant/consent.html", {"study": participant.study})
+    return consent_page(request, participant.study)
+
+
+def consent_page(request, study):
+    """Consent; a study with a headphone check says so here, before anyone commits, and tells
+    someone on a phone that its loudspeaker cannot pass it."""
+    headphones = study.headphone_check != Study.HeadphoneCheck.NONE
+    context = {"study": study, "headphone_check": headphones, "on_a_phone": headphones and looks_like_a_phone(request)}
+    return render(request, "participant/consent.html", context)
 
 
 def _decided(request, participant):
@@ -162,7 +171,7 @@ def _decided(request, participant):
         participant.refresh_from_db()
         return to_step(participant, next_step(participant))
     participant_screen_out(participant=participant)
-    return _screen_out_page(request, participant, _("You did not give your consent, so you cannot take part."))
+    return screen_out_page(request, participant, _("You did not give your consent, so you cannot take part."))
 
 
 def resume_link(request, participant) -> str:
@@ -194,7 +203,7 @@ def screening(request, participant):
         if participant_screen(participant=participant, answers=form.answers()):
             participant.refresh_from_db()
             return to_step(participant, next_step(participant))
-        return _screen_out_page(request, participant, _("Thank you. This study is for a different group of people."))
+        return screen_out_page(request, participant, _("Thank you. This study is for a different group of people."))
     context = {"study": participant.study, "form": form, "resume_link": resume_link(request, participant)}
     return render(request, "participant/screening.html", context)
 
@@ -202,11 +211,14 @@ def screening(request, participant):
 @require_safe
 @participant_page("screened_out")
 def screened_out(request, participant):
-    return _screen_out_page(request, participant, _("Thank you. This study is for a different group of people."))
+    if participant.headphone_check_passed is False:
+        return screen_out_page(request, participant, _("The headphone check did not succeed, so you cannot take part."))
+    return screen_out_page(request, participant, _("Thank you. This study is for a different group of people."))
 
 
-def _screen_out_page(request, participant, text: str):
-    """The thank-you page of someone already screened out (by a service: this page writes nothing)."""
+def screen_out_page(request, participant, text: str):
+    """The thank-you page of someone already screened out (by a service: this page writes nothing),
+    with the study's screen-out code: on Prolific, the code that pays a screen-out."""
     study = participant.study
     code = study.screen_out_code if participant.prolific_pid else ""
     link = PROLIFIC_COMPLETE_URL.format(code=code) if code else ""
@@ -226,7 +238,7 @@ def sound_check(request, participant):
         else:
             outcome = sound_check_answer(participant=participant, count=count)
             if outcome == "failed":
-                return _screen_out_page(
+                return screen_out_page(
                     request, participant, _("The sound check did not succeed, so you cannot take part.")
                 )
             participant.refresh_from_db()

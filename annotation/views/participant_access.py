@@ -121,5 +121,12 @@ def get_item_for_participant(request, slug: str, item_id: int, now: datetime) ->
         raise Http404 from None
 
 
+def looks_like_a_phone(request) -> bool:
+    """A phone or a tablet, by the "Mobi" that MDN recommends looking for in the User-Agent
+    (developer.mozilla.org, "Browser detection using the user agent"). Only to warn early: a
+    headphone check is passed or failed by listening, never by the device."""
+    return "Mobi" in request.headers.get("User-Agent", "")
+
+
 def to_step(participant: Participant, step: str):
     return redirect(reverse(f"annotation:{step}", kwargs={"slug": participant.study.slug}))

@@ -98,7 +98,7 @@ def report_compute(
         tick(f"agreement: {dimension}" + (f" {value or '(none)'}" if value is not None else ""))
         clips = members & used_clips  # a group without usable clips is reported, all undefined
         units = clips[unit_clip]
-        result = _agreement(
+        result = agreement_measures(
             ratings,
             tables,
             counts[units],
@@ -176,7 +176,9 @@ def _groups(data: StudyData) -> list[tuple[str, str | None, np.ndarray]]:
     return groups
 
 
-def _agreement(ratings, tables, counts, unit_clip, clips, parameters, *, light_interval: bool) -> dict:
+def agreement_measures(ratings, tables, counts, unit_clip, clips, parameters, *, light_interval: bool) -> dict:
+    """Every agreement measure of one group of clips (`clips`, bool per clip) of `ratings`, whose
+    word counts and pair tables are `counts`, `unit_clip` and `tables`."""
     binary = binary_counts(counts)
     rated = counts.sum(axis=1) > 0
     counts, binary, unit_clip = counts[rated], binary[rated], unit_clip[rated]

@@ -69,13 +69,18 @@ def report_csv(report: dict) -> str:
 
 
 def agreement_groups(report: dict):
-    """(dimension, group, result) for the pooled result and every group, in report order."""
+    """(dimension, group, result) for the pooled result and every group of clips, then every
+    group of annotators, in report order."""
     agreement = report["agreement"]
     if "pooled" in agreement:
         yield "pooled", "", agreement["pooled"]
     for dimension in ("language", "variety", "emotion"):
         for group, result in sorted(agreement.get(dimension, {}).items()):
             yield dimension, group, result
+    # Groups of annotators by the headphone check and the self-reported headphone question
+    # (evaluation.reports.group_agreement), in the order the report gives them.
+    for group in report.get("headphone_check", {}).get("agreement_by_group", []):
+        yield "headphone check", group["label"], group["agreement"]
 
 
 def _rows(report: dict):
@@ -169,7 +174,43 @@ def _rows(report: dict):
                 "words": row["words"],
                 "note": row["kappa_reason"] if measure == "kappa" and row["kappa"] is None else note,
             }
+    yield from _headphone_rows(report.get("headphone_check"))
     yield from drilldown_csv_rows(report.get("drilldown"))
+
+
+def _headphone_rows(section: dict | None):
+    """The headphone check's results as the report recorded them, and each group's mean kappa."""
+    if not section:
+        return
+    results = section["results"]
+    base = {"section": "headphone_check"}
+    for measure, value in results["participants"].items():
+        yield base | {"dimension": "participants", "measure": measure, "value": value}
+    for test in results["tests"]:
+        row = base | {"dimension": "test", "group": test["test"]}
+        for measure in ("took", "passed", "failed", "in_progress"):
+            yield row | {"measure": measure, "value": test[measure], "note": f"pass mark {test['pass_mark']}"}
+        for number, count in enumerate(test["passed_on_try"], start=1):
+            yield row | {"measure": f"passed_on_try_{number}", "value": count}
+        for trial in test["by_trial"]:
+            yield row | {
+                "measure": f"right_at_trial_{trial['trial']}",
+                "value": trial["correct"],
+                "note": f"of {trial['answered']} answered",
+            }
+    for group in section["agreement_by_group"]:
+        kappa = group["kappa_with_others"]
+        ci = kappa["ci95"] or [None, None]
+        yield base | {
+            "dimension": "annotators",
+            "group": group["label"],
+            "measure": "mean_leave_one_out_kappa",
+            "value": kappa["mean"],
+            "ci_low": ci[0],
+            "ci_high": ci[1],
+            "method": "percentile bootstrap over annotators",
+            "note": kappa["undefined"] or f"{kappa['annotators']} annotators",
+        }
 
 
 def _emphasis_groups(emphasis: dict):

@@ -105,6 +105,29 @@ FORM_RAW_COLUMNS = (
 )
 
 
+# Raw exports' participant table: one row per participant of the study, those screened out
+# before they annotated included, with how they got through the screening (the questions, the
+# sound check and the headphone check). `*_scores` are a test's right answers per try ("5/6;6/6");
+# `headphone_trials` lists every answer (test, try, trial, the interval to find and the one chosen).
+PARTICIPANT_TABLE_COLUMNS = (
+    "study",
+    "annotator",
+    "decision",
+    "completed",
+    "screened_out",
+    "entered_at",
+    "screening_answers",
+    "sound_check_passed",
+    "headphone_check",
+    "headphone_level_set",
+    "headphone_check_passed",
+    "huggins_scores",
+    "antiphase_scores",
+    "headphone_self_report",
+    "headphone_trials",
+)
+
+
 def canonical_line(row: dict) -> str:
     return json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 

@@ -1,4 +1,5 @@
-"""A study's raw annotations as plain rows, streamed (an MMEE-sized study has 1.5 M word rows).
+"""A study's raw annotations as plain rows, streamed (an MMEE-sized study has 1.5 M word rows),
+and its participants, one row each (raw_participants).
 
 Unlike a label set, nothing is chosen or left out: every submitted annotation of every
 participant, rejected ones and attention checks included, with the participant's decision and
@@ -14,6 +15,7 @@ from django.db.models import Subquery
 
 from annotation.models import Annotation, Participant, Study, Word
 from annotation.participant_names import participant_annotator_id, participant_display_name
+from annotation.selectors.headphone_results import participant_headphone_results
 
 _CHUNK = 5000
 PARTICIPANT_COLUMN = "participant"  # exports with Prolific ids only
@@ -43,6 +45,44 @@ def _annotators(study: Study, include_prolific_ids: bool) -> dict[int, tuple[dic
             names[PARTICIPANT_COLUMN] = participant_display_name(participant_pk=pk, prolific_pid=pid)
         annotators[pk] = (names, decision, completed_at is not None)
     return annotators
+
+
+def raw_participants(*, study: Study, include_prolific_ids: bool = False) -> list[dict]:
+    """Every participant of the study in the order they came (PARTICIPANT_TABLE_COLUMNS), with how
+    they got through consent, the screening questions, the sound check and the headphone check."""
+    annotators = _annotators(study, include_prolific_ids)
+    headphones = {person.participant_id: person for person in participant_headphone_results(study=study)}
+    participants = Participant.objects.filter(study=study).order_by("created_at", "pk")
+    rows = participants.values_list("pk", "screened_out", "created_at", "screening_answers", "sound_check_passed")
+    table = []
+    for pk, screened_out, created_at, answers, sound_check in rows:
+        names, decision, completed = annotators[pk]
+        person = headphones[pk]
+        scores = {
+            test: ";".join(f"{score}/{study.headphone_check_trials}" for score in result.scores())
+            for test, result in person.tests.items()
+        }
+        table.append(
+            {
+                "study": study.slug,
+                **names,
+                "decision": decision,
+                "completed": int(completed),
+                "screened_out": int(screened_out),
+                "entered_at": created_at.isoformat(),
+                # sort_keys: jsonb hands answers back with its own key order
+                "screening_answers": json.dumps(answers or {}, sort_keys=True, ensure_ascii=False),
+                "sound_check_passed": None if sound_check is None else int(sound_check),
+                "headphone_check": study.headphone_check,
+                "headphone_level_set": int(person.level_set),
+                "headphone_check_passed": None if person.passed is None else int(person.passed),
+                "huggins_scores": scores.get("huggins", ""),
+                "antiphase_scores": scores.get("antiphase", ""),
+                "headphone_self_report": person.self_report,
+                "headphone_trials": json.dumps(person.trial_rows(), ensure_ascii=False, separators=(",", ":")),
+            }
+        )
+    return table
 
 
 def _annotations(study: Study):

@@ -12,15 +12,18 @@ import logging
 from functools import partial
 
 from annotation.jobs import job_enqueue, job_refresh, job_run
-from annotation.models import Study
+from annotation.models import HeadphoneTrial, Study
 from annotation.participant_names import opaque_annotator_id
+from annotation.selectors.headphone_results import headphone_results, participant_headphone_results
 from annotation.selectors.study_data import annotations_fingerprint, study_data, study_thresholds
 from annotation.services.adaptive_model import adaptive_model_summary
 from evaluation.models import AgreementReport
 from evaluation.reports.adaptive_disclosure import adaptive_disclosure
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.agreement_format import canonical, report_json
+from evaluation.reports.group_agreement import group_agreement
 from evaluation.stats.quality import Thresholds
+from evaluation.stats.selection import select_annotations
 
 logger = logging.getLogger(__name__)
 _UNSET = object()
@@ -83,14 +86,51 @@ def agreement_report_compute(*, study: Study, parameters: ReportParameters, prog
     """The report's canonical JSON text, computed now in this process. Annotators are named by
     their opaque id, as in the study's label sets and exports; never by Prolific id."""
     data = study_data(study=study, language=parameters.language)
-    report = report_compute(
-        data, parameters, progress=progress, annotator_name=partial(opaque_annotator_id, study.slug)
-    )
+    name = partial(opaque_annotator_id, study.slug)
+    if not _has_headphone_check(study):
+        report = report_compute(data, parameters, progress=progress, annotator_name=name)
+    else:
+        # The groups' agreement needs the report's own selection of annotations: chosen once, for both.
+        selection = select_annotations(
+            data,
+            thresholds=parameters.thresholds,
+            exclude_flagged=parameters.exclude_flagged,
+            n=parameters.subsample,
+            seed=parameters.seed,
+        )
+        report = report_compute(data, parameters, progress=progress, selection=selection, annotator_name=name)
+        report["headphone_check"] = _headphone_section(study, data, selection, parameters)
     if study.is_adaptive:  # a section of its own; a fixed study's report is unchanged
         report["adaptive_design"] = adaptive_disclosure(
             data, mode=study.adaptive_mode, target=study.target_annotations, settings=_adaptive_settings(study)
         )
     return report_json(report)
+
+
+def _has_headphone_check(study: Study) -> bool:
+    return (
+        study.headphone_check != Study.HeadphoneCheck.NONE
+        or HeadphoneTrial.objects.filter(participant__study=study).exists()
+    )
+
+
+def _headphone_section(study: Study, data, selection, parameters: ReportParameters) -> dict:
+    """The headphone check's results when the report was computed, and agreement within groups of
+    annotators: all of them, those who passed the check, those who failed it (a study that only
+    records the result), and by their answer to the self-reported headphone question."""
+    people = participant_headphone_results(study=study)
+    results = headphone_results(study=study, people=people)
+    groups = [("all", "all annotators", [person.annotator_key for person in people])]
+    groups.append(("passed", "passed the check", [p.annotator_key for p in people if p.passed is True]))
+    groups.append(("failed", "failed the check", [p.annotator_key for p in people if p.passed is False]))
+    if results["self_report"] is not None:
+        for row in results["self_report"]["rows"]:
+            answer = row["answer"]
+            keys = [person.annotator_key for person in people if person.self_report == answer]
+            groups.append((f"self_report:{answer}", f"answered “{answer}” to the headphone question", keys))
+    annotated = set(data.annotator_keys)
+    groups = [group for group in groups if group[0] == "all" or annotated.intersection(group[2])]
+    return {"results": results, "agreement_by_group": group_agreement(data, selection, parameters, groups)}
 
 
 def _adaptive_settings(study: Study) -> dict:

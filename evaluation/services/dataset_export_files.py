@@ -27,6 +27,7 @@ from evaluation.reports.label_set_files import (
     FORM_RAW_COLUMNS,
     MODEL_CLIP_COLUMNS,
     MODEL_WORD_COLUMNS,
+    PARTICIPANT_TABLE_COLUMNS,
     RAW_COLUMNS,
     WORD_COLUMNS,
     all_words_timed,
@@ -41,7 +42,12 @@ from evaluation.reports.label_set_files import (
 )
 from evaluation.reports.label_set_parquet import ParquetSplits, parquet_record
 from evaluation.selectors.label_sets import label_set_rows
-from evaluation.selectors.raw_annotations import PARTICIPANT_COLUMN, raw_annotation_count, raw_annotations
+from evaluation.selectors.raw_annotations import (
+    PARTICIPANT_COLUMN,
+    raw_annotation_count,
+    raw_annotations,
+    raw_participants,
+)
 
 Format = DatasetExport.Format
 PROGRESS_EVERY = 200  # rows between progress calls (each is cheap, but not free at 1.5 M rows)
@@ -209,8 +215,18 @@ def raw_files_write(*, study: Study, include_prolific_ids: bool, folder: Path, p
             if done % PROGRESS_EVERY == 0:
                 progress("writing annotations", done, total)
         progress("writing annotations", done, total)
+    people = _participants_write(study, include_prolific_ids, folder)
     files = RAW_FORM_FILES if study.kind == Study.Kind.LISTENING_FORM else RAW_EMPHASIS_FILES
-    return Written(files, facts={"annotations": done, "rows in annotations.csv": rows})
+    facts = {"annotations": done, "rows in annotations.csv": rows, "rows in participants.csv": people}
+    return Written(f"{files}\n{PARTICIPANTS_FILE}", facts=facts)
+
+
+def _participants_write(study: Study, include_prolific_ids: bool, folder: Path) -> int:
+    columns = (*PARTICIPANT_TABLE_COLUMNS, PARTICIPANT_COLUMN) if include_prolific_ids else PARTICIPANT_TABLE_COLUMNS
+    table = raw_participants(study=study, include_prolific_ids=include_prolific_ids)
+    with _text(folder / "participants.csv") as handle:
+        _csv_writer(handle, columns).writerows(csv_cells(row, columns) for row in table)
+    return len(table)
 
 
 # What each file holds, for the data card: one bullet a file, one line a bullet.
@@ -303,6 +319,18 @@ RAW_EMPHASIS_FILES = (
     f"- `annotations.csv`: one row per annotator, clip and word, for every submitted annotation of the study: "
     f"{_RAW_COMMON}, `language`, `word_index`, `word`, `level` (0 not emphasized, 1 emphasized, 2 strongly "
     "emphasized), `mismatch_reported` (1 when the annotator said the words did not match the audio)."
+)
+PARTICIPANTS_FILE = (
+    "- `participants.csv`: one row per participant of the study, those screened out before they annotated "
+    "included: `study`, `annotator` (and `participant` as in annotations.csv), `decision`, `completed`, "
+    "`screened_out` (1 when taken out: consent refused, a screening answer, the sound check or the headphone "
+    "check), `entered_at` (UTC), `screening_answers` (each screening question with the answer given, as JSON), "
+    "`sound_check_passed`, `headphone_check` (the study's test: none, huggins, antiphase or both), "
+    "`headphone_level_set` (1 when they set their volume by the reference noise), `headphone_check_passed` (1 "
+    "passed, 0 failed, empty when not decided), `huggins_scores` and `antiphase_scores` (right answers in each "
+    "try, e.g. `5/6;6/6`), `headphone_self_report` (their answer to the screening question on wearing "
+    "headphones, when the study asks it) and `headphone_trials` (every answer as JSON: `test`, `try`, `trial`, "
+    "`target` and `answer`, intervals 1 to 3, and `correct`)."
 )
 RAW_FORM_FILES = (
     f"- `annotations.csv`: one row per answer, for every submitted answer of the listening form: {_RAW_COMMON}, "

@@ -19,6 +19,7 @@ def live_study(*, clips: int = 6, words: str = "one two three four five six seve
         "clips_per_task": 3,
         "target_annotations": 2,
         "attention_checks_per_task": 0,
+        "headphone_check": Study.HeadphoneCheck.NONE,  # the tests of the check ask for it
     }
     return study_create(name=f"study-{corpus.pk}", corpus=corpus, selection=ClipSelection(), **{**defaults, **settings})
 

@@ -155,6 +155,7 @@ def test_the_asyncio_client_round_trips_a_real_submit(live_server):
         target_annotations=1,
         attention_checks_per_task=0,
         status=Study.Status.LIVE,
+        headphone_check=Study.HeadphoneCheck.NONE,  # entry_steps go from screening to the task
     )
     host, port = live_server.thread.host, live_server.thread.port
     browser, rng, log = AsyncBrowser(AsyncHttpTransport(host, port, timeout=10)), random.Random(0), ParticipantLog()

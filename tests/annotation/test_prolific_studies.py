@@ -27,6 +27,7 @@ def english_study(*, clips=8, **settings) -> Study:
         "target_annotations": 3,
         "attention_checks_per_task": 0,
         "consent_text": "We record which words you mark. Taking part is voluntary.",
+        "headphone_check": "none",  # its minutes (and so the reward): tests/annotation/test_headphone_check.py
         **settings,
     }
     return study_create(name=f"mmee-{corpus.pk}", corpus=corpus, selection=ClipSelection(), **settings)

@@ -459,3 +459,17 @@ def test_participant_changelist_links_to_the_review(client, reviewer, small):
 def test_rejection_parts_refuses_a_note_that_is_not_a_rejection():
     with pytest.raises(ValueError, match="not a recorded rejection"):
         rejection_parts("Didn't finish the study")
+
+
+def test_entrants_at_or_out_of_the_headphone_check_say_so(client, reviewer, small):
+    study, now = small.study, timezone.now()
+    out = ParticipantFactory(
+        study=study, screened_at=now, screened_out=True, headphone_level_set_at=now, headphone_check_passed=False
+    )
+    listening = ParticipantFactory(study=study, screened_at=now, headphone_level_set_at=now)
+
+    rows = {row.participant_id: row for row in participant_review_rows(study=study)}
+    assert rows[out.pk].status == "failed the headphone check"
+    assert rows[listening.pk].status == "at the headphone check"
+    apart = client.get(review_url(study)).content.decode().split('id="entrants"')[1]
+    assert "<td>failed the headphone check</td>" in apart and "<td>at the headphone check</td>" in apart

@@ -192,3 +192,25 @@ def test_the_default_screening_questions_are_in_the_interface_language(api, corp
     questions = [question["text"] for question in reply.json()["prerequisites"]]
     assert reply.json()["interface_language"] == "de"
     assert "Kopfhörer" in " ".join(questions), questions
+
+
+def test_the_headphone_check_is_set_through_the_api_with_the_admins_checks(api, corpus):
+    reply = create(api, corpus)
+    assert reply.status_code == 201, reply.json()
+    study = Study.objects.get(pk=reply.json()["id"])
+    assert study.headphone_check == Study.HeadphoneCheck.HUGGINS  # a new emphasis study's default
+
+    url = f"/api/v1/studies/{study.pk}/"
+    refused = api.patch(url, {"headphone_check_trials": 4, "huggins_pass_mark": 5}, format="json")
+    assert refused.status_code == 400
+    assert "The Huggins pitch test has 4 trials: at most that many can be right." in str(refused.json())
+    study.refresh_from_db()
+    assert study.headphone_check_trials == 6  # nothing changed
+
+    body = {"headphone_check": "both", "antiphase_pass_mark": 6, "headphone_check_tries": 2}
+    changed = api.patch(url, {**body, "headphone_check_screens_out": False}, format="json")
+    assert changed.status_code == 200, changed.json()
+    study.refresh_from_db()
+    assert (study.headphone_check, study.antiphase_pass_mark, study.headphone_check_tries) == ("both", 6, 2)
+    assert study.headphone_check_screens_out is False
+    assert api.patch(url, {"headphone_check": "beats"}, format="json").status_code == 400

@@ -28,6 +28,7 @@ def study_with_audio(corpus_folder, transcripts: dict[str, str], *, name: str = 
         "attention_checks_per_task": 0,
         "consent_text": "We record which words you mark. Taking part is voluntary.",
         "instructions": "Mark the words the speaker **stressed**.",
+        "headphone_check": Study.HeadphoneCheck.NONE,  # the headphone check's tests ask for it
     }
     return study_create(name=name, corpus=corpus, selection=ClipSelection(), **{**defaults, **settings})
 

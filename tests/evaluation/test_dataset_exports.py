@@ -175,7 +175,7 @@ def test_raw_export_has_one_row_per_annotator_clip_and_word_with_opaque_ids(stud
     entries = zip_entries(export)
     rows = csv_rows(entries["annotations.csv"])
 
-    assert sorted(entries) == ["README.md", "annotations.csv"]
+    assert sorted(entries) == ["README.md", "annotations.csv", "participants.csv"]
     assert export.file_name == "golden-raw.zip"
     levels = [
         level for annotation in study.participants.all() for a in annotation.annotations.all() for level in a.levels

@@ -278,3 +278,107 @@ def test_a_listening_form_page(client, language):
         ],
         status=422,
     )
+
+
+def _headphone_answer(client, base: str, participant: Participant, *, right: bool):
+    """Answer the trial the page shows with the interval a headphone listener would pick (or another)."""
+    from annotation.services.headphone_check import headphone_check_position, trial_target
+
+    participant.refresh_from_db()
+    position = headphone_check_position(participant)
+    target = trial_target(participant, position)
+    fields = {"test": position.test, "attempt": position.attempt, "trial": position.trial}
+    return client.post(f"{base}/headphones/", {**fields, "answer": (target if right else (target + 1) % 3) + 1})
+
+
+@pytest.mark.parametrize("language", SHIPPED)
+def test_the_headphone_check(client, language):
+    t = Expect(language)
+    study = live_study(
+        interface_language=language,
+        headphone_check=Study.HeadphoneCheck.BOTH,
+        headphone_check_trials=2,
+        huggins_pass_mark=2,
+        antiphase_pass_mark=2,
+        headphone_check_tries=2,
+    )
+    base = f"/s/{study.slug}"
+    phone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari/604.1"
+    client.get(f"{base}/?PROLIFIC_PID={PID}")
+    warning = t(
+        "You seem to be using a phone or a tablet. Its loudspeaker cannot pass the headphone check: plug in headphones "
+        "or earphones before you go on."
+    )
+    notice = t(
+        "Before the task, a short listening check makes sure that you are wearing headphones or earphones. "
+        "Loudspeakers, a phone's included, cannot pass it."
+    )
+    assert_in_language(client.get(f"{base}/consent/", HTTP_USER_AGENT=phone), [t("Consent"), notice, warning])
+    client.post(f"{base}/consent/", {"agree": "yes"})
+    assert client.post(f"{base}/screening/", answers(study))["Location"] == f"{base}/headphones/level/"
+
+    assert_in_language(
+        client.get(f"{base}/headphones/level/", HTTP_USER_AGENT=phone),
+        [
+            t("Set your volume"),
+            warning,
+            t(
+                "Next comes a short listening check that only works with headphones or earphones. Put them on "
+                "(both sides) and sit somewhere quiet."
+            ),
+            t("Turn your volume down to about a quarter."),
+            t("Play the noise below and turn the volume up until the noise is loud but comfortable."),
+            t("Then leave the volume as it is until the end of the study."),
+            t("The volume is set"),
+            t("This check needs JavaScript to play its sounds."),
+        ],
+    )
+    assert client.post(f"{base}/headphones/level/")["Location"] == f"{base}/headphones/"
+    participant = Participant.objects.get(study=study)
+    huggins = [
+        t("Headphone check"),
+        t("(part %(number)s of %(total)s)", number=1, total=2),
+        t(
+            "You will hear three noises, one after another. One of them hides a faint tone. Which noise holds the "
+            "tone: 1, 2 or 3?"
+        ),
+        t("Hear an example"),
+        t("In this example the tone is in noise %(answer)s. Play it as often as you like.", answer=2),
+        t("Play the example"),
+        t("Each sound can be played only once, so press Play when you are ready to listen."),
+        t("Sound %(number)s of %(total)s", number=1, total=2),
+        t("Play"),
+        t("The sound could not be played. Check that this page may play sound, then press Play again."),
+        t("The sounds could not be loaded. Reload the page to try again."),
+        t("Which noise held the tone?"),
+        t.plural("You have %(tries)s try left.", "You have %(tries)s tries left.", 2, tries=2),
+    ]
+    assert_in_language(client.get(f"{base}/headphones/"), huggins)
+    _headphone_answer(client, base, participant, right=False)
+    _headphone_answer(client, base, participant, right=True)
+    assert_in_language(
+        client.get(f"{base}/headphones/"),
+        [
+            t(
+                "That try did not succeed. Check that both sides of your headphones are on and that the volume is "
+                "as you set it, then try again with new sounds."
+            ),
+            t.plural("You have %(tries)s try left.", "You have %(tries)s tries left.", 1, tries=1),
+        ],
+    )
+    _headphone_answer(client, base, participant, right=True)
+    _headphone_answer(client, base, participant, right=True)
+    assert_in_language(
+        client.get(f"{base}/headphones/"),
+        [
+            t("(part %(number)s of %(total)s)", number=2, total=2),
+            t("You will hear three tones, one after another. Which tone is the quietest: 1, 2 or 3?"),
+            t("Which tone was the quietest?"),
+        ],
+    )
+    for _ in range(3):
+        _headphone_answer(client, base, participant, right=False)
+    assert_in_language(
+        _headphone_answer(client, base, participant, right=False),
+        [t("Thank you for your time"), t("The headphone check did not succeed, so you cannot take part.")],
+    )

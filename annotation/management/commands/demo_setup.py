@@ -47,6 +47,8 @@ class Command(BaseCommand):
                 instructions=DEMO_INSTRUCTIONS,
                 consent_text="This is a demonstration. Your answers are stored in this local database only.",
                 status=Study.Status.DRAFT,
+                # Tried on any device, with or without headphones; turn the check on on its page to see it.
+                headphone_check=Study.HeadphoneCheck.NONE,
             )
             # The consent page states this duration: computed from the clips, not a default.
             study.estimated_minutes = task_minutes_estimate(study)

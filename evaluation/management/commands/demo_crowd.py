@@ -46,6 +46,7 @@ def _crowd_study() -> Study:
         instructions=demo.instructions,
         consent_text=demo.consent_text,
         status=Study.Status.DRAFT,
+        headphone_check=Study.HeadphoneCheck.NONE,  # its simulated annotators take no listening test
     )
     # Closed: nobody joins it; its annotators are the simulated ones (evaluation/services/demo_crowd.py).
     study = study_status_set(study=study, status=Study.Status.LIVE)
