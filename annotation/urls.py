@@ -1,12 +1,11 @@
 from django.urls import path
 
-from annotation.views import audio, participant, prolific_webhooks, task
+from annotation.views import audio, participant, task
 
 app_name = "annotation"
 
 urlpatterns = [
     path("a/audio/<str:token>", audio.audio, name="audio"),
-    path("prolific/webhooks/", prolific_webhooks.prolific_webhook, name="prolific_webhook"),
     path("s/<slug:slug>/", participant.study_entry, name="entry"),
     path("s/<slug:slug>/resume/<str:key>/", participant.study_resume, name="resume"),
     path("s/<slug:slug>/consent/", participant.consent, name="consent"),

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and ReDoc as static files: the docs pages need no CDN
     "annotation",
+    "prolific",
     "evaluation",
     "modelzoo",
 ]
@@ -205,7 +206,7 @@ LOGGING = {
 # An empty token turns the client off: decisions are still recorded and exported.
 PROLIFIC_API_TOKEN = ENV.get("PROLIFIC_API_TOKEN", "").strip()
 PROLIFIC_API_URL = env.http_url(ENV, "PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
-# Each call's timeout, and its retries (annotation/prolific/retries.py: 429 always, 5xx and lost
+# Each call's timeout, and its retries (prolific/client/retries.py: 429 always, 5xx and lost
 # answers only for calls safe to repeat), with Retry-After honoured up to the longest wait.
 PROLIFIC_TIMEOUT_SECONDS = env.env_int(ENV, "PROLIFIC_TIMEOUT_SECONDS", 30, minimum=1)
 PROLIFIC_RETRY_ATTEMPTS = env.env_int(ENV, "PROLIFIC_RETRY_ATTEMPTS", 4, minimum=1)
@@ -232,7 +233,7 @@ PROLIFIC_FILTER_IDS = {
     "literacy_difficulties": ENV.get("PROLIFIC_FILTER_LITERACY", "literacy-difficulties"),
     "exclude_group": ENV.get("PROLIFIC_FILTER_EXCLUDE_GROUP", "participant_group_blocklist"),
 }
-# Submissions and bonuses (annotation.services.prolific_submissions, prolific_bonuses; docs/operations.md
+# Submissions and bonuses (prolific.services.submissions, prolific_bonuses; docs/operations.md
 # "Prolific webhooks"). Poll the submissions of studies with open tasks every this many seconds in
 # every Celery worker (0: never; webhooks alone).
 PROLIFIC_POLL_SECONDS = env.env_int(ENV, "PROLIFIC_POLL_SECONDS", 120)

@@ -1,16 +1,10 @@
-"""Django admin, one module per area: corpora and imports, studies, participant review, Prolific sends,
-submitted annotations."""
+"""Django admin, one module per area: corpora and imports, studies, submitted annotations,
+webhooks out. The Prolific integration's pages (the participant review among them) are in prolific/admin/."""
 
 from annotation.admin import (
     annotations,  # noqa: F401
     corpus,  # noqa: F401
     listening_form_items,  # noqa: F401
-    prolific_bonuses,  # noqa: F401
-    prolific_calls,  # noqa: F401
-    prolific_send,  # noqa: F401
-    prolific_studies,  # noqa: F401
-    prolific_submissions,  # noqa: F401
-    review,  # noqa: F401
     study,  # noqa: F401
     webhooks,  # noqa: F401
 )

@@ -2,15 +2,6 @@ from annotation.models.corpus import Clip, ClipWarning, Corpus, ImportJob, Speak
 from annotation.models.idempotency import ApiIdempotencyKey
 from annotation.models.listening_forms import ListeningFormItem
 from annotation.models.participation import Annotation, Participant, PlaybackEvent, Task, TaskItem
-from annotation.models.prolific_bonuses import BonusBatch, BonusLine, BonusPayJob
-from annotation.models.prolific_send import ProlificSendJob
-from annotation.models.prolific_study import ProlificCall, ProlificParticipantGroup, ProlificStudy, ProlificStudyJob
-from annotation.models.prolific_submissions import (
-    ProlificSubmission,
-    ProlificWebhookReceipt,
-    ProlificWebhookSecret,
-    ProlificWebhookSubscription,
-)
 from annotation.models.study import AttentionCheck, PrerequisiteQuestion, Study, StudyItem
 from annotation.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -18,9 +9,6 @@ __all__ = [
     "Annotation",
     "ApiIdempotencyKey",
     "AttentionCheck",
-    "BonusBatch",
-    "BonusLine",
-    "BonusPayJob",
     "Clip",
     "ClipWarning",
     "Corpus",
@@ -29,15 +17,6 @@ __all__ = [
     "Participant",
     "PlaybackEvent",
     "PrerequisiteQuestion",
-    "ProlificCall",
-    "ProlificParticipantGroup",
-    "ProlificSendJob",
-    "ProlificStudy",
-    "ProlificStudyJob",
-    "ProlificSubmission",
-    "ProlificWebhookReceipt",
-    "ProlificWebhookSecret",
-    "ProlificWebhookSubscription",
     "Speaker",
     "Study",
     "StudyItem",

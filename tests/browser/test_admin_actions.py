@@ -18,9 +18,9 @@ from evaluation.services.label_sets import label_set_build, label_set_create, la
 from modelzoo.models import BenchmarkRun
 from tests.annotation.factories import ParticipantFactory, StudyFactory, TaskFactory
 from tests.annotation.study_helpers import live_study
-from tests.annotation.test_prolific_client import prolific  # noqa: F401 (the imitation of Prolific, a fixture)
 from tests.evaluation.builders import golden_study
 from tests.modelzoo.builders import final_label_set
+from tests.prolific.test_client import prolific  # noqa: F401 (the imitation of Prolific, a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "a long secret password"

@@ -177,7 +177,7 @@ REJECTION_MESSAGE = Rule(
     400,
     f"{API_REFERENCE}/submissions/transition-submission (REJECT: message, rejection_category)",
     "A REJECT transition carries a `message` to the participant and a `rejection_category` from Prolific's list.",
-    "Not quoted verbatim in this session: the 100-character minimum is the one annotation.prolific already "
+    "Not quoted verbatim in this session: the 100-character minimum is the one prolific.client already "
     "enforced (MIN_REJECTION_MESSAGE), from the same page.",
 )
 

@@ -1,0 +1,133 @@
+"""Bonus batches through Prolific (issue 22; prolific.services.bonuses):
+
+GET  /bonus-batches/               the batches, with Prolific's totals (prolific.view_bonusbatch)
+POST /bonus-batches/               a quality bonus batch set up at Prolific, nothing paid (add_bonusbatch)
+GET  /bonus-batches/{id}/          one batch, its lines and its latest pay job; a line's prolific_pid
+                                   only for who holds annotation.change_participant
+POST /bonus-batches/{id}/pay/      queue its payment (prolific.pay_bonusbatch): 202 and the job; a
+                                   second POST gets the same job, a paid batch 409
+"""
+
+from decimal import Decimal
+
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import mixins, serializers, status
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from annotation.api.base import ApiViewSet
+from annotation.api.jobs import JOB_FIELDS
+from annotation.models import Study
+from annotation.participant_names import sees_prolific_ids
+from prolific.client import ProlificClient, ProlificError
+from prolific.models import BonusBatch, BonusLine, BonusPayJob
+from prolific.services.bonuses import BonusRefused, bonus_batch_create, bonus_batch_pay, quality_bonus_lines
+
+
+class BonusLineSerializer(serializers.ModelSerializer):
+    """A line; `prolific_pid` only for who sees Prolific ids (annotation.participant_names)."""
+
+    prolific_pid = serializers.CharField(
+        max_length=64,
+        required=False,
+        help_text="The participant's Prolific id: only for who holds annotation.change_participant, left out otherwise.",
+    )
+
+    class Meta:
+        model = BonusLine
+        fields = ["participant", "prolific_pid", "amount"]
+
+    def to_representation(self, line):
+        shown = super().to_representation(line)
+        if not sees_prolific_ids(getattr(self.context.get("request"), "user", None)):
+            shown.pop("prolific_pid", None)
+        return shown
+
+
+class BonusPayJobSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BonusPayJob
+        fields = ["id", "batch", *JOB_FIELDS]
+
+
+class BonusBatchSerializer(serializers.ModelSerializer):
+    lines = BonusLineSerializer(many=True, read_only=True)
+    latest_pay_job = serializers.SerializerMethodField()
+
+    class Meta:
+        model = BonusBatch
+        fields = [
+            "id",
+            "study",
+            "reason",
+            "prolific_study_id",
+            "prolific_bulk_id",
+            "stage",
+            "amount",
+            "fees",
+            "vat",
+            "total_amount",
+            "created_at",
+            "pay_sent_at",
+            "paid_at",
+            "paid_how",
+            "lines",
+            "latest_pay_job",
+        ]
+
+    @extend_schema_field(BonusPayJobSerializer(allow_null=True))
+    def get_latest_pay_job(self, batch):
+        job = batch.pay_jobs.order_by("-created_at", "-pk").first()
+        return BonusPayJobSerializer(job).data if job else None
+
+
+class QualityBonusSerializer(serializers.Serializer):
+    study = serializers.PrimaryKeyRelatedField(queryset=Study.objects.all())
+    amount = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"))
+    min_kappa = serializers.FloatField(min_value=-1, max_value=1)
+    reason = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class BonusBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
+    queryset = BonusBatch.objects.prefetch_related("lines").order_by("-created_at", "-pk")
+    serializer_class = BonusBatchSerializer
+    filterset_fields = ["study", "stage"]
+
+    @extend_schema(
+        request=QualityBonusSerializer,
+        responses={201: BonusBatchSerializer},
+        description="Set up the quality bonus at Prolific: `amount` to every participant not rejected whose "
+        "leave-one-out kappa is at least `min_kappa`. Nothing is paid; Prolific's total with fees is stored.",
+    )
+    def create(self, request):
+        serializer = QualityBonusSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        client = ProlificClient.from_settings(study=data["study"])
+        if client is None:
+            raise ValidationError({"detail": ["PROLIFIC_API_TOKEN is not set: no bonus can be set up"]})
+        lines = quality_bonus_lines(study=data["study"], amount=data["amount"], min_kappa=data["min_kappa"])
+        reason = data["reason"] or f"quality bonus: kappa at least {data['min_kappa']}"
+        try:
+            batch = bonus_batch_create(
+                study=data["study"], lines=lines, reason=reason, client=client, user=request.user
+            )
+        except (BonusRefused, ProlificError) as refusal:
+            raise ValidationError({"detail": [str(refusal)]}) from None
+        return Response(self.get_serializer(batch).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=None,
+        responses={202: BonusPayJobSerializer},
+        description="Queue the payment of the batch. Sent to Prolific once, ever: a second POST answers the "
+        "job already queued; a batch already paid is refused with 409.",
+    )
+    @action(detail=True, methods=["post"], url_path="pay", required_perms=("prolific.pay_bonusbatch",))
+    def pay(self, request, pk: int):
+        batch = self.get_object()
+        try:
+            job = bonus_batch_pay(batch=batch, user=request.user)
+        except BonusRefused as refusal:
+            return Response({"detail": str(refusal)}, status=status.HTTP_409_CONFLICT)
+        return Response(BonusPayJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
