@@ -243,8 +243,12 @@ PROLIFIC_WEBHOOK_SECRET = ENV.get("PROLIFIC_WEBHOOK_SECRET", "").strip()
 PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env.env_int(ENV, "PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", 300, minimum=1)
 # Prolific calls only https:// addresses; the tests' fake may call http://127.0.0.1.
 PROLIFIC_WEBHOOK_ALLOW_HTTP = env.env_bool(ENV, "PROLIFIC_WEBHOOK_ALLOW_HTTP", False)
-# The waits before reconciling a bonus payment whose pay call went out without a readable answer.
+# The waits before reading Prolific's record again for a bonus payment not shown there yet (Prolific
+# pays "in the following minutes" after accepting the call; the fifth reading is the last).
 PROLIFIC_BONUS_RECONCILE_SECONDS = env.env_seconds_list(ENV, "PROLIFIC_BONUS_RECONCILE_SECONDS", [30, 120, 600, 1800])
+# A payment left PAYING is recovered (sent again if Prolific's record shows none of it) no sooner
+# than this after its pay call.
+PROLIFIC_BONUS_RESEND_AFTER_SECONDS = env.env_int(ENV, "PROLIFIC_BONUS_RESEND_AFTER_SECONDS", 3600, minimum=0)
 
 # --- Webhooks out (annotation.services.webhooks; docs/api.md "Webhooks") ---
 # The waits between a delivery's attempts: the Standard Webhooks schedule (5 s, 5 min, 30 min,

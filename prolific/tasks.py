@@ -3,6 +3,7 @@ from celery import shared_task
 from prolific.services.bonuses import bonus_batch_pay_run
 from prolific.services.send import prolific_decisions_send_run
 from prolific.services.study_jobs import prolific_study_job_run
+from prolific.services.webhooks import prolific_webhook_process_run
 
 
 # acks_late: the claim makes a second delivery a no-op. A worker killed mid-send leaves the job to be
@@ -27,3 +28,10 @@ def bonus_batch_pay_run_task(job_id: int) -> None:
 @shared_task(name="prolific.prolific_study_job_run", acks_late=True)
 def prolific_study_job_run_task(job_id: int) -> None:
     prolific_study_job_run(job_id=job_id)
+
+
+# acks_late: the claim takes a job once; recording a submission's status is ordered by its time (an
+# older statement changes nothing), and reading a study again is safe to repeat.
+@shared_task(name="prolific.prolific_webhook_process_run", acks_late=True)
+def prolific_webhook_process_run_task(job_id: int) -> None:
+    prolific_webhook_process_run(job_id=job_id)

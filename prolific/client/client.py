@@ -24,10 +24,14 @@ STUDY_ACTIONS = ("PUBLISH", "PAUSE", "START", "STOP")
 
 
 class ProlificError(Exception):
-    def __init__(self, status: int, message: str):
+    """Prolific's answer other than 2xx (`status`), or none (status 0). `reached`: whether the call
+    may have reached Prolific; False only when no connection was ever made (nothing was sent)."""
+
+    def __init__(self, status: int, message: str, *, reached: bool = True):
         super().__init__(f"Prolific answered {status}: {message}")
         self.status = status
         self.message = message
+        self.reached = reached
 
 
 class ProlificClient:
@@ -147,14 +151,17 @@ class ProlificClient:
         return found
 
     def bonus_payments_create(self, *, study_id: str, csv_bonuses: str) -> dict:
-        """Sets the bonuses up (pays nothing): Prolific's id and total with fees. Not retried on a
-        lost answer: it would set up a second batch (harmless, but confusing)."""
+        """Sets the bonuses up (pays nothing): Prolific's id, and amount, fees, vat and total_amount in
+        cents (the CSV's amounts are in the study's currency, "1.50 for £1.50"). Not retried on a lost
+        answer: it would set up a second batch (harmless, but confusing)."""
         body = {"study_id": study_id, "csv_bonuses": csv_bonuses}
         return self.post("submissions/bonus-payments/", body, idempotent=False)
 
     def bonus_payments_pay(self, *, bulk_id: str) -> dict:
-        """Not idempotent at Prolific: sent twice, it pays twice. Never retried after it may have
-        reached Prolific (retries.py); prolific.services.bonuses sends it once, ever."""
+        """Accepted with 202: Prolific pays in the following minutes, so an answer says nothing about
+        the payment itself (the submissions' bonus_payments do). Not idempotent at Prolific: sent
+        twice, it pays twice. Never retried after it may have reached Prolific (retries.py);
+        prolific.services.bonuses sends it once, unless a recovery finds none of it paid."""
         return self.post(f"bulk-bonus-payments/{_segment(bulk_id, 'bulk bonus payment')}/pay/", {}, idempotent=False)
 
     def hook_secret_create(self, *, workspace_id: str) -> dict:
@@ -247,6 +254,8 @@ def _ms(started: float) -> int:
 def _as_error(error: BaseException | None, base_url: str) -> ProlificError:
     if isinstance(error, retries.RetryableAnswer):
         return ProlificError(error.response.status_code, _error_message(error.response.text))
+    if isinstance(error, httpx.ConnectTimeout | httpx.ConnectError):
+        return ProlificError(0, f"could not connect to {base_url}: {error or type(error).__name__}", reached=False)
     if isinstance(error, httpx.TimeoutException):
         return ProlificError(0, f"no answer from {base_url} in time ({type(error).__name__})")
     return ProlificError(0, f"could not reach {base_url}: {error}")

@@ -30,8 +30,8 @@ def should_retry(idempotent: bool):
         if isinstance(error, RetryableAnswer):
             status = error.response.status_code
             return status == 429 or (idempotent and status >= 500)
-        if isinstance(error, httpx.ConnectError):
-            return True  # never reached Prolific
+        if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
+            return True  # no connection was made: nothing reached Prolific
         return idempotent and isinstance(error, httpx.TransportError)
 
     return retry_if_exception(check)

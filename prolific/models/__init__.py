@@ -3,6 +3,7 @@ from prolific.models.send import ProlificSendJob
 from prolific.models.study import ProlificCall, ProlificParticipantGroup, ProlificStudy, ProlificStudyJob
 from prolific.models.submissions import (
     ProlificSubmission,
+    ProlificWebhookJob,
     ProlificWebhookReceipt,
     ProlificWebhookSecret,
     ProlificWebhookSubscription,
@@ -18,6 +19,7 @@ __all__ = [
     "ProlificStudy",
     "ProlificStudyJob",
     "ProlificSubmission",
+    "ProlificWebhookJob",
     "ProlificWebhookReceipt",
     "ProlificWebhookSecret",
     "ProlificWebhookSubscription",

@@ -7,6 +7,7 @@ from prolific.models import BonusBatch
 
 
 def bonuses_paid_cents(*, study: Study) -> int:
-    """Cents of bonus in the study's batches marked paid (Prolific's fee on them is added by the cost)."""
-    paid = BonusBatch.objects.filter(study=study, stage=BonusBatch.Stage.PAID).aggregate(total=Sum("amount"))["total"]
-    return int(paid * 100) if paid else 0
+    """Cents of bonus in the study's batches Prolific's record shows paid (Prolific's fee on them is
+    added by the cost)."""
+    paid = BonusBatch.objects.filter(study=study, stage=BonusBatch.Stage.PAID).aggregate(total=Sum("amount_cents"))
+    return paid["total"] or 0

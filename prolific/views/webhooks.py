@@ -1,8 +1,8 @@
 """Prolific's webhooks in: POST /prolific/webhooks/ (docs/operations.md "Prolific webhooks").
 
-No login and no CSRF token: Prolific signs each request instead, and
-prolific.services.webhooks refuses any it did not sign, any signed too long ago, and any
-replay, before anything is written.
+No login and no CSRF token: Prolific signs each request instead, and prolific.services.webhooks
+refuses any it did not sign before anything is written, acknowledges a repeat of an event without
+acting again, and stores a new one with the job that acts on it: the answer comes at once.
 """
 
 from django.http import HttpRequest, JsonResponse

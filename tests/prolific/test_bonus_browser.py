@@ -1,8 +1,6 @@
 """The bonus batch's page in headless Chromium: the total shown, the pay button double-clicked,
 the batch paid once (the fake pays again on every pay call it gets)."""
 
-from decimal import Decimal
-
 import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
@@ -30,7 +28,7 @@ def test_the_pay_button_double_clicked_pays_once(page, live_server, settings, pr
         )
     batch = bonus_batch_create(
         study=study,
-        lines=[(p, Decimal("3.00")) for p in people],
+        lines=[(p, 300) for p in people],
         reason="quality",
         client=ProlificClient.from_settings(),
     )
@@ -40,9 +38,11 @@ def test_the_pay_button_double_clicked_pays_once(page, live_server, settings, pr
     page.fill("#id_password", "secret-pass-1")
     page.click("input[type=submit]")
     page.goto(f"{live_server.url}{reverse('admin:prolific_bonusbatch_change', args=[batch.pk])}")
-    assert page.locator("[data-total]").inner_text() == "8.00"  # 6.00 of bonuses and Prolific's third
+    # 600 cents of bonuses and Prolific's third, as Prolific answers them (in cents), shown as currency.
+    total = f"8.00 {study.reward_currency}"
+    assert page.locator("[data-total]").inner_text() == total
 
-    page.dblclick("button:has-text('Pay 8.00 through Prolific')")
+    page.dblclick(f"button:has-text('Pay {total} through Prolific')")
 
     page.wait_for_selector("[data-stage]:has-text('Paid')")
     assert page.locator("button:has-text('through Prolific')").count() == 0

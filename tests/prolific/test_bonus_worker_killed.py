@@ -13,7 +13,6 @@ PostgreSQL only: the worker processes read the test database, and SQLite's lives
 """
 
 import os
-from decimal import Decimal
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,7 +22,7 @@ from django.db import connection
 from config.celery import app as celery_app
 from prolific.client import ProlificClient
 from prolific.models import BonusBatch, BonusPayJob
-from prolific.services.bonuses import bonus_batch_create, bonus_batch_pay
+from prolific.services.bonuses import bonus_batch_create, bonus_batch_pay, bonus_batch_recover
 from tests.annotation.factories import ParticipantFactory, StudyFactory
 from tests.conftest import require_service
 from tests.modelzoo.gpu_worker import BROKER_URL, Workers, app_on_isolated_broker, new_key_prefix, wait_for
@@ -84,9 +83,7 @@ def _batch(fake) -> BonusBatch:
             status="APPROVED",
         )
     client = ProlificClient.from_settings()
-    return bonus_batch_create(
-        study=study, lines=[(p, Decimal("2.00")) for p in people], reason="quality", client=client
-    )
+    return bonus_batch_create(study=study, lines=[(p, 200) for p in people], reason="quality", client=client)
 
 
 def _kill_during_the_pay_call(workers, batch, *, reached) -> BonusPayJob:
@@ -114,7 +111,7 @@ def test_a_worker_killed_after_prolific_accepted_the_pay_call_never_pays_twice(w
     batch.refresh_from_db()
     assert job.status == BonusPayJob.Status.SUCCEEDED, (job.error, workers.log("second")[-3000:])
     assert job.attempts == 2 and batch.stage == BonusBatch.Stage.PAID
-    assert batch.paid_how == "reconciled: Prolific shows every bonus of the batch"
+    assert batch.paid_how == "Prolific's record shows every bonus of the batch"
     assert pays_of(prolific_fake, batch.prolific_bulk_id) == 1
     assert len(prolific_fake.calls_to("POST", PAY)) == 1
     assert [s["bonus_payments"] for s in prolific_fake.state["submissions"].values()] == [[200]] * 3
@@ -125,10 +122,11 @@ def _finished(job: BonusPayJob) -> bool:
     return job.finished
 
 
-def test_a_worker_killed_before_prolific_carried_the_call_out_never_sends_it_again(workers, prolific_fake):  # noqa: F811
+def test_a_worker_killed_before_prolific_carried_the_call_out_never_sends_it_again(workers, prolific_fake, settings):  # noqa: F811
     """The worst case: the guard was taken and the call is on its way, not yet carried out, when the
     worker dies. Our side cannot tell this from the case above, so the call is not sent again: the
-    job reconciles until it gives up and says so, and Prolific was asked to pay once, not twice."""
+    job reconciles until it gives up and says so, and Prolific was asked to pay once, not twice. A
+    recovery then finds none of it at Prolific and pays it, once."""
     batch = _batch(prolific_fake)
     prolific_fake.fail("POST", PAY, 502, delay=600)  # held ten minutes before anything is done
 
@@ -138,3 +136,10 @@ def test_a_worker_killed_before_prolific_carried_the_call_out_never_sends_it_aga
     assert job.status == BonusPayJob.Status.FAILED and "It is not sent again" in job.error, job.error
     assert batch.stage == BonusBatch.Stage.PAYING and job.attempts == BonusPayJob.MAX_ATTEMPTS
     assert len(prolific_fake.calls_to("POST", PAY)) == 1 and pays_of(prolific_fake, batch.prolific_bulk_id) == 0
+
+    settings.PROLIFIC_BONUS_RESEND_AFTER_SECONDS = 0
+    recovery = bonus_batch_recover(batch=batch)
+    wait_for(lambda: _finished(recovery), timeout=120, what="the recovery")
+    batch.refresh_from_db()
+    assert recovery.status == BonusPayJob.Status.SUCCEEDED and batch.stage == BonusBatch.Stage.PAID, recovery.error
+    assert len(prolific_fake.calls_to("POST", PAY)) == 2 and pays_of(prolific_fake, batch.prolific_bulk_id) == 1

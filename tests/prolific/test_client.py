@@ -1,144 +1,43 @@
-"""The Prolific client and the admin's "send to Prolific" (a background job), against a real local HTTP server.
-
-These machines reach no outside host, so `FakeProlific` serves the four endpoints on
-127.0.0.1 as Prolific's API v1 documentation describes them: token header, body checks
-(a rejection needs a category from the list and a message of at least 100 characters),
-submission states, and errors as {"error": {"status", "title", "detail"}}.
+"""The Prolific client and the admin's "send to Prolific" (a background job), against the contract
+fake (tests/prolific_fake), written from Prolific's documentation: token header, body checks (a
+rejection needs a category from the list and a message of at least 100 characters), submission
+statuses (a decided submission cannot be decided otherwise; the same decision again is ignored),
+bulk approval's two variants, and errors as {"error": {"status", "title", "detail"}}.
 """
 
 import contextlib
 import json
-import re
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
 from annotation.models import Participant
-from annotation.services.review import REJECTION_CATEGORIES, participants_decide
+from annotation.services.review import participants_decide
 from prolific.client import ProlificClient, ProlificError
 from prolific.services.decisions_send import participant_decisions_send
 from tests.annotation.factories import ParticipantFactory, StudyFactory
+from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
+from tests.prolific_fake.server import TOKEN
+from tests.prolific_fake.submissions import submission_add, submission_of, took_part
 
-TOKEN = "local-test-token"
 MESSAGE = (
     "Your answers to the attention check clip did not follow its spoken instruction, and the words you marked "
     "did not match the audio of the other clips."
 )
-TRANSITION = re.compile(r"^/api/v1/submissions/(?P<id>[^/]+)/transition/$")
-RETURN = re.compile(r"^/api/v1/submissions/(?P<id>[^/]+)/request-return/$")
-BULK_APPROVE = "/api/v1/submissions/bulk-approve/"
-
-
-class FakeProlific:
-    """Prolific's submission endpoints, in memory, with every call recorded."""
-
-    def __init__(self):
-        self.calls: list[dict] = []
-        self.submissions: dict[str, dict] = {}  # submission id -> participant, study_id, status
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                fake.calls.append({"path": self.path, "auth": self.headers.get("Authorization"), "raw": raw})
-                status, body = fake.answer(self.path, self.headers.get("Authorization"), raw)
-                payload = body.encode() if isinstance(body, str) else json.dumps(body).encode() if body else b""
-                self.send_response(status)
-                self.send_header("Content-Type", "text/plain" if isinstance(body, str) else "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v1/"
-
-    def add(self, participant, status="AWAITING REVIEW"):
-        self.submissions[participant.prolific_session_id] = {
-            "participant": participant.prolific_pid,
-            "study_id": participant.prolific_study_id,
-            "status": status,
-        }
-
-    def bodies(self, path_part: str) -> list[dict]:
-        return [json.loads(call["raw"]) for call in self.calls if path_part in call["path"]]
-
-    def answer(self, path: str, auth: str | None, raw: bytes):
-        if auth != f"Token {TOKEN}":
-            return 401, _error(401, "Unauthorized", "Invalid token.")
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return 400, _error(400, "Bad request", "JSON parse error.")
-        if path == BULK_APPROVE:
-            return self.bulk_approve(body)
-        for pattern, handle in ((TRANSITION, self.transition), (RETURN, self.request_return)):
-            if match := pattern.match(path):
-                if match["id"] == "behind-a-broken-proxy":
-                    return 502, "Bad Gateway"
-                if match["id"] not in self.submissions:
-                    return 404, _error(404, "Not found", "No Submission matches the given query.")
-                return handle(self.submissions[match["id"]], match["id"], body)
-        return 404, _error(404, "Not found", f"No route {path}")
-
-    def transition(self, submission, submission_id, body):
-        action = body.get("action")
-        if action not in ("APPROVE", "REJECT"):
-            return 400, _error(400, "Bad request", {"action": [f'"{action}" is not a valid choice.']})
-        if action == "REJECT":
-            if body.get("rejection_category") not in REJECTION_CATEGORIES:
-                return 400, _error(400, "Bad request", {"rejection_category": ["This field is required."]})
-            if len(body.get("message") or "") < 100:
-                return 400, _error(400, "Bad request", {"message": ["Ensure this field has at least 100 characters."]})
-        if submission["status"] != "AWAITING REVIEW":
-            return 400, _error(400, "Bad request", f"Cannot transition a submission in status {submission['status']}.")
-        submission["status"] = "APPROVED" if action == "APPROVE" else "REJECTED"
-        return 200, {"id": submission_id, **submission}
-
-    def request_return(self, submission, submission_id, body):
-        reasons = body.get("request_return_reasons")
-        if not reasons or not isinstance(reasons, list) or not all(isinstance(r, str) and r for r in reasons):
-            return 400, _error(400, "Bad request", {"request_return_reasons": ["This field is required."]})
-        if submission["status"] not in ("ACTIVE", "AWAITING REVIEW"):
-            return 400, _error(400, "Bad request", "Only an active or unreviewed submission can be asked to return.")
-        submission["return_requested"] = reasons
-        return 200, {"id": submission_id, **submission}
-
-    def bulk_approve(self, body):
-        ids, study_id = body.get("participant_ids"), body.get("study_id")
-        if not study_id or not isinstance(ids, list) or not ids:
-            return 400, _error(400, "Bad request", {"participant_ids": ["This field is required."]})
-        waiting = {s["participant"]: s for s in self.submissions.values() if s["study_id"] == study_id}
-        unknown = [pid for pid in ids if pid not in waiting or waiting[pid]["status"] != "AWAITING REVIEW"]
-        if unknown:
-            return 400, _error(400, "Bad request", f"No submissions awaiting review for {', '.join(unknown)}.")
-        for pid in ids:
-            waiting[pid]["status"] = "APPROVED"
-        return 200, None  # Prolific answers an empty 200
-
-
-def _error(status: int, title: str, detail) -> dict:
-    return {"error": {"status": status, "title": title, "detail": detail}}
+TRANSITION = r"submissions/[^/]+/transition/"
+BULK_APPROVE = r"submissions/bulk-approve/"
 
 
 @pytest.fixture
-def prolific(settings):
-    fake = FakeProlific()
-    thread = threading.Thread(target=fake.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    settings.PROLIFIC_API_TOKEN = TOKEN
-    settings.PROLIFIC_API_URL = fake.url
-    settings.PROLIFIC_RETRY_INITIAL_WAIT_SECONDS = 0.01  # the 502 is retried: quickly here
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
-    thread.join(timeout=5)
+def prolific(prolific_fake):  # noqa: F811
+    """The contract fake, under the name the review's tests know it by."""
+    return prolific_fake
+
+
+def status_of(fake, submission_id: str) -> str:
+    return submission_of(fake, submission_id)["status"]
 
 
 @pytest.fixture
@@ -167,27 +66,28 @@ def test_a_token_and_a_submission_id_are_needed():
 
 
 def test_approve_sends_the_token_and_the_action(prolific, client_api):
-    prolific.submissions["s1"] = {"participant": "p1", "study_id": "st", "status": "AWAITING REVIEW"}
+    submission_add(prolific, study_id="st", participant_id="p1", submission_id="s1", status="AWAITING REVIEW")
 
     answer = client_api.approve("s1")
 
-    assert answer["status"] == "APPROVED"
-    assert prolific.calls[0]["path"] == "/api/v1/submissions/s1/transition/"
+    assert answer["status"] == "APPROVED" and status_of(prolific, "s1") == "APPROVED"
+    assert prolific.calls[0]["path"] == "submissions/s1/transition/"
     assert prolific.calls[0]["auth"] == f"Token {TOKEN}"
     assert json.loads(prolific.calls[0]["raw"]) == {"action": "APPROVE"}
+    assert client_api.approve("s1")["status"] == "APPROVED"  # the same request again: ignored, as documented
 
 
 def test_reject_sends_category_and_message(prolific, client_api):
-    prolific.submissions["s1"] = {"participant": "p1", "study_id": "st", "status": "AWAITING REVIEW"}
+    submission_add(prolific, study_id="st", participant_id="p1", submission_id="s1", status="AWAITING REVIEW")
 
     assert client_api.reject("s1", message=MESSAGE, category="FAILED_CHECK")["status"] == "REJECTED"
-    assert prolific.bodies("/s1/transition/") == [
+    assert prolific.bodies("POST", TRANSITION) == [
         {"action": "REJECT", "message": MESSAGE, "rejection_category": "FAILED_CHECK"}
     ]
 
 
 def test_a_short_rejection_message_is_refused_by_prolific(prolific, client_api):
-    prolific.submissions["s1"] = {"participant": "p1", "study_id": "st", "status": "AWAITING REVIEW"}
+    submission_add(prolific, study_id="st", participant_id="p1", submission_id="s1", status="AWAITING REVIEW")
 
     with pytest.raises(ProlificError) as refused:
         client_api.reject("s1", message="Too short.", category="LOW_EFFORT")
@@ -195,30 +95,40 @@ def test_a_short_rejection_message_is_refused_by_prolific(prolific, client_api):
     assert refused.value.status == 400
     assert "at least 100 characters" in refused.value.message
     assert str(refused.value).startswith("Prolific answered 400: ")
-    assert prolific.submissions["s1"]["status"] == "AWAITING REVIEW"
+    assert status_of(prolific, "s1") == "AWAITING REVIEW"
+
+
+def test_a_decided_submission_is_not_decided_otherwise(prolific, client_api):
+    submission_add(prolific, study_id="st", participant_id="p1", submission_id="s1", status="APPROVED")
+    with pytest.raises(ProlificError, match="Cannot reject a submission in status APPROVED"):
+        client_api.reject("s1", message=MESSAGE, category="LOW_EFFORT")
 
 
 def test_request_return_sends_the_reasons(prolific, client_api):
-    prolific.submissions["s1"] = {"participant": "p1", "study_id": "st", "status": "ACTIVE"}
+    submission_add(prolific, study_id="st", participant_id="p1", submission_id="s1", status="ACTIVE")
 
-    client_api.request_return("s1", reasons=["Didn't finish the study"])
+    answer = client_api.request_return("s1", reasons=["Didn't finish the study"])
 
-    assert prolific.bodies("/s1/request-return/") == [{"request_return_reasons": ["Didn't finish the study"]}]
-    assert prolific.submissions["s1"]["return_requested"] == ["Didn't finish the study"]
+    assert prolific.bodies("POST", r"submissions/s1/request-return/") == [
+        {"request_return_reasons": ["Didn't finish the study"]}
+    ]
+    assert answer["return_requested"] and submission_of(prolific, "s1")["return_reasons"] == ["Didn't finish the study"]
 
 
-def test_bulk_approve_takes_an_empty_answer(prolific, client_api):
+def test_bulk_approve_takes_prolifics_answer_that_is_not_json(prolific, client_api):
     for n in (1, 2):
-        prolific.submissions[f"s{n}"] = {"participant": f"p{n}", "study_id": "st", "status": "AWAITING REVIEW"}
+        submission_add(prolific, study_id="st", participant_id=f"p{n}", submission_id=f"s{n}", status="AWAITING REVIEW")
 
-    assert client_api.bulk_approve(study_id="st", participant_ids=["p1", "p2"]) == {}
-    assert prolific.bodies(BULK_APPROVE) == [{"study_id": "st", "participant_ids": ["p1", "p2"]}]
-    assert {s["status"] for s in prolific.submissions.values()} == {"APPROVED"}
+    assert client_api.bulk_approve(study_id="st", participant_ids=["p1", "p2"]) == {}  # "Bulk approve in progress"
+    assert prolific.bodies("POST", BULK_APPROVE) == [{"study_id": "st", "participant_ids": ["p1", "p2"]}]
+    assert {status_of(prolific, f"s{n}") for n in (1, 2)} == {"APPROVED"}
 
 
-def test_errors_name_the_status_and_prolifics_message(prolific, client_api):
+def test_errors_name_the_status_and_prolifics_message(prolific, client_api, settings):
     with pytest.raises(ProlificError, match=r"Prolific answered 404: No Submission matches the given query\."):
         client_api.approve("nobody")
+    # A transition is safe to repeat: retried, each attempt a 502.
+    prolific.fail("POST", TRANSITION, 502, body="Bad Gateway", times=settings.PROLIFIC_RETRY_ATTEMPTS)
     with pytest.raises(ProlificError, match="Prolific answered 502: Bad Gateway"):
         client_api.approve("behind-a-broken-proxy")
     with pytest.raises(ProlificError, match=r"401: Invalid token\."):
@@ -228,9 +138,9 @@ def test_errors_name_the_status_and_prolifics_message(prolific, client_api):
 def test_an_unreachable_server_is_a_prolific_error():
     with socket_closed_port() as port:
         client = ProlificClient(token=TOKEN, base_url=f"http://127.0.0.1:{port}/api/v1/", timeout=2)
-        with pytest.raises(ProlificError, match="could not reach") as error:
+        with pytest.raises(ProlificError, match="could not connect") as error:
             client.approve("s1")
-    assert error.value.status == 0
+    assert (error.value.status, error.value.reached) == (0, False)  # nothing was sent
 
 
 @contextlib.contextmanager
@@ -270,7 +180,7 @@ def test_admin_sends_approvals_in_bulk_rejections_and_return_requests(
     ana, ben, dan, eve = (ParticipantFactory(study=study) for _ in range(4))
     local = ParticipantFactory(study=study, prolific_pid="", prolific_study_id="", prolific_session_id="")
     for participant in (ana, ben, dan, eve):
-        prolific.add(participant)
+        took_part(prolific, participant)
     url = reverse("admin:annotation_participant_review", args=[study.pk])
 
     client.post(url, {"participants": [ana.pk, ben.pk, local.pk], "decision": "approved"})
@@ -290,16 +200,16 @@ def test_admin_sends_approvals_in_bulk_rejections_and_return_requests(
 
     page = send_and_show(client, study, django_capture_on_commit_callbacks)
 
-    assert prolific.bodies(BULK_APPROVE) == [
+    assert prolific.bodies("POST", BULK_APPROVE) == [
         {"study_id": ana.prolific_study_id, "participant_ids": [ana.prolific_pid, ben.prolific_pid]}
     ]
-    assert prolific.bodies(f"/{dan.prolific_session_id}/transition/") == [
+    assert prolific.bodies("POST", f"submissions/{dan.prolific_session_id}/transition/") == [
         {"action": "REJECT", "message": MESSAGE, "rejection_category": "FAILED_CHECK"}
     ]
-    assert prolific.bodies(f"/{eve.prolific_session_id}/request-return/") == [
+    assert prolific.bodies("POST", f"submissions/{eve.prolific_session_id}/request-return/") == [
         {"request_return_reasons": ["Didn't finish the study"]}
     ]
-    assert {s["participant"]: s["status"] for s in prolific.submissions.values()} == {
+    assert {s["participant_id"]: s["status"] for s in prolific.state["submissions"].values()} == {
         ana.prolific_pid: "APPROVED",
         ben.prolific_pid: "APPROVED",
         dan.prolific_pid: "REJECTED",
@@ -325,8 +235,8 @@ def test_admin_reports_prolifics_errors_and_keeps_the_decision_unsent(
 ):
     study = StudyFactory()
     waiting, already, unknown = (ParticipantFactory(study=study) for _ in range(3))
-    prolific.add(waiting)
-    prolific.add(already, status="APPROVED")  # approved on Prolific's site in the meantime
+    took_part(prolific, waiting)
+    took_part(prolific, already, status="APPROVED")  # approved on Prolific's site in the meantime
     participants_decide(
         participants=[waiting, already, unknown], decision="rejected", note=MESSAGE, category="LOW_EFFORT"
     )
@@ -334,7 +244,7 @@ def test_admin_reports_prolifics_errors_and_keeps_the_decision_unsent(
     page = send_and_show(client, study, django_capture_on_commit_callbacks)
 
     assert (
-        f"Not sent for {already.prolific_pid}: Prolific answered 400: Cannot transition a submission in status APPROVED."
+        f"Not sent for {already.prolific_pid}: Prolific answered 400: Cannot reject a submission in status APPROVED"
         in page
     )
     assert f"Not sent for {unknown.prolific_pid}: Prolific answered 404: No Submission matches the given query." in page
@@ -348,27 +258,29 @@ def test_admin_reports_prolifics_errors_and_keeps_the_decision_unsent(
 def test_a_failed_bulk_approval_marks_none_of_its_participants(prolific):
     study = StudyFactory()
     waiting, never_submitted = ParticipantFactory(study=study), ParticipantFactory(study=study)
-    prolific.add(waiting)
+    took_part(prolific, waiting)
     participants_decide(participants=[waiting, never_submitted], decision="approved")
 
     report = participant_decisions_send(study=study, client=ProlificClient.from_settings())
 
     assert report.sent == []
     assert [participant for participant, _ in report.failed] == [waiting.prolific_pid, never_submitted.prolific_pid]
-    assert "No submissions awaiting review" in report.failed[0][1]
-    assert prolific.submissions[waiting.prolific_session_id]["status"] == "AWAITING REVIEW"
+    assert f"Not in study {waiting.prolific_study_id}: {never_submitted.prolific_pid}" in report.failed[0][1]
+    assert status_of(prolific, waiting.prolific_session_id) == "AWAITING REVIEW"
 
 
 @pytest.mark.django_db
 def test_an_approval_without_a_prolific_study_id_goes_one_by_one(prolific):
     participant = ParticipantFactory(prolific_study_id="")
-    prolific.add(participant)
+    took_part(prolific, participant)
     participants_decide(participants=[participant], decision="approved")
 
     report = participant_decisions_send(study=participant.study, client=ProlificClient.from_settings())
 
     assert report.sent == [participant.prolific_pid]
-    assert prolific.bodies(f"/{participant.prolific_session_id}/transition/") == [{"action": "APPROVE"}]
+    assert prolific.bodies("POST", f"submissions/{participant.prolific_session_id}/transition/") == [
+        {"action": "APPROVE"}
+    ]
 
 
 @pytest.mark.django_db
@@ -385,7 +297,7 @@ def test_a_rejection_without_a_session_id_is_skipped(prolific):
 @pytest.mark.django_db
 def test_a_decision_changed_while_sending_is_not_marked_sent(prolific):
     participant = ParticipantFactory(prolific_study_id="")
-    prolific.add(participant)
+    took_part(prolific, participant)
     participants_decide(participants=[participant], decision="approved")
 
     class ChangingMindsClient(ProlificClient):

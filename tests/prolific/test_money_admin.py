@@ -52,8 +52,9 @@ def test_a_quality_bonus_is_set_up_shown_with_its_total_and_paid_by_one_click(
         "admin:prolific_bonusbatch_change", args=[batch.pk]
     )
     page = client.get(answer["Location"]).content.decode()
-    assert "Prolific charges <strong data-total>8.00</strong>" in page and "3 participant(s)" in page
-    assert "Pay 8.00 through Prolific</button>" in page and "submissions/bonus-payments/" in page
+    currency = small.study.reward_currency  # Prolific answered 800.0 cents: shown as the currency
+    assert f"Prolific charges <strong data-total>8.00 {currency}</strong>" in page and "3 participant(s)" in page
+    assert f"Pay 8.00 {currency} through Prolific</button>" in page and "submissions/bonus-payments/" in page
 
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("admin:prolific_bonusbatch_pay", args=[batch.pk]))
@@ -156,7 +157,7 @@ def test_prolific_ids_in_bonuses_calls_and_webhooks_need_the_participant_permiss
     everyone = small.study.participants.order_by("pk")
     people = [p for p in everyone if p.prolific_pid != p.prolific_study_id][:2]  # the factory's ids can coincide
     client_ = ProlificClient.from_settings(study=small.study)
-    batch = bonus_batch_create(study=small.study, lines=[(p, 1) for p in people], reason="r", client=client_)
+    batch = bonus_batch_create(study=small.study, lines=[(p, 100) for p in people], reason="r", client=client_)
     receipt = ProlificWebhookReceipt.objects.create(
         signature="sig",
         signed_at=timezone.now(),
@@ -186,7 +187,7 @@ def test_prolific_ids_in_bonuses_calls_and_webhooks_need_the_participant_permiss
         assert answer.status_code == 200 and not [pid for pid in pids if pid in page], url
         assert PROLIFIC_IDS_HIDDEN in page or "bonusbatch" in url
     api = client.get(f"/api/v1/bonus-batches/{batch.pk}/").json()
-    assert [sorted(line) for line in api["lines"]] == [["amount", "participant"]] * 2
+    assert [sorted(line) for line in api["lines"]] == [["amount_cents", "id", "participant", "repeats"]] * 2
 
     reviewer = User.objects.create_user("reviewer", is_staff=True)
     reviewer.user_permissions.add(*Permission.objects.filter(codename__in=[*codenames, "change_participant"]))

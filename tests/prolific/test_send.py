@@ -11,7 +11,9 @@ from prolific.models import ProlificSendJob
 from prolific.services import send as prolific_send
 from prolific.services.send import prolific_decisions_send_create
 from tests.annotation.factories import ParticipantFactory, StudyFactory
-from tests.prolific.test_client import prolific  # noqa: F401 (the imitation of Prolific, a fixture)
+from tests.prolific.test_client import prolific  # noqa: F401 (the contract fake of Prolific, a fixture)
+from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture it is)
+from tests.prolific_fake.submissions import took_part
 
 pytestmark = pytest.mark.django_db
 Status = ProlificSendJob.Status
@@ -31,7 +33,7 @@ def decided(prolific):  # noqa: F811 (the fixture imported above)
     study = StudyFactory()
     participants = [ParticipantFactory(study=study) for _ in range(2)]
     for participant in participants:
-        prolific.add(participant)
+        took_part(prolific, participant)
     participants_decide(participants=participants, decision="approved")
     return study
 

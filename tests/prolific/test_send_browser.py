@@ -9,7 +9,9 @@ from annotation.services.review import participants_decide
 from prolific.models import ProlificSendJob
 from prolific.services.send import prolific_decisions_send_run
 from tests.annotation.factories import ParticipantFactory, StudyFactory
-from tests.prolific.test_client import prolific  # noqa: F401 (the imitation of Prolific, a fixture)
+from tests.prolific.test_client import prolific  # noqa: F401 (the contract fake of Prolific, a fixture)
+from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture it is)
+from tests.prolific_fake.submissions import took_part
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -18,7 +20,7 @@ def test_a_send_is_polled_until_it_finished(page, live_server, settings, prolifi
     settings.DEBUG = True  # static files (htmx) from the app folders
     study = StudyFactory()
     participant = ParticipantFactory(study=study)
-    prolific.add(participant)
+    took_part(prolific, participant)
     participants_decide(participants=[participant], decision="approved")
     User.objects.create_superuser("admin", password="secret-pass-1")
     job = ProlificSendJob.objects.create(study=study)  # queued, as if no worker had picked it up yet

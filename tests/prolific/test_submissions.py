@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from django.db import OperationalError
 
 from annotation.models import StudyItem, Task
 from annotation.services.assignment import NoTaskAvailable, assignment_claim
@@ -65,6 +66,22 @@ def test_one_poll_gives_a_returned_submissions_clips_back(prolific_fake):  # noq
 
 
 @pytest.mark.django_db
+def test_a_screened_out_submission_is_read_as_prolific_spells_it(prolific_fake):  # noqa: F811
+    """Prolific says SCREENED OUT (a space); main knew only SCREENED-OUT and skipped the real one."""
+    study, task = holding(prolific_fake)
+    submission_status_set(prolific_fake, "s-1", "SCREENED OUT", notify=False)
+
+    outcome = prolific_submissions_poll(client=ProlificClient.from_settings())
+
+    assert outcome == {"studies": 1, "submissions": 1, "released": 0, "errors": {}}
+    assert ProlificSubmission.objects.get().status == "SCREENED OUT"
+    task.refresh_from_db()
+    assert task.status == Task.Status.OPEN and reserved(study) == [1, 1, 1]
+    with pytest.raises(ValueError, match="not one of Prolific's submission statuses"):
+        submission_status_set(prolific_fake, "s-1", "SCREENED-OUT", notify=False)  # the fake refuses main's spelling
+
+
+@pytest.mark.django_db
 def test_a_study_prolific_does_not_know_is_reported_and_the_others_still_polled(prolific_fake):  # noqa: F811
     holding(prolific_fake)
     submission_status_set(prolific_fake, "s-1", "TIMED-OUT", notify=False)
@@ -72,6 +89,13 @@ def test_a_study_prolific_does_not_know_is_reported_and_the_others_still_polled(
         client=ProlificClient.from_settings(), prolific_study_ids=["unknown-study", "5f0000000000000000000001"]
     )
     assert outcome["released"] == 1 and "404" in outcome["errors"]["unknown-study"]
+
+
+def _status(task) -> str:
+    try:
+        return Task.objects.get(pk=task.pk).status
+    except OperationalError:  # SQLite's shared in-memory test database: "table is locked" while the poll writes
+        return Task.Status.OPEN
 
 
 @pytest.mark.django_db(transaction=True)
@@ -84,7 +108,7 @@ def test_the_workers_periodic_poll_releases_without_anyone_looking(prolific_fake
     poller.start()
     try:
         deadline = time.monotonic() + 60  # a busy machine: the poll itself comes every 0.1 s
-        while Task.objects.get(pk=task.pk).status == Task.Status.OPEN and time.monotonic() < deadline:
+        while _status(task) == Task.Status.OPEN and time.monotonic() < deadline:
             time.sleep(0.1)
     finally:
         stopped.set()
