@@ -138,6 +138,35 @@ def test_one_webhook_from_prolific_gives_the_clips_back(prolific_fake, live_serv
 
 
 @pytest.mark.django_db(transaction=True)
+def test_prolifics_retries_of_an_event_are_acknowledged_and_acted_on_once(prolific_fake, live_server, settings):  # noqa: F811
+    """As the fake redelivers (rules.WEBHOOK_EVENT_ID, WEBHOOK_RETRIES): the same X-Event-ID and
+    X-Timestamp, signed anew, and once the very bytes of the first delivery (a replay): each 200,
+    one receipt, one job, one released task."""
+    from prolific.models import ProlificWebhookJob, ProlificWebhookReceipt
+    from tests.prolific_fake.webhooks import events_sent, redeliver
+
+    settings.PROLIFIC_WEBHOOK_ALLOW_HTTP = True
+    prolific_fake.state["allow_http_targets"] = True
+    target = f"{live_server.url}/prolific/webhooks/"
+    prolific_webhooks_subscribe(client=ProlificClient.from_settings(), workspace_id="ws-1", target_url=target)
+    study, task = holding(prolific_fake)
+
+    submission_status_set(prolific_fake, "s-1", "RETURNED")
+    [first] = events_sent(prolific_fake)
+    time.sleep(1.1)  # the retry is signed in another second: another signature
+    again = redeliver(prolific_fake, first["event_id"])
+    replayed = redeliver(prolific_fake, first["event_id"], resign=False)
+
+    assert again == replayed == [(target, 200)]
+    sent = events_sent(prolific_fake)
+    assert len({s["headers"]["X-Prolific-Request-Signature"] for s in sent}) == 2  # re-signed, then replayed
+    assert {s["headers"]["X-Timestamp"] for s in sent} == {first["headers"]["X-Timestamp"]}
+    assert ProlificWebhookReceipt.objects.count() == 1 and ProlificWebhookJob.objects.count() == 1
+    task.refresh_from_db()
+    assert task.status == Task.Status.EXPIRED and reserved(study) == [0, 0, 0]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_the_signing_secret_is_not_kept_in_the_call_log(prolific_fake, live_server, settings):  # noqa: F811
     from prolific.models import ProlificCall
 
