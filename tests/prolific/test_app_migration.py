@@ -33,9 +33,9 @@ MOVED = {
 }
 
 
-def _moving_migrations() -> tuple[tuple[str, str], tuple[str, str]]:
-    """annotation's migration before the move (today's main's latest), and prolific's first, found by
-    what they do so that renumbering at a merge changes nothing here."""
+def _moving_migrations() -> tuple[tuple[str, str], tuple[str, str], tuple[str, str]]:
+    """annotation's migration before the move (today's main's latest), the move, and prolific's first,
+    found by what they do so that renumbering at a merge changes nothing here."""
     loader = MigrationLoader(connection)
     [move] = [
         key
@@ -45,7 +45,7 @@ def _moving_migrations() -> tuple[tuple[str, str], tuple[str, str]]:
         and "prolific" in " ".join(str(op) for op in migration.operations).lower()
     ]
     before = next(parent.key for parent in loader.graph.node_map[move].parents if parent.key[0] == "annotation")
-    return before, ("prolific", "0001_prolific_app")
+    return before, move, ("prolific", "0001_prolific_app")
 
 
 def _migrate(targets=None):
@@ -84,12 +84,26 @@ def _old_rows(apps) -> dict:
         prolific_study_id="b" * 24,
         prolific_bulk_id="d" * 24,
         stage="paid",
-        amount=Decimal("1.50"),
-        total_amount=Decimal("2.00"),
+        amount=Decimal("1.50"),  # ours, in the study's currency
+        fees=Decimal("50.00"),  # Prolific's answer, in cents, read as currency on main
+        total_amount=Decimal("200.00"),
         created_by=user,
     )
     line = old("BonusLine").objects.create(
         batch=batch, participant=participant, prolific_pid="a" * 24, amount=Decimal("1.50")
+    )
+    # The same bonus paid twice, as main allowed: kept, the second marked as repeating the first.
+    twice = old("BonusBatch").objects.create(
+        study=study,
+        reason="Quality  bonus",
+        prolific_study_id="b" * 24,
+        prolific_bulk_id="e" * 24,
+        stage="paid",
+        amount=Decimal("1.50"),
+        total_amount=Decimal("200.00"),
+    )
+    again = old("BonusLine").objects.create(
+        batch=twice, participant=participant, prolific_pid="a" * 24, amount=Decimal("1.50")
     )
     pay_job = old("BonusPayJob").objects.create(batch=batch, status="succeeded", created_by=user)
     send_job = old("ProlificSendJob").objects.create(study=study, status="succeeded", sent=["a" * 24])
@@ -100,6 +114,9 @@ def _old_rows(apps) -> dict:
         status_at=datetime(2026, 1, 1, tzinfo=UTC),
         source="poll",
     )
+    old("ProlificSubmission").objects.create(
+        submission_id="f" * 24, status="SCREENED-OUT", status_at=datetime(2026, 1, 1, tzinfo=UTC), source="poll"
+    )  # main's spelling
     old("ProlificWebhookReceipt").objects.create(
         event_id="e" * 24, signature="sig", signed_at=datetime(2026, 1, 1, tzinfo=UTC), event_type="x"
     )
@@ -120,6 +137,7 @@ def _old_rows(apps) -> dict:
         "participant": participant.pk,
         "batch": batch.pk,
         "line": line.pk,
+        "again": again.pk,
         "pay_job": pay_job.pk,
         "send_job": send_job.pk,
         "submission": submission.pk,
@@ -138,31 +156,36 @@ def _tables() -> set[str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_database_from_before_the_move_keeps_its_rows_and_grants_under_prolific():
-    before, first = _moving_migrations()
+    before, move, first = _moving_migrations()
     try:
         keys = _old_rows(_migrate([before, ("prolific", None)]))
         assert {f"annotation_{name.lower()}" for name in MOVED} <= _tables()
         assert len(keys["content_types"]) == len(MOVED)  # today's main has them, under annotation
 
         with CaptureQueriesContext(connection) as queries:
-            apps = _migrate([first])
-
+            _migrate([move])
         copied = [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(("INSERT", "DELETE", "CREATE"))]
-        assert not [sql for sql in copied if "django_migrations" not in sql]  # renamed, never copied
+        assert not [sql for sql in copied if "django_migrations" not in sql]  # the move renames, never copies
+        apps = _migrate([first])
         tables = _tables()
         assert {f"prolific_{name.lower()}" for name in MOVED} <= tables
         assert not {f"annotation_{name.lower()}" for name in MOVED} & tables
         new = lambda name: apps.get_model("prolific", name)  # noqa: E731
         batch = new("BonusBatch").objects.get(pk=keys["batch"])
-        assert (batch.study_id, batch.stage, batch.amount, batch.created_by_id) == (
-            keys["study"],
-            "paid",
-            Decimal("1.50"),
-            keys["user"],
-        )
+        assert (batch.study_id, batch.stage, batch.created_by_id) == (keys["study"], "paid", keys["user"])
+        # Our amounts in cents; Prolific's numbers kept, now read as the cents they always were.
+        assert (batch.amount_cents, batch.fees_cents, batch.total_cents) == (150, Decimal("50"), Decimal("200"))
         line = new("BonusLine").objects.get(pk=keys["line"])
-        assert (line.batch_id, line.participant_id, line.amount) == (batch.pk, keys["participant"], Decimal("1.50"))
+        assert (line.batch_id, line.participant_id, line.amount_cents) == (batch.pk, keys["participant"], 150)
+        again = new("BonusLine").objects.get(pk=keys["again"])
+        assert (line.reason_key, line.repeats_id, again.reason_key, again.repeats_id) == (
+            "quality bonus",
+            None,
+            "quality bonus",
+            line.pk,
+        )
         assert new("BonusPayJob").objects.get(pk=keys["pay_job"]).batch_id == batch.pk
+        assert new("ProlificSubmission").objects.get(submission_id="f" * 24).status == "SCREENED OUT"  # Prolific's
         assert new("ProlificSendJob").objects.get(pk=keys["send_job"]).sent == ["a" * 24]
         assert new("ProlificSubmission").objects.get(pk=keys["submission"]).participant_id == keys["participant"]
         prolific_study = new("ProlificStudy").objects.get(pk=keys["prolific_study"])
@@ -176,7 +199,11 @@ def test_a_database_from_before_the_move_keeps_its_rows_and_grants_under_prolifi
         assert (
             new("BonusBatch")
             .objects.create(
-                study_id=keys["study"], prolific_study_id="b" * 24, prolific_bulk_id="f" * 24, amount=1, total_amount=1
+                study_id=keys["study"],
+                prolific_study_id="b" * 24,
+                prolific_bulk_id="f" * 24,
+                amount_cents=1,
+                total_cents=1,
             )
             .pk
             > batch.pk
@@ -205,7 +232,7 @@ def test_a_user_of_a_group_granted_before_the_move_may_still_pay_bonuses(client)
     on the moved content type is `prolific.pay_bonusbatch`."""
     from django.contrib.auth.models import Group, Permission, User
 
-    before, _ = _moving_migrations()
+    before, _, _ = _moving_migrations()
     try:
         old_apps = _migrate([before, ("prolific", None)])
         OldPermission = old_apps.get_model("auth", "Permission")
@@ -223,5 +250,31 @@ def test_a_user_of_a_group_granted_before_the_move_may_still_pay_bonuses(client)
         client.force_login(user)
         assert client.get("/admin/prolific/bonusbatch/").status_code == 200
         assert client.get("/api/v1/bonus-batches/").status_code == 200
+    finally:
+        _migrate()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_move_goes_back_to_the_database_main_had():
+    """Migrating back (a release rolled back) returns every value as main stored it: amounts in the
+    study's currency again, main's spelling, the content types under annotation."""
+    before, _, _ = _moving_migrations()
+    try:
+        keys = _old_rows(_migrate([before, ("prolific", None)]))
+        _migrate()
+        apps = _migrate([before, ("prolific", None)])
+        old = lambda name: apps.get_model("annotation", name)  # noqa: E731
+        batch = old("BonusBatch").objects.get(pk=keys["batch"])
+        assert (batch.amount, batch.fees, batch.total_amount) == (Decimal("1.50"), Decimal("50"), Decimal("200"))
+        assert old("BonusLine").objects.get(pk=keys["line"]).amount == Decimal("1.50")
+        assert old("ProlificSubmission").objects.get(submission_id="f" * 24).status == "SCREENED-OUT"
+        ContentType = apps.get_model("contenttypes", "ContentType")
+        assert (
+            dict(ContentType.objects.filter(model__in=[name.lower() for name in MOVED]).values_list("model", "pk"))
+            == keys["content_types"]
+        )
+        assert set(
+            ContentType.objects.filter(model__in=[name.lower() for name in MOVED]).values_list("app_label", flat=True)
+        ) == {"annotation"}
     finally:
         _migrate()
