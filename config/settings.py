@@ -233,7 +233,7 @@ PROLIFIC_FILTER_IDS = {
     "literacy_difficulties": ENV.get("PROLIFIC_FILTER_LITERACY", "literacy-difficulties"),
     "exclude_group": ENV.get("PROLIFIC_FILTER_EXCLUDE_GROUP", "participant_group_blocklist"),
 }
-# Submissions and bonuses (prolific.services.submissions, prolific_bonuses; docs/operations.md
+# Submissions and bonuses (prolific.services.submissions, prolific.services.bonuses; docs/operations.md
 # "Prolific webhooks"). Poll the submissions of studies with open tasks every this many seconds in
 # every Celery worker (0: never; webhooks alone).
 PROLIFIC_POLL_SECONDS = env.env_int(ENV, "PROLIFIC_POLL_SECONDS", 120)

@@ -16,7 +16,12 @@ from django.views.decorators.http import require_POST
 from annotation.access import require_perm
 from prolific.admin.ids import HidesProlificIds, hidden_field
 from prolific.client import ProlificClient, ProlificError
-from prolific.models import ProlificSubmission, ProlificWebhookReceipt, ProlificWebhookSubscription
+from prolific.models import (
+    ProlificSubmission,
+    ProlificWebhookJob,
+    ProlificWebhookReceipt,
+    ProlificWebhookSubscription,
+)
 from prolific.services.submissions import prolific_submissions_poll
 from prolific.services.webhooks import prolific_webhooks_subscribe
 
@@ -68,11 +73,12 @@ class ProlificSubmissionAdmin(ReadOnly):
 
 @admin.register(ProlificWebhookReceipt)
 class ProlificWebhookReceiptAdmin(HidesProlificIds, ReadOnly):
-    list_display = ["received_at", "event_type", "resource_id", "status", "outcome", "signed_at"]
+    list_display = ["received_at", "event_type", "resource_id", "status", "outcome", "sent_at", "signed_at"]
     list_filter = ["event_type", "status"]
     search_fields = ["resource_id", "event_id"]
     fields = readonly_fields = [
         "received_at",
+        "sent_at",
         "signed_at",
         "event_id",
         "event_type",
@@ -83,6 +89,17 @@ class ProlificWebhookReceiptAdmin(HidesProlificIds, ReadOnly):
     ]
     prolific_id_fields = ("payload",)
     payload_hidden = hidden_field("payload")
+
+
+@admin.register(ProlificWebhookJob)
+class ProlificWebhookJobAdmin(ReadOnly):
+    """Each webhook's job: what acted on the event, and how it ended (a study Prolific did not answer
+    for is retried; one the platform cannot read, without a token, fails with why)."""
+
+    list_display = ["receipt", "status", "attempts", "error", "created_at", "finished_at"]
+    list_filter = ["status"]
+    list_select_related = ["receipt"]
+    fields = readonly_fields = ["receipt", "status", "phase", "attempts", "error", "created_at", "finished_at"]
 
 
 class SubscribeForm(forms.Form):

@@ -396,3 +396,17 @@ def test_without_x_timestamp_the_signing_time_orders(received, holding):
     received(returned(participant, "AWAITING REVIEW"), at=now, event_id="evt-new")
     received(returned(participant), at=now - 60, event_id="evt-old")  # sent earlier, arrived later
     assert ProlificSubmission.objects.get().status == "AWAITING REVIEW" and pool(study) == [1, 1, 1]
+
+
+def test_the_admin_lists_each_webhook_with_its_job(received, holding, client):
+    from django.contrib.auth.models import User
+
+    _study, participant, task = holding
+    now = time.time()
+    received(returned(participant), at=now, sent=now - 30)
+    client.force_login(User.objects.create_superuser("boss"))
+    receipt = ProlificWebhookReceipt.objects.get()
+    jobs = client.get(reverse("admin:prolific_prolificwebhookjob_changelist")).content.decode()
+    page = client.get(reverse("admin:prolific_prolificwebhookreceipt_change", args=[receipt.pk])).content.decode()
+    assert "Succeeded" in jobs and str(receipt) in jobs
+    assert f"released task {task.pk}" in page and "X-Timestamp: when Prolific sent the event" in page
