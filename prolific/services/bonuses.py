@@ -129,8 +129,9 @@ def bonus_batch_create(
                 for person, cents in lines
             )
     except IntegrityError:
-        # Another request stored a batch for these people and this reason since the check above.
-        raise _already_given(_earlier_bonuses([person for person, _ in lines], key), reason) from None
+        # Another request stored a batch for these people and this reason (or repeated the same
+        # bonuses) since the check above: its batch is the one named.
+        raise _already_given(_earlier_bonuses([person for person, _ in lines], key), reason, meanwhile=True) from None
     return batch
 
 
@@ -162,7 +163,7 @@ def _earlier_bonuses(people: list[Participant], key: str) -> dict[int, BonusLine
     return {line.participant_id: line for line in found}
 
 
-def _already_given(earlier: dict[int, BonusLine], reason: str) -> BonusAlreadyGiven:
+def _already_given(earlier: dict[int, BonusLine], reason: str, *, meanwhile: bool = False) -> BonusAlreadyGiven:
     by_batch: dict[int, int] = defaultdict(int)
     for line in earlier.values():
         by_batch[line.batch_id] += 1
@@ -170,8 +171,9 @@ def _already_given(earlier: dict[int, BonusLine], reason: str) -> BonusAlreadyGi
         f"bonus batch #{pk} ({count} of them, {BonusBatch.objects.get(pk=pk).get_stage_display().lower()})"
         for pk, count in sorted(by_batch.items())
     )
+    when = " (set up a moment ago, by another request)" if meanwhile else ""
     return BonusAlreadyGiven(
-        f"{len(earlier)} of these participants already have a bonus for {reason!r} in this study: {named}. "
+        f"{len(earlier)} of these participants already have a bonus for {reason!r} in this study: {named}{when}. "
         "Nothing was set up. To pay them again on purpose, ask for a repeat.",
         batches=sorted(by_batch),
     )
