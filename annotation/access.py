@@ -16,7 +16,7 @@ recognized is in annotation/views/participant_access.py.
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 
-from annotation.models import ImportJob, ProlificSendJob, Study
+from annotation.models import ImportJob, Study
 
 
 def require_perm(request, perm: str | tuple[str, ...]) -> None:
@@ -37,12 +37,6 @@ def get_study_for_staff(request, pk: int, *, perm: str | tuple[str, ...], kind: 
 def get_study_for_review(request, study_id: int) -> Study:
     """The study whose participants are reviewed: deciding on them needs change_participant."""
     return get_study_for_staff(request, study_id, perm="annotation.change_participant")
-
-
-def get_prolific_send_job_for_review(request, pk: int) -> ProlificSendJob:
-    """A sending of decisions to Prolific: following it needs change_participant, as the review does."""
-    require_perm(request, "annotation.change_participant")
-    return get_object_or_404(ProlificSendJob, pk=pk)
 
 
 def get_import_job_for_staff(request, pk: int, *, perm: str | tuple[str, ...]) -> ImportJob:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.views import audio, headphone_check, participant, prolific_webhooks, task
+from annotation.views import audio, headphone_check, participant, task
 
 app_name = "annotation"
 
@@ -9,7 +9,6 @@ urlpatterns = [
     path("a/headphones/<str:token>.wav", headphone_check.headphone_audio, name="headphone_audio"),
     path("a/headphones-reference.wav", headphone_check.headphone_reference, name="headphone_reference"),
     path("a/headphones-example/<int:interval>.wav", headphone_check.headphone_example, name="headphone_example"),
-    path("prolific/webhooks/", prolific_webhooks.prolific_webhook, name="prolific_webhook"),
     path("s/<slug:slug>/", participant.study_entry, name="entry"),
     path("s/<slug:slug>/resume/<str:key>/", participant.study_resume, name="resume"),
     path("s/<slug:slug>/consent/", participant.consent, name="consent"),

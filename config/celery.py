@@ -26,8 +26,8 @@ def _sweep_stale_jobs(**_) -> None:
     threading.Thread(
         target=jobs_sweep_periodically, args=(_sweep_stopped,), name="stale-job sweep", daemon=True
     ).start()
-    # The studies running on Prolific: their status mirrored, their places grown (annotation.services.prolific_studies).
-    from annotation.services.prolific_studies import prolific_follow_periodically
+    # The studies running on Prolific: their status mirrored, their places grown (prolific.services.studies).
+    from prolific.services.studies import prolific_follow_periodically
 
     threading.Thread(
         target=prolific_follow_periodically, args=(_sweep_stopped,), name="prolific follow", daemon=True
@@ -39,7 +39,7 @@ def _poll_prolific(stopped: threading.Event) -> None:
     # Prolific's submission statuses, as the sweep: a thread of every worker (issue 22).
     from django.conf import settings
 
-    from annotation.services.prolific_submissions import prolific_submissions_poll_periodically
+    from prolific.services.submissions import prolific_submissions_poll_periodically
 
     if settings.PROLIFIC_POLL_SECONDS > 0:
         threading.Thread(

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and ReDoc as static files: the docs pages need no CDN
     "annotation",
+    "prolific",
     "evaluation",
     "modelzoo",
 ]
@@ -214,7 +215,7 @@ LOGGING = {
 # An empty token turns the client off: decisions are still recorded and exported.
 PROLIFIC_API_TOKEN = ENV.get("PROLIFIC_API_TOKEN", "").strip()
 PROLIFIC_API_URL = env.http_url(ENV, "PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
-# Each call's timeout, and its retries (annotation/prolific/retries.py: 429 always, 5xx and lost
+# Each call's timeout, and its retries (prolific/client/retries.py: 429 always, 5xx and lost
 # answers only for calls safe to repeat), with Retry-After honoured up to the longest wait.
 PROLIFIC_TIMEOUT_SECONDS = env.env_int(ENV, "PROLIFIC_TIMEOUT_SECONDS", 30, minimum=1)
 PROLIFIC_RETRY_ATTEMPTS = env.env_int(ENV, "PROLIFIC_RETRY_ATTEMPTS", 4, minimum=1)
@@ -241,7 +242,7 @@ PROLIFIC_FILTER_IDS = {
     "literacy_difficulties": ENV.get("PROLIFIC_FILTER_LITERACY", "literacy-difficulties"),
     "exclude_group": ENV.get("PROLIFIC_FILTER_EXCLUDE_GROUP", "participant_group_blocklist"),
 }
-# Submissions and bonuses (annotation.services.prolific_submissions, prolific_bonuses; docs/operations.md
+# Submissions and bonuses (prolific.services.submissions, prolific.services.bonuses; docs/operations.md
 # "Prolific webhooks"). Poll the submissions of studies with open tasks every this many seconds in
 # every Celery worker (0: never; webhooks alone).
 PROLIFIC_POLL_SECONDS = env.env_int(ENV, "PROLIFIC_POLL_SECONDS", 120)
@@ -251,8 +252,12 @@ PROLIFIC_WEBHOOK_SECRET = ENV.get("PROLIFIC_WEBHOOK_SECRET", "").strip()
 PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env.env_int(ENV, "PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", 300, minimum=1)
 # Prolific calls only https:// addresses; the tests' fake may call http://127.0.0.1.
 PROLIFIC_WEBHOOK_ALLOW_HTTP = env.env_bool(ENV, "PROLIFIC_WEBHOOK_ALLOW_HTTP", False)
-# The waits before reconciling a bonus payment whose pay call went out without a readable answer.
+# The waits before reading Prolific's record again for a bonus payment not shown there yet (Prolific
+# pays "in the following minutes" after accepting the call; the fifth reading is the last).
 PROLIFIC_BONUS_RECONCILE_SECONDS = env.env_seconds_list(ENV, "PROLIFIC_BONUS_RECONCILE_SECONDS", [30, 120, 600, 1800])
+# A payment left PAYING is recovered (sent again if Prolific's record shows none of it) no sooner
+# than this after its pay call.
+PROLIFIC_BONUS_RESEND_AFTER_SECONDS = env.env_int(ENV, "PROLIFIC_BONUS_RESEND_AFTER_SECONDS", 3600, minimum=0)
 
 # --- Webhooks out (annotation.services.webhooks; docs/api.md "Webhooks") ---
 # The waits between a delivery's attempts: the Standard Webhooks schedule (5 s, 5 min, 30 min,

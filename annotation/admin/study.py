@@ -373,11 +373,9 @@ class StudyAdmin(PlatformModelAdmin):
         participants_url = None
         if request.user.has_perm("annotation.change_participant"):  # what the review page needs
             participants_url = reverse("admin:annotation_participant_review", args=[object_id])
-        from annotation.admin.prolific_studies import prolific_link  # registered after this module
-
         study = Study.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
         extra_context = {
-            "prolific_url": prolific_link(request, study) if study is not None else None,
+            "prolific_url": _prolific_link(request, study) if study is not None else None,
             "mismatch_review_url": review_url,
             "annotations_url": annotations_url,
             "participant_review_url": participants_url,
@@ -465,11 +463,28 @@ class StudyAdmin(PlatformModelAdmin):
         return markdown(study.instructions) if study.instructions else "-"
 
 
+# The study's Prolific side (prolific.ProlificStudy) is reached by its one-to-one `study.prolific`, and
+# its pages by URL and permission name: the prolific app stands on this one, which imports none of it.
+
+
+def _prolific_study(study):
+    """The study's Prolific side, or None before one is proposed."""
+    return getattr(study, "prolific", None)  # RelatedObjectDoesNotExist is an AttributeError
+
+
+def _prolific_link(request, study) -> str | None:
+    """The study's Prolific page, or the page proposing one; None without the permission."""
+    existing = _prolific_study(study)
+    if existing is not None and request.user.has_perm("prolific.view_prolificstudy"):
+        return reverse("admin:prolific_prolificstudy_change", args=[existing.pk])
+    if existing is None and request.user.has_perm("prolific.add_prolificstudy"):
+        return reverse("admin:prolific_prolificstudy_add") + f"?study={study.pk}"
+    return None
+
+
 def _prolific_study_to_grow(request, study):
     """The study's Prolific side when its places can be grown from the top-ups page, else None."""
-    from annotation.models import ProlificStudy
-
-    prolific_study = ProlificStudy.objects.filter(study=study).first()
+    prolific_study = _prolific_study(study)
     if prolific_study is None or not prolific_study.created_on_prolific:
         return None
-    return prolific_study if request.user.has_perm("annotation.change_prolificstudy") else None
+    return prolific_study if request.user.has_perm("prolific.change_prolificstudy") else None

@@ -1,12 +1,9 @@
 """annotation's resources under /api/v1/ (composed in config/urls.py by annotation.api.routers)."""
 
 from annotation.api.annotations import StudyAnnotationViewSet
-from annotation.api.bonuses import BonusBatchViewSet
 from annotation.api.clips import ClipViewSet
 from annotation.api.corpora import CorpusViewSet
 from annotation.api.corpus_writes import CorpusClipViewSet, CorpusWordViewSet, ImportJobViewSet
-from annotation.api.prolific_studies import ProlificStudyJobViewSet, ProlificStudyViewSet
-from annotation.api.prolific_submissions import ProlificSubmissionViewSet
 from annotation.api.routers import Route
 from annotation.api.studies import StudyViewSet
 from annotation.api.webhooks import WebhookEndpointViewSet
@@ -19,9 +16,5 @@ ROUTES: list[Route] = [
     ("clips", ClipViewSet, "clip"),
     ("studies", StudyViewSet, "study"),
     ("studies/<int:study_pk>/annotations", StudyAnnotationViewSet, "study-annotation"),
-    ("bonus-batches", BonusBatchViewSet, "bonus-batch"),
-    ("prolific-submissions", ProlificSubmissionViewSet, "prolific-submission"),
-    ("prolific-studies", ProlificStudyViewSet, "prolific-study"),
-    ("prolific-study-jobs", ProlificStudyJobViewSet, "prolific-study-job"),
     ("webhook-endpoints", WebhookEndpointViewSet, "webhook-endpoint"),
 ]

@@ -8,8 +8,9 @@ from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from annotation.models import ProlificSendJob, WebhookEndpoint
+from annotation.models import WebhookEndpoint
 from annotation.participant_names import PROLIFIC_IDS_HIDDEN
+from prolific.models import ProlificSendJob
 from tests.annotation.factories import ParticipantFactory
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +88,7 @@ def test_a_send_jobs_page_names_participants_only_with_the_participant_permissio
         failed=[[participant.prolific_pid, f"Prolific answered 400: {participant.prolific_pid} not found"]],
         skipped=[[participant.prolific_pid, "not a Prolific participant"]],
     )
-    url = reverse("admin:annotation_prolificsendjob_change", args=[job.pk])
+    url = reverse("admin:prolific_prolificsendjob_change", args=[job.pk])
 
     staff(client, "view_prolificsendjob")
     page = client.get(url).content.decode()

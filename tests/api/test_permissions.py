@@ -37,20 +37,18 @@ ENDPOINTS = [
         "/api/v1/studies/{study}/annotations/?prolific_ids=true",
         ("annotation.view_annotation", "annotation.change_participant"),
     ),
-    Endpoint("get", "/api/v1/prolific-studies/", ("annotation.view_prolificstudy",)),
-    Endpoint("post", "/api/v1/prolific-studies/", ("annotation.add_prolificstudy",), {"study": "{study}"}),
-    Endpoint("get", "/api/v1/prolific-studies/{prolific_study}/", ("annotation.view_prolificstudy",)),
-    Endpoint(
-        "patch", "/api/v1/prolific-studies/{prolific_study}/", ("annotation.change_prolificstudy",), {"places": 7}
-    ),
-    Endpoint("get", "/api/v1/prolific-studies/{prolific_study}/cost/", ("annotation.view_prolificstudy",)),
+    Endpoint("get", "/api/v1/prolific-studies/", ("prolific.view_prolificstudy",)),
+    Endpoint("post", "/api/v1/prolific-studies/", ("prolific.add_prolificstudy",), {"study": "{study}"}),
+    Endpoint("get", "/api/v1/prolific-studies/{prolific_study}/", ("prolific.view_prolificstudy",)),
+    Endpoint("patch", "/api/v1/prolific-studies/{prolific_study}/", ("prolific.change_prolificstudy",), {"places": 7}),
+    Endpoint("get", "/api/v1/prolific-studies/{prolific_study}/cost/", ("prolific.view_prolificstudy",)),
     Endpoint(
         "post",
         "/api/v1/prolific-studies/{prolific_study}/actions/",
-        ("annotation.change_prolificstudy",),
+        ("prolific.change_prolificstudy",),
         {"action": "sync"},
     ),
-    Endpoint("get", "/api/v1/prolific-study-jobs/{prolific_job}/", ("annotation.view_prolificstudy",)),
+    Endpoint("get", "/api/v1/prolific-study-jobs/{prolific_job}/", ("prolific.view_prolificstudy",)),
     Endpoint("get", "/api/v1/agreement-reports/", ("evaluation.view_agreementreport",)),
     Endpoint(
         "post",

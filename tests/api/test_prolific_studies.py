@@ -4,9 +4,10 @@ longer change once the study is on Prolific."""
 
 import pytest
 
-from annotation.models import ProlificStudy, Study
-from tests.annotation.test_prolific_studies import english_study
+from annotation.models import Study
+from prolific.models import ProlificStudy
 from tests.api.callers import staff_with, token_client
+from tests.prolific.test_studies import english_study
 from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.django_db
@@ -14,8 +15,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def api():
-    return token_client(staff_with("annotation.view_prolificstudy", "annotation.add_prolificstudy",
-                                   "annotation.change_prolificstudy"))  # fmt: skip
+    return token_client(staff_with("prolific.view_prolificstudy", "prolific.add_prolificstudy",
+                                   "prolific.change_prolificstudy"))  # fmt: skip
 
 
 def test_a_study_is_created_published_grown_and_stopped_through_the_api(

@@ -21,7 +21,7 @@ class World:
 
     @cached_property
     def prolific_study(self):
-        from annotation.models import ProlificStudy
+        from prolific.models import ProlificStudy
         from tests.annotation.factories import StudyFactory
 
         return ProlificStudy.objects.create(

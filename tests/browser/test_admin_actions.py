@@ -18,9 +18,11 @@ from evaluation.services.label_sets import label_set_build, label_set_create, la
 from modelzoo.models import BenchmarkRun
 from tests.annotation.factories import ParticipantFactory, StudyFactory, TaskFactory
 from tests.annotation.study_helpers import live_study
-from tests.annotation.test_prolific_client import prolific  # noqa: F401 (the imitation of Prolific, a fixture)
 from tests.evaluation.builders import golden_study
 from tests.modelzoo.builders import final_label_set
+from tests.prolific.test_client import prolific  # noqa: F401 (the contract fake of Prolific, a fixture)
+from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture it is)
+from tests.prolific_fake.submissions import took_part
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "a long secret password"
@@ -168,7 +170,7 @@ def test_decisions_are_made_and_sent_to_prolific_by_clicking(admin_page, live_se
     study = StudyFactory()
     participant = ParticipantFactory(study=study)
     TaskFactory(participant=participant)  # given a task: the review lists it for a decision
-    prolific.add(participant)
+    took_part(prolific, participant)
     open_admin(admin_page, live_server, "admin:annotation_participant_review", study.pk)
 
     admin_page.get_by_role("checkbox", name=re.compile("^select ")).check()

@@ -7,10 +7,11 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from annotation.models import ProlificStudy, Study
+from annotation.models import Study
+from prolific.models import ProlificStudy
 from tests.annotation.factories import ParticipantFactory
-from tests.annotation.test_prolific_studies import choice, english_study
 from tests.browser.test_admin_actions import admin_page, open_admin  # noqa: F401 (a fixture, a helper)
+from tests.prolific.test_studies import choice, english_study
 from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -24,7 +25,7 @@ def click_and_see(page, button: str, outcome: str) -> None:
 def test_a_study_is_run_on_prolific_from_the_admin(admin_page, live_server, prolific_fake):  # noqa: F811
     study = english_study()
     open_admin(admin_page, live_server, "admin:annotation_study_change", study.pk)
-    admin_page.get_by_role("link", name="Prolific", exact=True).click()
+    admin_page.locator("#content-main").get_by_role("link", name="Prolific", exact=True).click()
 
     expect(admin_page.get_by_label("Estimated minutes")).to_have_value("4")  # from the clips, to accept or change
     expect(admin_page.locator("#id_reward_cents")).to_have_value("100")

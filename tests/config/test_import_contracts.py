@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-PACKAGES = ("config", "annotation", "evaluation", "modelzoo")
+PACKAGES = ("config", "annotation", "prolific", "evaluation", "modelzoo")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:
@@ -40,3 +40,22 @@ def test_a_climb_and_an_impure_import_break_the_build_with_the_line(tmp_path):
     assert "evaluation.stats is not allowed to import django" in result.stdout
     assert "evaluation.stats.impure -> django (l.3)" in result.stdout
     assert ", 2 broken." in result.stdout  # the two contracts, nothing else
+
+
+def test_annotation_never_imports_prolific_nor_prolific_evaluation(tmp_path):
+    """prolific stands on annotation, beside evaluation: a climb from annotation and an import between
+    the two apps of one floor are both refused."""
+    skip = shutil.ignore_patterns("__pycache__", "migrations", "demo_corpus", "*.wav")
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=skip)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    (tmp_path / "annotation" / "services" / "climb.py").write_text("from prolific.models import BonusBatch\n")
+    (tmp_path / "prolific" / "services" / "sideways.py").write_text("from evaluation.models import LabelSet\n")
+
+    result = lint_imports(tmp_path)
+
+    assert result.returncode != 0
+    assert "annotation is not allowed to import prolific" in result.stdout
+    assert "annotation.services.climb -> prolific.models (l.1)" in result.stdout
+    assert "prolific is not allowed to import evaluation" in result.stdout
+    assert "prolific.services.sideways -> evaluation.models (l.1)" in result.stdout

@@ -19,7 +19,7 @@ CONTRACTS = {
 }
 PURE = tuple(CONTRACTS["statistics"]["source_modules"])
 FORBIDDEN = {*CONTRACTS["pure"]["forbidden_modules"], *CONTRACTS["statistics"]["forbidden_modules"]}
-PROJECT = {"annotation", "config", "modelzoo", "evaluation"}
+PROJECT = {"annotation", "config", "modelzoo", "evaluation", "prolific"}
 PROBE = """
 import importlib, json, sys
 before = set(sys.modules)

@@ -1,5 +1,5 @@
 """The fixture: a fake started on a free port of 127.0.0.1, the settings pointed at it, and
-retries that wait milliseconds (the waits themselves are tested in tests/annotation/test_prolific_http.py).
+retries that wait milliseconds (the waits themselves are tested in tests/prolific/test_http.py).
 
 Import it into a test module: `from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401`.
 """

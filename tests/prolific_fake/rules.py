@@ -1,5 +1,8 @@
-"""Every rule the fake enforces, in one place, each with the words of Prolific's published
-documentation it comes from (QUOTE) and where they are (SOURCE).
+"""Every rule the fake enforces, in one place, one rule per documented constraint, each with the words
+of Prolific's published documentation it comes from (QUOTE) and the page they are on (SOURCE, also
+named in the comment above each rule). The fake is written from these pages and from Prolific's own
+command-line client (github.com/prolific-oss/cli, read for the shapes it sends and expects), never
+from our client: a fake copied from the client would share its misreadings.
 
 Where the fake is stricter than a quote says outright, NOTE says so and why: a contract fake
 that accepts what Prolific might refuse would let a wrong client pass its tests.
@@ -35,6 +38,7 @@ API_REFERENCE = "https://docs.prolific.com/api-reference"
 STUDY_OBJECT = "https://docs.prolific.com/api-reference/studies/the-study-object"
 CREATE_STUDY = "https://docs.prolific.com/api-reference/studies/create-study"
 
+# Documented at: https://docs.prolific.com/api-reference (Authentication)
 AUTH_HEADER = Rule(
     "auth header required",
     401,
@@ -43,6 +47,46 @@ AUTH_HEADER = Rule(
     "header with the value `Token <your token>`.",
 )
 
+# --- every endpoint -------------------------------------------------------------------------------
+
+# Documented at: RFC 9110, section 15.5.6 (405 Method Not Allowed); each endpoint's page names its one method.
+WRONG_METHOD = Rule(
+    "method not allowed",
+    405,
+    "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6; each page of " + API_REFERENCE + " (one method each)",
+    "The 405 (Method Not Allowed) status code indicates that the method received in the request-line is known by "
+    "the origin server but not supported by the target resource. The origin server MUST generate an Allow header "
+    "field in a 405 response containing a list of the target resource's currently supported methods.",
+    "A path the API serves, asked with another method, is answered 405 with Allow, not 404: a client that sends "
+    "POST where Prolific documents PATCH learns it from the status.",
+)
+
+# Documented at: https://docs.prolific.com/api-reference/studies/get-studies (and each endpoint's "Query parameters")
+QUERY_PARAMETERS = Rule(
+    "query parameters as documented",
+    400,
+    f"{API_REFERENCE}/studies/get-studies (state); {API_REFERENCE}/studies/get-study-submissions (ordering); "
+    "prolific-oss/cli client/client.go GetSubmissions (limit, offset)",
+    "Query parameters: state enum Optional - Filter studies by status. [...] ordering string Optional - Field to "
+    "sort results by. Prefix with - for descending order. Allowed values: started_at, completed_at, status, ip, "
+    "time_taken, participant_id, study_code.",
+    "Stricter than Prolific, which may ignore a parameter it does not know: a misspelt filter would silently list "
+    "everything, so the fake refuses any query parameter the endpoint's page (or the official CLI) does not use, "
+    "and checks the values of those it knows.",
+)
+
+# Documented at: https://docs.prolific.com/api-reference/studies/create-study (and each endpoint's "Request")
+JSON_OBJECT = Rule(
+    "the body is a JSON object",
+    400,
+    f"{CREATE_STUDY} (Request)",
+    "This endpoint expects an object.",
+)
+
+# Documented at: https://docs.prolific.com/api-reference/submissions/get-submission (and each endpoint's "Errors")
+NOT_FOUND = Rule("not found", 404, f"{API_REFERENCE}/submissions/get-submission (Errors)", "404 Not Found")
+
+# Documented at: https://docs.prolific.com/api-reference/studies/create-study; https://docs.prolific.com/api-reference/eligibility-requirements
 UNKNOWN_FIELDS = Rule(
     "unknown fields refused",
     400,
@@ -54,6 +98,7 @@ UNKNOWN_FIELDS = Rule(
     "sending the retired study model fails here instead of silently losing its screeners on Prolific.",
 )
 
+# Documented at: https://docs.prolific.com/api-reference/studies/the-study-object (status)
 STATUS_NAMES = Rule(
     "status names",
     400,
@@ -68,6 +113,7 @@ STATUS_NAMES = Rule(
 )
 STUDY_STATUSES = ("UNPUBLISHED", "PUBLISHING", "SCHEDULED", "ACTIVE", "PAUSED", "AWAITING REVIEW", "COMPLETED")
 
+# Documented at: https://docs.prolific.com/api-reference/studies/transition-study (actions PUBLISH, PAUSE, START, STOP)
 TRANSITIONS = Rule(
     "study transitions",
     400,
@@ -83,6 +129,7 @@ ALLOWED_TRANSITIONS = {
     "STOP": ({"ACTIVE", "PAUSED"}, "AWAITING REVIEW"),
 }
 
+# Documented at: https://researcher-help.prolific.com/en/article/a9dd41; mephisto.ai 'Prolific API oddities'
 PLACES_ONLY_INCREASE = Rule(
     "places only increase",
     400,
@@ -91,6 +138,7 @@ PLACES_ONLY_INCREASE = Rule(
     "increasing (but not decreasing) total_available_places",
 )
 
+# Documented at: https://researcher-help.prolific.com/en/article/a9dd41; mephisto.ai 'Prolific API oddities'
 IMMUTABLE_AFTER_PUBLISH = Rule(
     "study fields immutable after publishing",
     400,
@@ -102,6 +150,7 @@ IMMUTABLE_AFTER_PUBLISH = Rule(
 )
 MUTABLE_AFTER_PUBLISH = {"internal_name", "total_available_places"}
 
+# Documented at: https://docs.prolific.com/api-reference/studies/get-study (completion_codes); https://prolific.notion.site New Custom Screening
 COMPLETION_CODES = Rule(
     "completion codes",
     400,
@@ -132,6 +181,7 @@ CODE_ACTIONS = {
 }
 EXCLUSIVE_ACTIONS = {"AUTOMATICALLY_APPROVE", "MANUALLY_REVIEW"}
 
+# Documented at: https://docs.prolific.com/api-reference/studies/the-study-object (external_study_url)
 EXTERNAL_URL = Rule(
     "external study url",
     400,
@@ -143,6 +193,7 @@ EXTERNAL_URL = Rule(
 )
 PLACEHOLDERS = ("{{%PROLIFIC_PID%}}", "{{%STUDY_ID%}}", "{{%SESSION_ID%}}")
 
+# Documented at: https://docs.prolific.com/api-reference/studies/the-study-object (reward)
 REWARD_IN_CENTS = Rule(
     "reward in cents",
     400,
@@ -152,6 +203,7 @@ REWARD_IN_CENTS = Rule(
     "A reward that is not a positive whole number of cents is refused.",
 )
 
+# Documented at: https://docs.prolific.com/documentation/core-concepts/finding-the-right-participants
 FILTERS = Rule(
     "filters",
     400,
@@ -163,6 +215,7 @@ FILTERS = Rule(
     "without selected_range {lower, upper} within its bounds is refused.",
 )
 
+# Documented at: https://docs.prolific.com/api-reference/participant-groups/create-participant-group; .../add-to-participant-group
 PARTICIPANT_GROUPS = Rule(
     "participant groups",
     400,
@@ -172,18 +225,151 @@ PARTICIPANT_GROUPS = Rule(
     "is already a member of the group, they will be ignored.",
 )
 
-REJECTION_MESSAGE = Rule(
-    "rejection message of at least 100 characters with a category",
+
+# --- submissions ----------------------------------------------------------------------------------
+
+SUBMISSIONS = f"{API_REFERENCE}/submissions"
+
+# Documented at: https://docs.prolific.com/api-reference/submissions/submission-object
+SUBMISSION_STATUSES = Rule(
+    "submission status names",
     400,
-    f"{API_REFERENCE}/submissions/transition-submission (REJECT: message, rejection_category)",
-    "A REJECT transition carries a `message` to the participant and a `rejection_category` from Prolific's list.",
-    "Not quoted verbatim in this session: the 100-character minimum is the one annotation.prolific already "
-    "enforced (MIN_REJECTION_MESSAGE), from the same page.",
+    f"{SUBMISSIONS}/submission-object; {API_REFERENCE}/studies/count-study-submissions-by-status",
+    "RESERVED [...] ACTIVE [...] TIMED-OUT [...] AWAITING REVIEW [...] APPROVED [...] RETURNED [...] REJECTED [...] "
+    "SCREENED OUT: The participant has been screened out. The participant is paid a fixed reward defined in the "
+    "fixed reward screen out completion code. — Count study submissions by status: ACTIVE, APPROVED, AWAITING "
+    "REVIEW, REJECTED, RESERVED, RETURNED, TIMED-OUT, PARTIALLY APPROVED, SCREENED OUT",
+    "SCREENED OUT is spelt with a space (TIMED-OUT with a hyphen), as the pages and prolific-oss/cli "
+    "model/submission_counts.go spell them. The fake sends no other spelling, and its test helpers refuse one.",
+)
+SUBMISSION_STATUS_NAMES = (
+    "RESERVED", "ACTIVE", "TIMED-OUT", "AWAITING REVIEW", "APPROVED", "PARTIALLY APPROVED", "RETURNED", "REJECTED",
+    "SCREENED OUT",
+)  # fmt: skip
+
+# Documented at: https://docs.prolific.com/api-reference/submissions/get-submission (bonus_payments)
+BONUS_PAYMENTS_IN_CENTS = Rule(
+    "a submission's bonus payments in cents",
+    200,
+    f"{SUBMISSIONS}/get-submission (bonus_payments)",
+    "bonus_payments list of doubles or null - Bonus payments that have been paid on the submission. Returned in "
+    "pence / cents.",
+    "Listed submissions carry the same field (prolific-oss/cli model/submission.go: BonusPayments). A bonus "
+    "appears there only once Prolific has paid it (PAY_IS_ASYNCHRONOUS).",
 )
 
+# Documented at: https://docs.prolific.com/api-reference/submissions/transition-submission
+SUBMISSION_TRANSITION = Rule(
+    "a submission is approved or rejected once, from AWAITING REVIEW",
+    400,
+    f"{SUBMISSIONS}/transition-submission",
+    "Transition a submission to APPROVED, REJECTED, PARTIALLY APPROVED, AWAITING REVIEW or SCREENED OUT. Once the "
+    "status is changed, it can not be restored to its previous value. [...] Note this endpoint is idempotent, so if "
+    "you make the same request twice, the second request will be ignored. — Submissions: Once a submission is "
+    "completed, you can approve, reject or ask participants to return the submission.",
+    "APPROVE and REJECT apply to a submission AWAITING REVIEW (completed); the same action again answers the "
+    "submission unchanged; another action on a decided submission is refused. PARTIALLY APPROVED and SCREENED OUT "
+    "need completion codes our studies do not use: refused.",
+)
+SUBMISSION_ACTIONS = {"APPROVE": "APPROVED", "REJECT": "REJECTED"}
+
+# Documented at: https://docs.prolific.com/api-reference/submissions/transition-submission (message, rejection_category)
+REJECTION_MESSAGE = Rule(
+    "a rejection has a message of at least 100 characters and a category",
+    400,
+    f"{SUBMISSIONS}/transition-submission (message, rejection_category)",
+    "message string Optional - Required if action is 'REJECT'. Message sent to the participant explaining the "
+    "reason for the rejection. It must be at least 100 chars long. rejection_category enum Optional - Required if "
+    "action is 'REJECT', it sums as the category of the rejection.",
+)
+REJECTION_CATEGORIES = (
+    "TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL", "FAILED_CHECK", "LOW_EFFORT",
+    "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER",
+)  # fmt: skip
+MIN_REJECTION_MESSAGE = 100
+
+# Documented at: https://docs.prolific.com/api-reference/submissions/request-submission-return
+REQUEST_RETURN = Rule(
+    "a return request gives its reasons",
+    400,
+    f"{SUBMISSIONS}/request-submission-return",
+    "The return reason must be provided in the request and can be any free text string. [...] "
+    "request_return_reasons list of strings Required. Response: id, status, participant, return_requested "
+    "(The date and time when a return request for the submission was made).",
+    "The page does not say from which status; the fake asks it of a submission still open (ACTIVE or AWAITING "
+    "REVIEW), since one already decided, returned or timed out has nothing to return.",
+)
+
+# Documented at: https://docs.prolific.com/api-reference/submissions/bulk-approve-submissions
+BULK_APPROVE = Rule(
+    "bulk approval: a study and its participants, or submissions",
+    400,
+    f"{SUBMISSIONS}/bulk-approve-submissions",
+    "There are two variant payloads to this request. 1. You can supply a Study ID, and a list of participant IDs, "
+    "or 2. You can provide a list of submission IDs [...] Response: Bulk approve in progress",
+    "The fields are prolific-oss/cli client/payloads.go BulkApproveSubmissionsPayload's (study_id, "
+    "participant_ids, submission_ids); one of the two variants, not both. Every named submission must be AWAITING "
+    "REVIEW in that study.",
+)
+
+# --- bonuses --------------------------------------------------------------------------------------
+
+BONUSES = f"{API_REFERENCE}/bonuses"
+
+# Documented at: https://docs.prolific.com/api-reference/bonuses/create-bonus-payments
+BONUS_SETUP = Rule(
+    "bonus set-up from CSV lines of people who took part",
+    400,
+    f"{BONUSES}/create-bonus-payments",
+    "The csv_bonuses field needs to be structured in the format of either: <participant_id>,<amount>\\n. "
+    "<submission_id>,<amount>\\n. Note: The amount will be in the study currency. The amount should be a decimal "
+    "value, e.g. 1.50 for £1.50. Warning: An amount of 30 will pay £/$30.00. [...] Setting up a bonus payment "
+    "does not actually pay them [...] The submission and participant IDs need to have taken part in the study in "
+    'order for this call to be successful. If not, you will get a "400" HTTP response back, which explains which '
+    "IDs are incorrect.",
+)
+
+# Documented at: https://docs.prolific.com/api-reference/bonuses/create-bonus-payments (Response)
+BONUS_AMOUNTS_IN_CENTS = Rule(
+    "the set-up's amounts are answered in cents",
+    201,
+    f"{BONUSES}/create-bonus-payments (Response); prolific-oss/cli client/responses.go CreateBonusPaymentsResponse",
+    "id string - Bonus ID. It is the ID to be used when paying the bonus. total_amount double - Total amount that "
+    "will be deducted from your balance in cents. study string or null. amount double or null - The amount the "
+    "participant will receive in cents. fees double or null [...] — CLI: Monetary fields are returned by the API "
+    "as floats in minor currency units (e.g., 100.0 = £1.00).",
+    "The CSV goes in as currency (1.50), the answer comes back in cents (150.0): the fake answers doubles in cents, "
+    "with the fee at BONUS_FEE_RATE rounded up to a hundredth of a cent (the page's example: amount 850, fees "
+    "283.34, total 1133.34).",
+)
+BONUS_FEE_RATE = Decimal(1) / Decimal(3)
+
+# Documented at: https://docs.prolific.com/api-reference/bonuses/pay-bonus-payments
+PAY_IS_ASYNCHRONOUS = Rule(
+    "pay is accepted (202) and carried out later",
+    202,
+    f"{BONUSES}/pay-bonus-payments; prolific-oss/cli client/client.go PayBonusPayments (Status(http.StatusAccepted))",
+    "Bonus payments are made asynchronously. The payment will be done in the following minutes and your balance "
+    "will be updated accordingly.",
+    "The fake answers 202 and pays when the payment is due (state['pay_settle_seconds'] after the call, 0 by "
+    "default: never inside the call's own answer); `payment_fail(fake, bulk_id)` makes a payment that never "
+    "arrives, as one Prolific fails after accepting it.",
+)
+
+# Documented at: https://docs.prolific.com/api-reference/bonuses/pay-bonus-payments (Warning)
+PAY_NOT_IDEMPOTENT = Rule(
+    "pay is not idempotent",
+    202,
+    f"{BONUSES}/pay-bonus-payments",
+    "This endpoint is **not idempotent**. Sending multiple requests with the same bulk bonus payment ID will result "
+    "in participants being paid multiple times. Ensure you send this request only once per bulk payment.",
+    "With PAY_TWICE_PAYS_TWICE: every call pays every line again.",
+)
+
+# Documented at: https://researcher-help.prolific.co/hc/en-gb/articles/360009222573-Bonus-payments
 PAY_TWICE_PAYS_TWICE = Rule(
     "pay called twice pays twice",
-    200,
+    202,
     "https://researcher-help.prolific.co/hc/en-gb/articles/360009222573-Bonus-payments",
     "Please note, this may take a moment to update. Do not attempt to pay the bonus payment a second time unless "
     "you receive a message to say the payments have failed. [...] Commission is still charged on this type of "
@@ -191,48 +377,11 @@ PAY_TWICE_PAYS_TWICE = Rule(
     "So the fake pays every pay call it gets: a second call pays again. Our side must never make it.",
 )
 
-# --- submissions, bonuses, webhooks (issue 22: tests/prolific_fake/submissions.py, bonuses.py, webhooks.py) ---
+# --- webhooks -------------------------------------------------------------------------------------
 
-SUBMISSION_STATUSES = Rule(
-    "submission status names",
-    400,
-    f"{API_REFERENCE}/submissions/list-submissions; {API_REFERENCE}/webhooks/receiving",
-    "submission.status.change: resource_id - The unique identifier of the submission resource. [...] "
-    "participant_id [...] status - The new status of the submission.",
-    "The names are Prolific's submission statuses: RESERVED, ACTIVE, AWAITING REVIEW, APPROVED, PARTIALLY "
-    "APPROVED, REJECTED, RETURNED, TIMED-OUT, SCREENED-OUT, UNKNOWN. A listed submission carries "
-    "`bonus_payments` (the cents of each bonus paid on it), which is what reconciling a bonus reads.",
-)
-SUBMISSION_STATUS_NAMES = (
-    "RESERVED", "ACTIVE", "AWAITING REVIEW", "APPROVED", "PARTIALLY APPROVED", "REJECTED", "RETURNED",
-    "TIMED-OUT", "SCREENED-OUT", "UNKNOWN",
-)  # fmt: skip
+WEBHOOKS = f"{API_REFERENCE}/webhooks"
 
-BONUS_SETUP = Rule(
-    "bonus set-up from CSV lines of people who took part",
-    400,
-    f"{API_REFERENCE}/bonuses/create-bonus-payments",
-    "The csv_bonuses field needs to be structured in the format of either: <participant_id>,<amount>\\n. "
-    "<submission_id>,<amount>\\n. [...] The amount should be a decimal value, e.g. 1.50 for £1.50. [...] "
-    "Setting up a bonus payment does not actually pay them [...] The submission and participant IDs need to have "
-    'taken part in the study in order for this call to be successful. If not, you will get a "400" HTTP '
-    "response back, which explains which IDs are incorrect.",
-    "The answer has id, study, amount, fees, vat and total_amount (the page's example: amount 850, fees 283.34, "
-    "total 1133.34, a fee of a third: BONUS_FEE_RATE).",
-)
-BONUS_FEE_RATE = Decimal(1) / Decimal(3)
-
-PAY_NOT_IDEMPOTENT = Rule(
-    "pay is not idempotent",
-    200,
-    f"{API_REFERENCE}/bonuses/pay-bonus-payments",
-    "Bonus payments are made asynchronously. [...] This endpoint is **not idempotent**. Sending multiple requests "
-    "with the same bulk bonus payment ID will result in participants being paid multiple times. Ensure you send "
-    "this request only once per bulk payment.",
-    "With PAY_TWICE_PAYS_TWICE: every call pays every line again. The fake pays at once (adds to each submission's "
-    "bonus_payments) rather than minutes later.",
-)
-
+# Documented at: https://docs.prolific.com/api-reference/webhooks/subscribing
 HOOK_SECRET = Rule(
     "one webhook secret per workspace",
     400,
@@ -242,6 +391,7 @@ HOOK_SECRET = Rule(
     "time.",
 )
 
+# Documented at: https://docs.prolific.com/api-reference/webhooks/create-subscription
 HOOK_SUBSCRIPTION = Rule(
     "webhook subscriptions need a secret and an https target",
     400,
@@ -252,6 +402,7 @@ HOOK_SUBSCRIPTION = Rule(
     "public https address in front of it.",
 )
 
+# Documented at: https://docs.prolific.com/api-reference/webhooks/confirm-subscription
 HOOK_CONFIRM = Rule(
     "a subscription is confirmed with its X-Hook-Secret",
     400,
@@ -261,17 +412,70 @@ HOOK_CONFIRM = Rule(
     "Only confirmed subscriptions are sent events.",
 )
 
+# Documented at: https://docs.prolific.com/api-reference/webhooks/receiving
+WEBHOOK_PAYLOAD = Rule(
+    "an event's body",
+    200,
+    f"{WEBHOOKS}/receiving",
+    'submission.status.change: {"resource_id", "event_type": "submission.status.change", "participant_id", '
+    '"status"} [...] study.status.change: {"resource_id", "event_type": "study.status.change", "metadata": {}, '
+    '"status"}',
+)
+
+# Documented at: https://docs.prolific.com/api-reference/webhooks/verifying
 WEBHOOK_SIGNATURE = Rule(
     "webhooks are signed",
     200,
-    f"{API_REFERENCE}/webhooks/verifying; {API_REFERENCE}/webhooks/idempotency-and-the-x-event-id-header",
-    "Hook requests will contain two headers, X-Prolific-Request-Signature and X-Prolific-Request-Timestamp. [...] "
+    f"{WEBHOOKS}/verifying",
+    "Hook requests will contain two headers, X-Prolific-Request-Signature and X-Prolific-Request-Timestamp. The "
+    "former represents signature and the latter represents a UNIX timestamp of when the request was sent. [...] "
     "sign the request body and timestamp with your secret key using SHA256 and then base64 encode the resulting "
-    "digest. — X-Event-ID [...] will remain the same across retries.",
+    "digest.",
+    "Each attempt is a request of its own, signed when it is sent: a redelivery carries a new "
+    "X-Prolific-Request-Timestamp and signature (`redeliver(..., resign=False)` sends the first attempt's bytes "
+    "again, as a network replay would).",
 )
+
+# Documented at: https://docs.prolific.com/api-reference/webhooks/idempotency-and-the-x-event-id-header
+WEBHOOK_EVENT_ID = Rule(
+    "one X-Event-ID per event, the same on every redelivery",
+    200,
+    f"{WEBHOOKS}/idempotency-and-the-x-event-id-header",
+    "Each X-Event-ID value will be globally unique for each event that occurs. Re-Delivery: Events are delivered at "
+    "least once. We will redeliver events on failure due to network issues, timeouts and listener errors. The "
+    "X-Event-ID will remain the same across retries. Idempotent Processing: [...] If you encounter the same "
+    "X-Event-ID again, simply skip and acknowledge the duplicate event rather than processing it a second time.",
+)
+
+# Documented at: https://docs.prolific.com/api-reference/webhooks/handling-event-order-with-x-timestamp
+WEBHOOK_ORDER = Rule(
+    "X-Timestamp orders events",
+    200,
+    f"{WEBHOOKS}/handling-event-order-with-x-timestamp",
+    "The X-Timestamp header is added to the request. It contains a UNIX timestamp indicating when the event was "
+    "sent. You can use this timestamp to determine if you are processing an out-of-order update. [...] As a "
+    "webhook system, we do not guarantee the order of events.",
+    "The fake stamps an event once, when it first sends it, and keeps that X-Timestamp on its redeliveries (the "
+    "page's use of it, ordering a late retry behind a newer event, needs that).",
+)
+
+# Documented at: https://docs.prolific.com/api-reference/webhooks/event-delivery-and-retry-logic
+WEBHOOK_RETRIES = Rule(
+    "what is not answered 2xx is delivered again",
+    200,
+    f"{WEBHOOKS}/event-delivery-and-retry-logic",
+    "If a webhook delivery fails due to a connection issue or a non-2xx HTTP response, we will retry the request up "
+    "to 11 additional times over a 24-hour period, using exponential backoff with jitter.",
+    "The fake does not wait: a test calls `redeliver` for each retry it wants, up to WEBHOOK_MAX_ATTEMPTS in all.",
+)
+WEBHOOK_MAX_ATTEMPTS = 12
 
 ALL = [
     AUTH_HEADER,
+    WRONG_METHOD,
+    QUERY_PARAMETERS,
+    JSON_OBJECT,
+    NOT_FOUND,
     UNKNOWN_FIELDS,
     STATUS_NAMES,
     TRANSITIONS,
@@ -282,13 +486,23 @@ ALL = [
     REWARD_IN_CENTS,
     FILTERS,
     PARTICIPANT_GROUPS,
-    REJECTION_MESSAGE,
-    PAY_TWICE_PAYS_TWICE,
     SUBMISSION_STATUSES,
+    BONUS_PAYMENTS_IN_CENTS,
+    SUBMISSION_TRANSITION,
+    REJECTION_MESSAGE,
+    REQUEST_RETURN,
+    BULK_APPROVE,
     BONUS_SETUP,
+    BONUS_AMOUNTS_IN_CENTS,
+    PAY_IS_ASYNCHRONOUS,
     PAY_NOT_IDEMPOTENT,
+    PAY_TWICE_PAYS_TWICE,
     HOOK_SECRET,
     HOOK_SUBSCRIPTION,
     HOOK_CONFIRM,
+    WEBHOOK_PAYLOAD,
     WEBHOOK_SIGNATURE,
+    WEBHOOK_EVENT_ID,
+    WEBHOOK_ORDER,
+    WEBHOOK_RETRIES,
 ]

@@ -1,10 +1,14 @@
 """The fake's HTTP server: in-memory state, a route registry other modules add to, Prolific's
-error shape, and faults a test can ask for (an answer of 429 or 5xx, a slow answer).
+error shape, the rules every endpoint shares (rules.py: AUTH_HEADER, WRONG_METHOD, QUERY_PARAMETERS,
+JSON_OBJECT), and faults a test can ask for (an answer of 429 or 5xx, a slow answer).
 
-A module registers an endpoint with `@route("POST", r"studies/(?P<id>[^/]+)/transition/")`: the
-pattern is matched against the path below /api/v1/, and the handler gets (fake, request) and
-answers (status, body), or (status, body, headers), or raises rules.RuleBroken. Every module of this package is imported when
-a fake starts, so a new one (submissions.py, bonuses.py, ...) needs no change here.
+A module registers an endpoint with
+`@route("POST", r"studies/(?P<id>[^/]+)/transition/", page=..., query=(...))`: the pattern is
+matched against the path below /api/v1/, `page` is the documentation page the endpoint is built
+from, and `query` the query parameters that page documents (any other is refused). The handler
+gets (fake, request) and answers (status, body), or (status, body, headers), or raises
+rules.RuleBroken. Every module of this package is imported when a fake starts, so a new one needs
+no change here.
 """
 
 import importlib
@@ -24,13 +28,24 @@ from tests.prolific_fake import rules
 
 PREFIX = "/api/v1/"
 TOKEN = "fake-prolific-token"
-_ROUTES: list[tuple[str, re.Pattern, Callable]] = []
 _NOT_ROUTES = {"server", "rules", "fixtures"}
 
 
-def route(method: str, pattern: str):
+@dataclass(frozen=True)
+class Endpoint:
+    method: str
+    pattern: re.Pattern
+    handler: Callable
+    page: str
+    query: frozenset
+
+
+_ENDPOINTS: list[Endpoint] = []
+
+
+def route(method: str, pattern: str, *, page: str, query: tuple[str, ...] = ()):
     def register(handler):
-        _ROUTES.append((method, re.compile(f"^{pattern}$"), handler))
+        _ENDPOINTS.append(Endpoint(method, re.compile(f"^{pattern}$"), handler, page, frozenset(query)))
         return handler
 
     return register
@@ -46,13 +61,20 @@ class Request:
     params: dict = field(default_factory=dict)
 
     @property
-    def body(self):
+    def body(self) -> dict:
+        """The JSON object sent (JSON_OBJECT: every documented request body is an object)."""
         if not self.raw.strip():
             return {}
         try:
-            return json.loads(self.raw)
+            parsed = json.loads(self.raw)
         except ValueError:
-            raise rules.UNKNOWN_FIELDS.broken("JSON parse error.") from None
+            raise rules.JSON_OBJECT.broken("JSON parse error.") from None
+        if not isinstance(parsed, dict):
+            raise rules.JSON_OBJECT.broken("This endpoint expects an object.")
+        return parsed
+
+    def query_value(self, name: str, default: str | None = None) -> str | None:
+        return self.query.get(name, [default])[0]
 
 
 @dataclass
@@ -116,10 +138,17 @@ class ProlificFake:
         url = urlsplit(handler.path)
         raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
         path = url.path[len(PREFIX) :] if url.path.startswith(PREFIX) else url.path
-        request = Request(handler.command, path, parse_qs(url.query), dict(handler.headers.items()), raw)
+        query = parse_qs(url.query, keep_blank_values=True)
+        request = Request(handler.command, path, query, dict(handler.headers.items()), raw)
         with self.lock:
             self.calls.append(
-                {"method": request.method, "path": path, "auth": request.headers.get("Authorization"), "raw": raw}
+                {
+                    "method": request.method,
+                    "path": path,
+                    "query": query,
+                    "auth": request.headers.get("Authorization"),
+                    "raw": raw,
+                }
             )
             fault = self._fault_for(request)
         if fault and fault.delay:
@@ -133,17 +162,32 @@ class ProlificFake:
 
     def answer(self, request: Request):
         if request.headers.get("Authorization") != f"Token {self.token}":
-            return 401, _error(401, "Unauthorized", "Invalid token.")
-        for method, pattern, handler in _ROUTES:
-            match = pattern.match(request.path)
-            if method == request.method and match:
-                request.params = match.groupdict()
-                try:
-                    with self.lock:
-                        return handler(self, request)
-                except rules.RuleBroken as broken:
-                    return broken.status, _error(broken.status, broken.rule.name, broken.detail)
-        return 404, _error(404, "Not found", f"No route {request.method} {request.path}")
+            return _refused(rules.AUTH_HEADER.broken("Invalid token."))
+        matching = [endpoint for endpoint in _ENDPOINTS if endpoint.pattern.match(request.path)]
+        if not matching:
+            return 404, _error(404, "Not found", f"No route {request.path}")
+        endpoint = next((e for e in matching if e.method == request.method), None)
+        if endpoint is None:
+            allowed = ", ".join(sorted({e.method for e in matching}))
+            status, body = _refused(rules.WRONG_METHOD.broken(f'Method "{request.method}" not allowed.'))
+            return status, body, {"Allow": allowed}
+        unknown = sorted(set(request.query) - endpoint.query)
+        if unknown:
+            documented = ", ".join(sorted(endpoint.query)) or "none"
+            return _refused(
+                rules.QUERY_PARAMETERS.broken(
+                    {
+                        name: [f"Unknown query parameter (documented: {documented}; {endpoint.page})."]
+                        for name in unknown
+                    }
+                )
+            )
+        request.params = endpoint.pattern.match(request.path).groupdict()
+        try:
+            with self.lock:
+                return endpoint.handler(self, request)
+        except rules.RuleBroken as broken:
+            return _refused(broken)
 
     def _fault_for(self, request: Request) -> Fault | None:
         for fault in self.faults:
@@ -153,12 +197,23 @@ class ProlificFake:
         return None
 
 
+def _refused(broken: rules.RuleBroken) -> tuple[int, dict]:
+    return broken.status, _error(broken.status, broken.rule.name, broken.detail)
+
+
 def _error(status: int, title: str, detail) -> dict:
     return {"error": {"status": status, "title": title, "detail": detail}}
 
 
 def not_found(what: str) -> rules.RuleBroken:
-    return rules.RuleBroken(rules.Rule("not found", 404, "", ""), f"No {what} matches the given query.")
+    return rules.NOT_FOUND.broken(f"No {what} matches the given query.")
+
+
+def known_fields(body: dict, allowed: set) -> None:
+    """UNKNOWN_FIELDS: a field the endpoint's page does not document is refused."""
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise rules.UNKNOWN_FIELDS.broken({name: ["Unknown field."] for name in unknown})
 
 
 def _send(handler, status: int, body, headers: dict | None = None) -> None:

@@ -6,7 +6,10 @@ import copy
 from datetime import UTC, datetime
 
 from tests.prolific_fake import rules
-from tests.prolific_fake.server import not_found, route
+from tests.prolific_fake.server import known_fields, not_found, route
+
+STUDIES = f"{rules.API_REFERENCE}/studies"
+GROUPS = f"{rules.API_REFERENCE}/participant-groups"
 
 CREATE_FIELDS = {
     "name", "internal_name", "description", "external_study_url", "access_details", "prolific_id_option",
@@ -22,12 +25,12 @@ DEVICES = ("desktop", "tablet", "mobile")
 PERIPHERALS = ("audio", "camera", "download", "microphone")
 
 
-@route("GET", r"filters/")
+@route("GET", r"filters/", page="https://docs.prolific.com/documentation/core-concepts/finding-the-right-participants")
 def filters_list(fake, request):
     return 200, {"results": copy.deepcopy(fake.state["filters"])}
 
 
-@route("POST", r"studies/")
+@route("POST", r"studies/", page=f"{STUDIES}/create-study")
 def study_create(fake, request):
     body = request.body
     _known_fields(body, CREATE_FIELDS)
@@ -48,20 +51,30 @@ def study_create(fake, request):
     return 201, copy.deepcopy(study)
 
 
-@route("GET", r"studies/")
+@route("GET", r"studies/", page=f"{STUDIES}/get-studies", query=("state",))
 def studies_list(fake, request):
-    """GET /api/v1/studies/ ("List all studies"); ?state= narrows it by status."""
-    wanted = request.query.get("state", [None])[0]
-    studies = [s for s in fake.state["studies"].values() if wanted in (None, s["status"])]
+    """GET /api/v1/studies/ ("List all studies"); ?state= narrows it by status: one, or "(a|b|...)"."""
+    wanted = _states(request.query_value("state"))
+    studies = [s for s in fake.state["studies"].values() if wanted is None or s["status"] in wanted]
     return 200, {"results": copy.deepcopy(studies)}
 
 
-@route("GET", r"studies/(?P<id>[^/]+)/")
+def _states(value: str | None) -> set[str] | None:
+    if value is None:
+        return None
+    names = {name.strip().upper() for name in value.strip("()").split("|")}
+    unknown = sorted(names - set(rules.STUDY_STATUSES))
+    if unknown:
+        raise rules.QUERY_PARAMETERS.broken({"state": [f"Not a study status: {', '.join(unknown)}."]})
+    return names
+
+
+@route("GET", r"studies/(?P<id>[^/]+)/", page=f"{STUDIES}/get-study")
 def study_get(fake, request):
     return 200, copy.deepcopy(_study(fake, request.params["id"]))
 
 
-@route("PATCH", r"studies/(?P<id>[^/]+)/")
+@route("PATCH", r"studies/(?P<id>[^/]+)/", page=f"{STUDIES}/update-study")
 def study_update(fake, request):
     study = _study(fake, request.params["id"])
     body = request.body
@@ -87,7 +100,7 @@ def study_update(fake, request):
     return 200, copy.deepcopy(study)
 
 
-@route("POST", r"studies/(?P<id>[^/]+)/transition/")
+@route("POST", r"studies/(?P<id>[^/]+)/transition/", page=f"{STUDIES}/transition-study")
 def study_transition(fake, request):
     study = _study(fake, request.params["id"])
     action = request.body.get("action")
@@ -103,7 +116,7 @@ def study_transition(fake, request):
     return 200, copy.deepcopy(study)
 
 
-@route("POST", r"participant-groups/")
+@route("POST", r"participant-groups/", page=f"{GROUPS}/create-participant-group")
 def participant_group_create(fake, request):
     body = request.body
     _known_fields(body, {"name", "workspace_id", "organisation_id", "description", "participant_ids"})
@@ -126,12 +139,12 @@ def participant_group_create(fake, request):
     return 201, _group(fake, group["id"])
 
 
-@route("GET", r"participant-groups/(?P<id>[^/]+)/")
+@route("GET", r"participant-groups/(?P<id>[^/]+)/", page=f"{GROUPS}/get-participant-group")
 def participant_group_get(fake, request):
     return 200, _group(fake, request.params["id"])
 
 
-@route("POST", r"participant-groups/(?P<id>[^/]+)/participants/")
+@route("POST", r"participant-groups/(?P<id>[^/]+)/participants/", page=f"{GROUPS}/add-to-participant-group")
 def participant_group_add(fake, request):
     group_id = request.params["id"]
     _group(fake, group_id)
@@ -143,7 +156,7 @@ def participant_group_add(fake, request):
     return 200, {"results": _members(fake, group_id)}
 
 
-@route("GET", r"participant-groups/(?P<id>[^/]+)/participants/")
+@route("GET", r"participant-groups/(?P<id>[^/]+)/participants/", page=f"{GROUPS}/get-participant-group-participants")
 def participant_group_members(fake, request):
     _group(fake, request.params["id"])
     return 200, {"results": _members(fake, request.params["id"])}
@@ -154,10 +167,8 @@ def participant_group_members(fake, request):
 
 def _known_fields(body, allowed: set) -> None:
     if not isinstance(body, dict):
-        raise rules.UNKNOWN_FIELDS.broken("A JSON object is expected.")
-    unknown = sorted(set(body) - allowed)
-    if unknown:
-        raise rules.UNKNOWN_FIELDS.broken({name: ["Unknown field."] for name in unknown})
+        raise rules.JSON_OBJECT.broken("This endpoint expects an object.")
+    known_fields(body, allowed)
 
 
 def _check_study(fake, study: dict) -> None:
