@@ -215,6 +215,8 @@ class FrameClassifierDetector(Detector):
         self.synced: nn.Module | None = None  # the model, in DistributedDataParallel under torchrun
         self.normalize = True
         self.history: list[dict] = []
+        # how the last fit ran, beside its config: its batches, and the Whisper detector's cache
+        self.runtime: dict = {}
 
     @property
     def geometry(self) -> FrameGeometry:
@@ -303,6 +305,12 @@ class FrameClassifierDetector(Detector):
             fits = probe_fits(device=self.device, parameters=parameters, step=lambda size: self._probe(longest[:size]))
         size, reason = physical_batch_choose(self.config, self.device, fits=fits)
         self.config = replace(self.config, physical_batch=size)
+        self.runtime["batches"] = {
+            "physical": size,
+            "per_update": self.config.batches_per_update,
+            "effective": self.config.effective_batch,
+            "reason": reason,
+        }
         if progress is not None:
             progress(physical_batch_line(self.config, reason), 0, 1)
         return size

@@ -437,8 +437,9 @@ class WhisperTokenDetector(Detector):
         self.synced: nn.Module | None = None  # the model, in DistributedDataParallel under torchrun
         self.feature_extractor = self.tokenizer = None
         self.history: list[dict] = []
+        # how the last fit ran, beside its config: its batches, and the Whisper detector's cache
+        self.runtime: dict = {}
         self.cache: StatesCache | None = None  # while fit trains from cached states
-        self.cache_report: dict | None = None  # what the last fit's cache held and cost
 
     @property
     def device(self) -> torch.device:
@@ -605,6 +606,12 @@ class WhisperTokenDetector(Detector):
             fits = probe_fits(device=self.device, parameters=parameters, step=lambda size: self._probe(longest[:size]))
         size, reason = physical_batch_choose(self.config, self.device, fits=fits)
         self.config = replace(self.config, physical_batch=size)
+        self.runtime["batches"] = {
+            "physical": size,
+            "per_update": self.config.batches_per_update,
+            "effective": self.config.effective_batch,
+            "reason": reason,
+        }
         if progress is not None:
             progress(physical_batch_line(self.config, reason), 0, 1)
         return size
@@ -650,10 +657,16 @@ class WhisperTokenDetector(Detector):
 
     def _cache_build(self, train, validation, epoch_updates, progress, should_stop) -> StatesCache | None:
         """The run's cached states where config.feature_cache says (resolved in the config);
-        what they hold and cost in cache_report and the run's log."""
+        what they hold and cost in runtime["feature_cache"] and the run's log."""
         place, reason = self.feature_cache_place(len(train) + len(validation), epoch_updates)
         self.config = replace(self.config, feature_cache=place)
-        self.cache_report = {"place": place, "reason": reason, "clips": 0, "bytes": 0, "seconds": 0.0}
+        report = self.runtime["feature_cache"] = {
+            "place": place,
+            "reason": reason,
+            "clips": 0,
+            "bytes": 0,
+            "seconds": 0,
+        }
         if place == "off":
             if progress is not None:
                 progress(f"feature cache off ({reason})", 0, 1)
@@ -666,7 +679,7 @@ class WhisperTokenDetector(Detector):
             place=place,
         )
         seconds = time.monotonic() - started
-        self.cache_report.update(clips=len(train) + len(validation), bytes=cache.bytes, seconds=round(seconds, 3))
+        report.update(clips=len(train) + len(validation), bytes=cache.bytes, seconds=round(seconds, 3))
         if progress is not None:
             where = "on the device" if place == "device" else "in host memory"
             progress(
