@@ -105,3 +105,18 @@ def test_the_validation_clips_are_predicted_from_the_cache_and_others_from_their
         assert cached.scalar == pytest.approx(computed.scalar, abs=1e-6)
     detector.cache = whisper_tokens.StatesCache(train=[], validation_clips=validation, validation=[], place="host")
     assert [p.clip_id for p in detector.predict(other)] == [c.clip_id for c in other]  # not in the cache: features
+
+
+def test_on_a_gpu_host_states_are_pinned_and_device_states_are_not(checkpoint_dir, monkeypatch):
+    """DataLoader's pin_memory pins every tensor of a batch, and refuses a tensor already on a
+    GPU: the cached loader pins only states kept in host memory (the device mocked: no GPU here)."""
+    detector = detector_with(checkpoint_dir)
+    monkeypatch.setattr(WhisperTokenDetector, "device", property(lambda self: torch.device("cuda")))
+
+    def entry(on: str) -> whisper_tokens.CachedClip:
+        states = torch.zeros(3, 4, device=on)
+        return whisper_tokens.CachedClip(states, states, *([torch.zeros(3).numpy()] * 3))
+
+    assert detector.cached_loader([entry("cpu")], training=True).pin_memory
+    assert not detector.cached_loader([entry("meta")], training=True).pin_memory  # "meta": not in host memory
+    assert detector.loader([], training=False).pin_memory  # features come from the workers, on the host

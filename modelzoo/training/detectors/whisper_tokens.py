@@ -464,10 +464,11 @@ class WhisperTokenDetector(Detector):
         self.synced = distributed.wrap(self.model, device=self.device, find_unused_parameters=one_head)
         return self.model
 
-    def _data_loader(self, dataset: Dataset, collate, *, training: bool, workers: int) -> DataLoader:
+    def _data_loader(self, dataset: Dataset, collate, *, training: bool, workers: int, pin: bool) -> DataLoader:
         """Training: shuffled (seeded; under torchrun this rank's share) batches of the physical
         batch size; prediction: in order. The same for features and for cached states, so that
-        both give the same batches in the same order."""
+        both give the same batches in the same order. `pin`: host batches for a CUDA device go
+        through page-locked memory (an asynchronous copy)."""
         sampler = distributed.training_sampler(dataset, seed=self.config.seed) if training else None
         return DataLoader(
             dataset,
@@ -479,7 +480,7 @@ class WhisperTokenDetector(Detector):
             # a run keeps its training loader for every epoch: its workers need not start again
             persistent_workers=training and workers > 0,
             generator=seeded_generator(self.config.seed),
-            pin_memory=self.device.type == "cuda",
+            pin_memory=pin,
         )
 
     def _collate(self) -> "_Collate":
@@ -492,13 +493,16 @@ class WhisperTokenDetector(Detector):
         worker processes."""
         collate = self._collate()
         dataset = TokenDataset(clips, self.feature_extractor, self.tokenizer)
-        return self._data_loader(dataset, collate, training=training, workers=self.config.num_workers)
+        cuda = self.device.type == "cuda"
+        return self._data_loader(dataset, collate, training=training, workers=self.config.num_workers, pin=cuda)
 
     def cached_loader(self, entries: Sequence[CachedClip], *, training: bool) -> DataLoader:
         """Batches of cached states, in the order `loader` gives the same clips' features. In
-        this process: the states may be on the device already."""
+        this process (the states may be on the device already, and then are not pinned)."""
         collate = _CachedCollate(self.config.token_bucket, self.tokenizer.max_tokens)
-        return self._data_loader(CachedDataset(entries), collate, training=training, workers=0)
+        on_host = bool(entries) and entries[0].encoder.device.type == "cpu"
+        pin = self.device.type == "cuda" and on_host
+        return self._data_loader(CachedDataset(entries), collate, training=training, workers=0, pin=pin)
 
     def states_compute(
         self, clips: Sequence[Clip], place: str, progress: Progress | None = None, should_stop: StopCheck | None = None
