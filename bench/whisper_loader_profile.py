@@ -14,8 +14,9 @@ clip's end in it and cutting, the tokens. Per batch: the collate; the bytes a ba
 copy of the batch (what DataLoader's pin-memory thread does into page-locked memory; pinning
 itself needs CUDA); the passage from a worker process to this one (shared memory and queue: a
 worker collating ready items, so nothing else is timed); putting the window back on the device
-(here on the CPU). Then the whole DataLoader, 0 and --workers workers; and what a new epoch's
-workers cost to start when they are not kept (the loader now keeps them: persistent_workers).
+(here on the CPU). Then the whole DataLoader, 0 and --workers workers, before and after in
+turns, the median of --repeats epochs each; and what a new epoch's workers cost to start when
+they are not kept (the loader now keeps them: persistent_workers).
 
 Ends with one summary line. On a GPU machine the same script measures its CPUs; the pinned copy
 and the transfer to the device are measured there by bench/train_throughput.py's steps.
@@ -92,6 +93,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="about how long each clip is")
     parser.add_argument("--batch", type=int, default=32, help="MMEE's WhiStress batch")
     parser.add_argument("--workers", type=int, default=2, help="the loader's worker processes")
+    parser.add_argument("--repeats", type=int, default=3, help="loader runs of each kind (their median)")
     args = parser.parse_args()
     torch.set_num_threads(1)  # as in a DataLoader worker
 
@@ -122,10 +124,13 @@ def main() -> int:
     for name in ("before", "after"):
         items = [datasets[name][i] for i in range(args.batch)]
         figures[name] = batch_costs(items, collates[name], args.workers)
-        figures[name]["loader"] = {
-            workers: loader_rate(datasets[name], collates[name], args.batch, workers) for workers in (0, args.workers)
-        }
-        f = figures[name]
+    # the whole loader, before and after in turns (a shared machine's load drifts), the median of --repeats
+    rates = {(name, workers): [] for name in figures for workers in (0, args.workers)}
+    for _ in range(args.repeats):
+        for (name, workers), runs in rates.items():
+            runs.append(loader_rate(datasets[name], collates[name], args.batch, workers))
+    for name, f in figures.items():
+        f["loader"] = {workers: float(np.median(rates[(name, workers)])) for workers in (0, args.workers)}
         print(
             f"{name:6s} a batch: {f['megabytes']:6.1f} MB; collate {f['collate']:6.1f} ms; copy (pin stand-in) "
             f"{f['copy']:5.1f} ms; worker -> this process {f['passage']:6.1f} ms"

@@ -88,6 +88,8 @@ def test_the_whisper_loader_profile_runs():
             "4",
             "--workers",
             "1",
+            "--repeats",
+            "1",
         ],
         capture_output=True,
         text=True,
