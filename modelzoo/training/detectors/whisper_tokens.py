@@ -19,7 +19,7 @@ The data path (modelzoo/training/README.md, "The Whisper loader", has the profil
   window (30 s) as the feature extractor does, then cut after the clip's last frame: the frames
   after it all hold one value (the log-mel floor of the zero padding), which travels beside the
   cut features; the model puts the window back on the device (features_to_window), bit for bit
-  the extractor's output. A batch then carries the clips' frames only (about 1/6 of the bytes for
+  the extractor's output. A batch then carries the clips' frames only (about 1/5 of the bytes for
   5 s clips), padded up to whole seconds;
 - a batch's tokens are padded up to a multiple of config.token_bucket (right padding, which
   causal attention hides from every real token), so batches come in a few shapes;
