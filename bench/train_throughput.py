@@ -85,7 +85,9 @@ SHAPES = {
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=("auto", "tiny", "real"), default="auto")
-    parser.add_argument("--clips", type=int, default=None, help="default: 4 batches of the larger batch size")
+    parser.add_argument(
+        "--clips", type=int, default=None, help="default: the timed steps and the warm-up's within one epoch"
+    )
     parser.add_argument("--seconds", type=float, default=None, help="clip length; default 5 s real, 2 s tiny")
     parser.add_argument("--steps", type=int, default=None, help="timed steps; default 10 real, 3 tiny")
     parser.add_argument("--workers", type=int, default=None, help="DataLoader workers; default 4 on CUDA, else 0")
@@ -117,7 +119,9 @@ def main() -> int:
     steps = args.steps or (10 if real else 3)
     workers = args.workers if args.workers is not None else (4 if cuda else 0)
     seconds = args.seconds or (5.0 if real else 2.0)
-    clips = make_clips(args.clips or 4 * max(batches[kind] * accumulation[kind] for kind in batches), seconds)
+    # one epoch holds the warm-up and the timed steps: a new epoch starts the loader's workers again
+    largest = max(batches[kind] * accumulation[kind] for kind in batches)
+    clips = make_clips(args.clips or (steps + 1) * largest, seconds)
     if not cuda:
         # As many threads as each torchrun rank gets (OMP_NUM_THREADS, 1 by default), so that the
         # one-process figures and the 1-rank scaling figure measure the same thing; more threads

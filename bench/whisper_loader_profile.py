@@ -15,8 +15,8 @@ copy of the batch (what DataLoader's pin-memory thread does into page-locked mem
 itself needs CUDA); the passage from a worker process to this one (shared memory and queue: a
 worker collating ready items, so nothing else is timed); putting the window back on the device
 (here on the CPU). Then the whole DataLoader, 0 and --workers workers, before and after in
-turns, the median of --repeats epochs each; and what a new epoch's workers cost to start when
-they are not kept (the loader now keeps them: persistent_workers).
+turns, the median of --repeats epochs each; and what a new epoch's workers cost to start (the
+detector's loaders start them at every epoch; kept, they would take the first batch at once).
 
 Ends with one summary line. On a GPU machine the same script measures its CPUs; the pinned copy
 and the transfer to the device are measured there by bench/train_throughput.py's steps.
@@ -212,9 +212,7 @@ def passage(items, collate, workers: int, batches: int = 40) -> float:
 
 
 def loader_rate(dataset, collate, batch: int, workers: int) -> float:
-    loader = DataLoader(
-        dataset, batch_size=batch, shuffle=True, collate_fn=collate, num_workers=workers, persistent_workers=workers > 0
-    )
+    loader = DataLoader(dataset, batch_size=batch, shuffle=True, collate_fn=collate, num_workers=workers)
     iterator = iter(loader)
     next(iterator)
     started, seen = time.perf_counter(), 0

@@ -57,7 +57,7 @@ def test_a_run_from_cached_states_is_the_run_that_computes_them_at_every_step(
 
     for one, other in zip(uncached["history"], cached["history"]):
         assert one["loss"] == pytest.approx(other["loss"], rel=1e-5)
-        assert one["validation"] == pytest.approx(other["validation"], abs=1e-6)
+        assert one["validation"] == pytest.approx(other["validation"], abs=5e-6)
         assert one["best"] == other["best"]
     assert [r["binary_pred"] for r in uncached["predictions"]] == [r["binary_pred"] for r in cached["predictions"]]
     assert [r["scalar_pred"] for r in uncached["predictions"]] == pytest.approx(
@@ -95,7 +95,7 @@ def test_the_validation_clips_are_predicted_from_the_cache_and_others_from_their
     detector = detector_with(checkpoint_dir, eval_batch_size=4)
     validation, other = clips[:3], clips[3:]
     detector.cache = whisper_tokens.StatesCache(
-        train=[], validation_clips=validation, validation=detector.states_compute(validation, "host"), place="host"
+        train=[], validation_clips=validation, validation=detector.states_compute(validation, "host")
     )
     from_cache = detector.predict(validation)
     detector.cache = None
@@ -103,7 +103,7 @@ def test_the_validation_clips_are_predicted_from_the_cache_and_others_from_their
     assert [p.binary for p in from_cache] == [p.binary for p in from_features]
     for cached, computed in zip(from_cache, from_features):
         assert cached.scalar == pytest.approx(computed.scalar, abs=1e-6)
-    detector.cache = whisper_tokens.StatesCache(train=[], validation_clips=validation, validation=[], place="host")
+    detector.cache = whisper_tokens.StatesCache(train=[], validation_clips=validation, validation=[])
     assert [p.clip_id for p in detector.predict(other)] == [c.clip_id for c in other]  # not in the cache: features
 
 
@@ -120,3 +120,22 @@ def test_on_a_gpu_host_states_are_pinned_and_device_states_are_not(checkpoint_di
     assert detector.cached_loader([entry("cpu")], training=True).pin_memory
     assert not detector.cached_loader([entry("meta")], training=True).pin_memory  # "meta": not in host memory
     assert detector.loader([], training=False).pin_memory  # features come from the workers, on the host
+
+
+def test_cached_batches_come_in_the_order_of_the_features_batches_whatever_the_workers(checkpoint_dir):
+    """Two epochs of the training loader, its features made by a worker process, and of the cached
+    states' loader (no workers) give the same clips in the same batches: a seed's shuffles do not
+    depend on the workers or on the cache."""
+    from modelzoo.training.synthetic import synthetic_set
+
+    clips = synthetic_set(10, seed=41)
+    detector = detector_with(checkpoint_dir, batch_size=3, num_workers=1)
+    entries = detector.states_compute(clips, "host")
+    features, cached = detector.loader(clips, training=True), detector.cached_loader(entries, training=True)
+
+    def epochs(loader) -> list:
+        return [(batch["word"].tolist(), batch["scalar"].tolist()) for _ in range(2) for batch in loader]
+
+    by_features, by_cache = epochs(features), epochs(cached)
+    assert by_features == by_cache and len(by_features) == 8
+    assert by_features[:4] != by_features[4:]  # each epoch its own shuffle

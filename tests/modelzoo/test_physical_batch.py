@@ -53,7 +53,7 @@ def test_one_large_physical_batch_updates_as_the_accumulated_small_ones(
     fresh.build(config_class(device="cpu", batch_size=2))
     initial = fresh.model.state_dict()
     for name, weights in small.model.state_dict().items():
-        torch.testing.assert_close(large.model.state_dict()[name], weights, rtol=1e-4, atol=1e-6)
+        torch.testing.assert_close(large.model.state_dict()[name], weights, rtol=1e-4, atol=1e-5)
     moved = [name for name, weights in small.model.state_dict().items() if not torch.equal(weights, initial[name])]
     assert any(name.startswith(("binary_head", "scalar_head")) for name in moved)  # it did train
 

@@ -256,8 +256,7 @@ class FrameClassifierDetector(Detector):
 
     def loader(self, clips: Sequence[Clip], *, training: bool) -> DataLoader:
         """Training: shuffled (seeded) batches of the physical batch size, long clips cropped;
-        prediction: whole clips in order. Workers, when there are any, live as long as the
-        loader (a run keeps its training loader for every epoch)."""
+        prediction: whole clips in order."""
         batch_size = self.config.loader_batch if training else self.config.eval_batch_size
         crop = self.config.max_seconds if training else None  # evaluation sees whole clips
         dataset = FrameDataset(clips, self.geometry, self.normalize, max_seconds=crop)
@@ -269,7 +268,6 @@ class FrameClassifierDetector(Detector):
             sampler=sampler,
             collate_fn=_Collate(self.geometry, self.bucket_samples),
             num_workers=self.config.num_workers,
-            persistent_workers=training and self.config.num_workers > 0,
             generator=seeded_generator(self.config.seed),
             pin_memory=self.device.type == "cuda",
         )

@@ -415,7 +415,6 @@ class StatesCache:
     train: list[CachedClip]
     validation_clips: list[Clip]
     validation: list[CachedClip]
-    place: str
 
     @property
     def bytes(self) -> int:
@@ -477,8 +476,10 @@ class WhisperTokenDetector(Detector):
             sampler=sampler,
             collate_fn=collate,
             num_workers=workers,
-            # a run keeps its training loader for every epoch: its workers need not start again
-            persistent_workers=training and workers > 0,
+            # Workers start again every epoch, as they always did: kept (persistent_workers),
+            # DataLoader would stop drawing their seed from `generator` after the first epoch, and
+            # the shuffles of a seed would depend on the number of workers (and differ from the
+            # cached states' loader, which has none). With the cache, later epochs use no workers.
             generator=seeded_generator(self.config.seed),
             pin_memory=pin,
         )
@@ -680,7 +681,6 @@ class WhisperTokenDetector(Detector):
             train=self.states_compute(train, place, progress, should_stop),
             validation_clips=validation,
             validation=self.states_compute(validation, place, progress, should_stop),
-            place=place,
         )
         seconds = time.monotonic() - started
         report.update(clips=len(train) + len(validation), bytes=cache.bytes, seconds=round(seconds, 3))
