@@ -130,7 +130,8 @@ def main() -> int:
     gpus = torch.cuda.device_count() if cuda else 0
     ranks = args.ranks if args.ranks is not None else (gpus if gpus > 1 else (0 if cuda else 2))
     kinds = [kind.strip() for kind in args.detectors.split(",") if kind.strip()]
-    where = torch.cuda.get_device_name() if cuda else "CPU (no CUDA: tiny CPU configurations, not the real models)"
+    shapes = "real-size shapes on the CPU: slow, a check of the code" if real else "tiny CPU configurations"
+    where = torch.cuda.get_device_name() if cuda else f"CPU (no CUDA: {shapes}, not the real models' speed)"
     precision = "bf16" if cuda and torch.cuda.is_bf16_supported() else ("fp16" if cuda else "fp32")
     print(
         f"size: {size}; device: {where}; precision: {precision}; {len(clips)} clips of "
@@ -138,8 +139,8 @@ def main() -> int:
         f"{torch.get_num_threads()} threads a process"
     )
     if not cuda:
-        print("no GPU: these are tiny CPU configurations; the real-size figures need CUDA, and the ratios to the")
-        print("reference say nothing of a GPU's")
+        print(f"no GPU: {shapes}; the real-size figures need CUDA, and the ratios to the reference say")
+        print("nothing of a GPU's")
 
     results, scaling, ends = {}, {}, {}
     with tempfile.TemporaryDirectory() as folder:

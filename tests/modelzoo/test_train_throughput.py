@@ -54,7 +54,7 @@ def test_the_throughput_bench_runs_at_tiny_size():
         "waiting for data",
     ):
         assert text in result.stdout
-    assert "no GPU: these are tiny CPU configurations" in result.stdout
+    assert "no GPU: tiny CPU configurations; the real-size figures need CUDA" in result.stdout
     assert "frame-classifier scaling (torchrun, DDP, data loading included):" in result.stdout
     assert "reference (plain Hugging Face step, fixed size): training " in result.stdout
     assert "frame-classifier (tiny Wav2Vec2, 4 clips a step, 3 steps an update):" in result.stdout  # MMEE's 8 x 3
