@@ -522,14 +522,13 @@ class WhisperTokenDetector(Detector):
                         batch["input_features"], batch["decoder_input_ids"], batch["features_fill"]
                     )
                 decoder, encoder = decoder.to(keep), encoder.to(keep)
+                labels = {key: batch[key].cpu().numpy() for key in ("word", "binary", "scalar")}  # one copy a batch
                 for row, count in enumerate(batch["tokens"].tolist()):
                     entries.append(
                         CachedClip(
                             encoder=encoder[row].clone(),
                             decoder=decoder[row, :count].clone(),
-                            word=batch["word"][row, :count].cpu().numpy(),
-                            binary=batch["binary"][row, :count].cpu().numpy(),
-                            scalar=batch["scalar"][row, :count].cpu().numpy(),
+                            **{key: values[row, :count].copy() for key, values in labels.items()},
                         )
                     )
                 if progress is not None:
