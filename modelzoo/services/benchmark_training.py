@@ -37,7 +37,7 @@ from modelzoo.training.detectors.base import Cancelled
 
 Status = BenchmarkRun.Status
 STOP_CHECK_SECONDS = 2.0  # how often the stop check asks the database (it is called at every step)
-DETAIL_KEYS = ("backbone", "config", "clips", "test_languages", "history", "seconds")
+DETAIL_KEYS = ("backbone", "config", "runtime", "clips", "test_languages", "history", "seconds")
 
 
 def benchmark_run_train(*, run_id: int) -> None:

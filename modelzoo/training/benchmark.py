@@ -51,36 +51,58 @@ def run_benchmark(
     other = load_folder(test_folder) if test_folder is not None else None
     chosen = partition(setting, clips, other)
     check_stop(should_stop)
+    times = {"reading": time.monotonic()}
 
     cls = detector_class(detector)
     backbone = backbone or DEFAULT_BACKBONES.get(detector)
     model = cls(backbone, Path(checkpoint_dir) if checkpoint_dir else None)
     train_config = run_config(detector, setting, config)
     model.fit(chosen.train, chosen.validation, train_config, report, should_stop)
-    trained = time.monotonic()
+    times["training"] = time.monotonic()
 
     predictions = model.predict(chosen.test, report, should_stop)  # gathered from every rank
+    times["prediction"] = time.monotonic()
     if not _main_rank():
         return None
     rows = prediction_rows(chosen.test, predictions)
     report("scoring", 0, 1)
     metrics = score(rows, resamples=resamples, seed=seed, by=setting.by)
+    times["scoring"] = time.monotonic()
     if output_dir is not None:
         model.save(Path(output_dir))
+    times["saving"] = time.monotonic()
     report("finished", 1, 1)
     return {
         "detector": detector,
         "backbone": backbone if cls.kind != "acoustic" else None,
         "setting": setting.as_dict(),
         "setting_label": setting.label,
-        "config": train_config.as_dict(),
+        # what the run used: "auto" settings resolved (the physical batch, the feature cache)
+        "config": model.config.as_dict(),
+        "runtime": getattr(model, "runtime", {}),
         "clips": chosen.sizes(),
         "test_languages": sorted(metrics["by_language"]),
         "history": model.history,
         "metrics": metrics,
         "predictions": rows,
-        "seconds": {"training": round(trained - started, 3), "total": round(time.monotonic() - started, 3)},
+        "seconds": run_seconds(started, times, model.history),
     }
+
+
+def run_seconds(started: float, times: dict, history: list[dict]) -> dict:
+    """Where a run's time went: reading the set, training (with its epochs' training steps, data
+    loading included, validation passes and best-state copies, summed from the history; the
+    rest is building the model and the feature cache), predicting the test clips, scoring them
+    (the bootstrap), saving the detector; and the total."""
+    seconds, before = {}, started
+    for phase, at in times.items():
+        seconds[phase] = round(at - before, 3)
+        before = at
+    epochs = [record for record in history if "step_seconds" in record]
+    for key, name in (("step_seconds", "steps"), ("validation_seconds", "validation"), ("copy_seconds", "copies")):
+        seconds[name] = round(sum(record[key] for record in epochs), 3)
+    seconds["total"] = round(before - started, 3)
+    return seconds
 
 
 def _main_rank() -> bool:

@@ -8,6 +8,11 @@ SELECTION_MEASURES = ("accuracy", "f1", "pearson")
 # "auto": bf16 on a CUDA device that has it, fp16 with a gradient scaler on one that does not
 # (V100, T4), full precision on the CPU; or one of the others, whatever the device.
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
+# physical_batch: "auto" (on CUDA, the largest that fits in memory; the configured batch_size
+# elsewhere), "off" (batch_size), or a number of clips.
+PHYSICAL_BATCH_CHOICES = ("auto", "off")
+# feature_cache (the Whisper detector's frozen states): "auto", "device", "host" or "off".
+FEATURE_CACHE_CHOICES = ("auto", "device", "host", "off")
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,12 @@ class TrainConfig:
     binary_loss_weight: float = 1.0
     scalar_loss_weight: float = 1.0
     max_steps: int | None = None  # stop after this many optimizer steps (smoke tests, benchmarks)
+    # The effective batch (batch_size x gradient_accumulation) run as fewer, larger physical
+    # batches where memory allows: "auto" (CUDA: the largest that fits; elsewhere batch_size),
+    # "off", or a number of clips (a multiple of batch_size that divides the effective batch).
+    # The loss keeps batch_size's normalization, so the updates are the same
+    # (modelzoo.training.loop.Trainer). A finished run's config holds the number chosen.
+    physical_batch: int | str = "auto"
 
     def __post_init__(self):
         if self.precision not in PRECISIONS:
@@ -45,6 +56,7 @@ class TrainConfig:
             or not (self.binary_loss_weight or self.scalar_loss_weight)
         ):
             raise ValueError("the loss weights must be non-negative and not both 0")
+        check_physical_batch(self.physical_batch, self.batch_size, self.gradient_accumulation)
 
     def with_overrides(self, overrides: dict | None) -> Self:
         overrides = _renamed(overrides or {})
@@ -58,6 +70,37 @@ class TrainConfig:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def effective_batch(self) -> int:
+        return self.batch_size * self.gradient_accumulation
+
+    @property
+    def loader_batch(self) -> int:
+        """Clips in one training batch: the physical batch when it is set, else batch_size."""
+        return self.physical_batch if isinstance(self.physical_batch, int) else self.batch_size
+
+    @property
+    def batches_per_update(self) -> int:
+        """Training batches of loader_batch clips between two optimizer updates."""
+        return self.effective_batch // self.loader_batch
+
+
+def check_physical_batch(physical, batch_size: int, accumulation: int) -> None:
+    if physical in PHYSICAL_BATCH_CHOICES:
+        return
+    effective = batch_size * accumulation
+    if (
+        isinstance(physical, bool)
+        or not isinstance(physical, int)
+        or physical < batch_size
+        or physical % batch_size
+        or effective % physical
+    ):
+        raise ValueError(
+            f'physical_batch must be "auto", "off" or a multiple of batch_size ({batch_size}) that divides '
+            f"the effective batch batch_size x gradient_accumulation ({effective}); got {physical!r}"
+        )
 
 
 def _renamed(overrides: dict) -> dict:
@@ -93,12 +136,18 @@ class FrameClassifierConfig(TrainConfig):
     # Weighted cross-entropy of the binary head (not emphasized, emphasized); MMEE's Whisper
     # detector uses (1.0, 2.33). Plain cross-entropy here, as EmphaClass.
     class_weights: tuple[float, float] = (1.0, 1.0)
+    # Each batch is padded up to a whole number of these seconds, so that batches come in a few
+    # shapes (the convolutional front end then reuses its cuDNN plans); None pads to the longest
+    # clip. Padding is masked out: the outputs on real frames do not change (see the README).
+    length_bucket_seconds: float | None = 1.0
 
     def __post_init__(self):
         super().__post_init__()
         check_class_weights(self.class_weights)
         if self.max_seconds is not None and self.max_seconds <= 0:
             raise ValueError("max_seconds must be positive (or null: whole clips)")
+        if self.length_bucket_seconds is not None and self.length_bucket_seconds <= 0:
+            raise ValueError("length_bucket_seconds must be positive (or null: pad to the longest clip)")
 
 
 @dataclass(frozen=True)
@@ -116,12 +165,25 @@ class WhisperTokenConfig(TrainConfig):
     extra_block_init: str = "fresh"  # "fresh" (as WhiStress) or "copy" (of the backbone's next decoder layer)
     token_rule: str = "any"  # token -> word rule for binary labels (modelzoo.training.pooling.TOKEN_RULES)
     class_weights: tuple[float, float] = (1.0, 2.33)  # weighted cross-entropy, not emphasized / emphasized
+    # A batch's token length is padded up to a multiple of this (1: to its longest transcript),
+    # so that batches come in a few shapes; padding comes after every real token, which causal
+    # attention never lets a real token see.
+    token_bucket: int = 16
+    # The frozen backbone's layer-9 states of each training and validation clip, computed once
+    # per run and read in every epoch: "auto" (where they fit: the device, else host memory, and
+    # only when a run sees its clips more than once), "device", "host" or "off". A finished
+    # run's config holds the place chosen.
+    feature_cache: str = "auto"
 
     def __post_init__(self):
         super().__post_init__()
         check_class_weights(self.class_weights)
         if self.extra_block_init not in ("fresh", "copy"):
             raise ValueError('extra_block_init must be "fresh" or "copy"')
+        if isinstance(self.token_bucket, bool) or not isinstance(self.token_bucket, int) or self.token_bucket < 1:
+            raise ValueError("token_bucket must be a whole number of tokens, at least 1")
+        if self.feature_cache not in FEATURE_CACHE_CHOICES:
+            raise ValueError(f"feature_cache must be one of {', '.join(FEATURE_CACHE_CHOICES)}")
 
 
 @dataclass(frozen=True)

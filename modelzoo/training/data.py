@@ -61,6 +61,18 @@ class Clip:
         return read_wav(self.audio_path)
 
     @property
+    def sample_count(self) -> int:
+        """The clip's length in samples at 16 kHz, from the WAV file's header when the audio is not
+        in memory (choosing the longest clips of a set reads no audio)."""
+        if self.samples is not None:
+            return len(self.samples)
+        if self.audio_path is None:
+            raise ValueError(f"clip {self.clip_id!r} has no audio")
+        with wave.open(str(self.audio_path), "rb") as handle:
+            frames, rate = handle.getnframes(), handle.getframerate()
+        return -(-frames * SAMPLE_RATE // rate)  # read_wav's resampling rounds up
+
+    @property
     def has_word_times(self) -> bool:
         return bool(self.words) and all(word.timed for word in self.words)
 

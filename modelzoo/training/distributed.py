@@ -153,3 +153,13 @@ def mean_over_ranks(values: list[float]) -> float | None:
         dist.all_reduce(summed)
         total, count = float(summed[0]), int(summed[1])
     return total / count if count else None
+
+
+def min_over_ranks(value: int, device: torch.device) -> int:
+    """The smallest of every rank's `value` (a choice all ranks must share), on every rank."""
+    if not is_distributed():
+        return value
+    on = device if dist.get_backend() == "nccl" else "cpu"  # NCCL reduces GPU tensors only
+    smallest = torch.tensor([value], dtype=torch.int64, device=on)
+    dist.all_reduce(smallest, op=dist.ReduceOp.MIN)
+    return int(smallest.item())

@@ -79,10 +79,16 @@ def seeded_generator(seed: int) -> torch.Generator:
 
 class Trainer:
     """One optimizer over the trainable parameters; `step` runs forward and backward on a batch
-    and updates the weights every `gradient_accumulation` batches. `synced` is the DDP wrapper
-    `loss_of` runs through under torchrun: the batches between two updates skip its gradient
-    exchange (no_sync), which happens once, at the update's backward pass. In fp16 the loss is
-    scaled (torch.amp.GradScaler) and a step with overflowing gradients is skipped."""
+    and updates the weights once the effective batch (batch_size x gradient_accumulation clips)
+    has been seen: every gradient_accumulation batches of batch_size, or fewer batches when the
+    physical batch is larger (config.batches_per_update). `loss_of(batch)` gives the loss of each
+    configured batch within the physical one (modelzoo.training.batching.grouped_loss; a plain
+    scalar counts as one), and their sum over gradient_accumulation is what is differentiated:
+    the same gradient, batch for batch, as accumulating them one by one, the last partial update
+    of an epoch included. `synced` is the DDP wrapper `loss_of` runs through under torchrun: the
+    batches between two updates skip its gradient exchange (no_sync), which happens once, at the
+    update's backward pass. In fp16 the loss is scaled (torch.amp.GradScaler) and a step with
+    overflowing gradients is skipped."""
 
     def __init__(
         self,
@@ -107,14 +113,17 @@ class Trainer:
         self.batches_seen = 0
         self.updates = 0
 
-    def step(self, batch: dict, *, last_of_epoch: bool = False) -> float:
+    def step(self, batch: dict, *, last_of_epoch: bool = False) -> torch.Tensor:
+        """Forward and backward on `batch` (and the update when it is due). Returns the loss of
+        each configured batch in it, detached and left on the device: reading it here would make
+        the host wait for the device at every step."""
         batch = to_device(batch, self.device)
         self.batches_seen += 1
-        updating = self.batches_seen % self.config.gradient_accumulation == 0 or last_of_epoch
+        updating = self.batches_seen % self.config.batches_per_update == 0 or last_of_epoch
         with self._sync(updating):
             with autocast(self.device, self.precision):
-                loss = self.loss_of(batch)
-            self.scaler.scale(loss / self.config.gradient_accumulation).backward()
+                losses = self.loss_of(batch).reshape(-1)
+            self.scaler.scale(losses.sum() / self.config.gradient_accumulation).backward()
         if updating:
             self.scaler.unscale_(self.optimizer)  # clipping sees the true gradients
             torch.nn.utils.clip_grad_norm_(self.parameters, self.config.max_grad_norm)
@@ -126,7 +135,7 @@ class Trainer:
             self.optimizer.zero_grad(set_to_none=True)
             self.batches_seen = 0
             self.updates += 1
-        return float(loss.detach())
+        return losses.detach().float()
 
     def _sync(self, updating: bool):
         """DDP's gradient exchange only on the backward pass before an update."""
@@ -143,7 +152,8 @@ def _warmup_then_decay(warmup: int, total: int) -> Callable[[int], float]:
 
 
 def updates_per_epoch(batches: int, config: TrainConfig) -> int:
-    return math.ceil(batches / config.gradient_accumulation)
+    """Updates in an epoch of `batches` training batches (of config.loader_batch clips)."""
+    return math.ceil(batches / config.batches_per_update)
 
 
 def train_epochs(
@@ -159,7 +169,8 @@ def train_epochs(
 ) -> list[dict]:
     """Train for config.epochs (or until config.max_steps updates), validate after each epoch,
     and leave `trainable` in the state of the epoch with the best validation measure.
-    Returns the history: one dict per epoch."""
+    Returns the history: one dict per epoch, with its seconds, and of them the training steps'
+    (data loading included), the validation's and the copy of the best state's."""
     report = progress or (lambda phase, done, total: None)
     history, best_value, best_state, best_epoch = [], float("-inf"), None, 0
     for epoch in range(1, config.epochs + 1):
@@ -173,19 +184,27 @@ def train_epochs(
             report(f"training: epoch {epoch}/{config.epochs}", index, batch_count)
             if config.max_steps is not None and trainer.updates >= config.max_steps:
                 break
+        # the one wait for the device in an epoch's steps: its losses, read back together
+        losses = torch.cat(losses).tolist() if losses else []
+        stepped = time.monotonic()
         check_stop(should_stop)
         report(f"validating after epoch {epoch}/{config.epochs}", 0, 1)
         metrics = validate()  # the same on every rank: scored on rank 0, sent to the others
+        validated = time.monotonic()
         value = selection_value(metrics, config.selection_measure)
         improved = best_state is None or value > best_value
         if improved:
             best_value, best_state, best_epoch = value, _copy_state(trainable), epoch
+        finished = time.monotonic()
         record = {
             "epoch": epoch,
             "updates": trainer.updates,
             "loss": distributed.mean_over_ranks(losses),
             "validation": {name: metrics["pooled"][name]["value"] for name in ("accuracy", "f1", "pearson")},
-            "seconds": round(time.monotonic() - started, 3),
+            "seconds": round(finished - started, 3),
+            "step_seconds": round(stepped - started, 3),
+            "validation_seconds": round(validated - stepped, 3),
+            "copy_seconds": round(finished - validated, 3),
         }
         history.append(record)
         report(_epoch_line(record, config), epoch, config.epochs)

@@ -10,7 +10,12 @@ os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
 import pytest
 
 from modelzoo.training.synthetic import synthetic_set, write_export_folder
-from tests.modelzoo.helpers import TINY_WAV2VEC2, TINY_WHISPER
+from tests.modelzoo.helpers import (
+    TINY_WAV2VEC2,
+    TINY_WAV2VEC2_DETERMINISTIC,
+    TINY_WHISPER,
+    WAV2VEC2_WITHOUT_RANDOMNESS,
+)
 
 
 @pytest.fixture(scope="session")
@@ -27,10 +32,14 @@ def checkpoint_dir(tmp_path_factory):
     pytest.importorskip("transformers")
     from transformers.utils import logging
 
+    from modelzoo.training import random_backbones
     from modelzoo.training.random_backbones import save_wav2vec2, save_whisper
 
     logging.disable_progress_bar()
     folder = tmp_path_factory.mktemp("checkpoints")
     save_whisper(folder / TINY_WHISPER)
     save_wav2vec2(folder / TINY_WAV2VEC2)
+    save_wav2vec2(
+        folder / TINY_WAV2VEC2_DETERMINISTIC, {**random_backbones.TINY_WAV2VEC2, **WAV2VEC2_WITHOUT_RANDOMNESS}
+    )
     return folder

@@ -10,7 +10,12 @@ from modelzoo.training.benchmark import run_benchmark  # noqa: E402
 from modelzoo.training.config import WhisperTokenConfig  # noqa: E402
 from modelzoo.training.data import Clip, Word, load_folder  # noqa: E402
 from modelzoo.training.detectors import load_detector  # noqa: E402
-from modelzoo.training.detectors.whisper_tokens import WhisperTokenDetector, token_loss  # noqa: E402
+from modelzoo.training.detectors.whisper_tokens import (  # noqa: E402
+    WhisperTokenDetector,
+    features_cut,
+    features_to_window,
+    token_loss,
+)
 from modelzoo.training.pooling import IGNORE  # noqa: E402
 from modelzoo.training.synthetic import synthetic_set  # noqa: E402
 from tests.modelzoo.helpers import QUICK, TINY_WHISPER  # noqa: E402
@@ -59,7 +64,30 @@ def test_token_labels_are_the_words_labels_and_the_prompt_is_ignored(detector):
     words = batch["word"][0].tolist()
     assert batch["binary"][0].tolist() == [IGNORE if w < 0 else (1, 0)[w] for w in words]
     assert batch["scalar"][0].tolist() == pytest.approx([IGNORE if w < 0 else (0.9, 0.1)[w] for w in words])
-    assert batch["input_features"].shape == (1, 80, 300)
+    assert batch["input_features"].shape == (1, 80, 100)  # a silent clip: one frame, padded to a second
+    window = features_to_window(batch["input_features"], batch["features_fill"], detector.model.window_frames)
+    assert window.shape == (1, 80, 300)
+
+
+def test_features_cut_to_the_clip_are_the_extractors_bit_for_bit_on_the_device(detector):
+    """Each clip's log-mel travels without the frames after it; put back to Whisper's window on
+    the device it is exactly what the feature extractor gives, for short, silent and full clips."""
+    rng = np.random.default_rng(4)
+    clips = synthetic_set(3, seed=8, words=3)  # about 1-1.5 s
+    clips.append(Clip("full", "en", "train", clips[0].words, samples=rng.normal(0, 0.1, 48000).astype(np.float32)))
+    clips.append(Clip("silent", "en", "train", clips[0].words, samples=np.zeros(8000, np.float32)))
+    batch = next(iter(detector.loader(clips, training=False)))  # eval batches of 2
+    extractor = detector.feature_extractor
+    expected = [extractor(c.audio, sampling_rate=16000, return_tensors="np").input_features[0] for c in clips[:2]]
+    window = features_to_window(batch["input_features"], batch["features_fill"], detector.model.window_frames)
+    assert torch.equal(window, torch.from_numpy(np.stack(expected)))
+    assert batch["input_features"].shape[-1] < 300 and batch["input_features"].shape[-1] % 100 == 0
+    for clip in clips:
+        whole = extractor(clip.audio, sampling_rate=16000, return_tensors="np").input_features[0]
+        cut, fill = features_cut(whole)
+        back = features_to_window(torch.from_numpy(cut)[None], torch.tensor([fill]), 300)[0]
+        assert torch.equal(back, torch.from_numpy(whole))
+        assert cut.shape[-1] <= 300 if clip.clip_id == "full" else cut.shape[-1] < 16 + len(clip.audio) // 160
 
 
 def test_weighted_cross_entropy_and_bce_skip_the_prompt():
@@ -83,7 +111,7 @@ def run_with_hooks(model, batch, decoder_source, encoder_source):
     ]
     model.eval()
     with torch.no_grad():
-        model(batch["input_features"], batch["decoder_input_ids"])
+        model(batch["input_features"], batch["decoder_input_ids"], batch["features_fill"])
     for handle in handles:
         handle.remove()
     return seen

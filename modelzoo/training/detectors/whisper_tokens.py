@@ -13,11 +13,26 @@ scalar score is the mean over its tokens. No word times are needed.
 
 "Layer 9" is the index into Hugging Face's hidden_states (0 = embeddings, 9 = the output of the
 ninth layer); it is clamped to the depth of smaller models, whose last layer is then used.
+
+The data path (modelzoo/training/README.md, "The Whisper loader", has the profile behind it):
+- each clip's log-mel is computed on the CPU, in the loader's workers, over Whisper's whole
+  window (30 s) as the feature extractor does, then cut after the clip's last frame: the frames
+  after it all hold one value (the log-mel floor of the zero padding), which travels beside the
+  cut features; the model puts the window back on the device (features_to_window), bit for bit
+  the extractor's output. A batch then carries the clips' frames only (about 1/5 of the bytes for
+  5 s clips), padded up to whole seconds;
+- a batch's tokens are padded up to a multiple of config.token_bucket (right padding, which
+  causal attention hides from every real token), so batches come in a few shapes;
+- the backbone is frozen, so its layer-9 states of a clip are the same in every epoch: with
+  config.feature_cache they are computed once per run (training and validation clips) and every
+  epoch trains the extra block and heads on them (StatesCache), with the same batches in the
+  same order as without it.
 """
 
 import copy
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Self
@@ -30,6 +45,14 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from modelzoo.training import distributed
+from modelzoo.training.batching import (
+    available_host_bytes,
+    bucketed,
+    grouped_loss,
+    physical_batch_choose,
+    physical_batch_line,
+    probe_fits,
+)
 from modelzoo.training.checkpoints import backbone_path, load_whisper
 from modelzoo.training.config import WhisperTokenConfig
 from modelzoo.training.data import SAMPLE_RATE, Clip
@@ -58,6 +81,11 @@ from modelzoo.training.metrics import score
 from modelzoo.training.pooling import IGNORE, tokens_to_words
 
 HEAD_FILE = "head.safetensors"
+# The feature cache: the share of the free device (or available host) memory it may take, the
+# places in the order ranks fall back through, and a transcript's tokens in the size estimate.
+CACHE_MEMORY_SHARE = 0.5
+CACHE_PLACES = ("off", "host", "device")
+ESTIMATED_TOKENS = 64
 
 
 def mlp_head(width: int, outputs: int) -> nn.Sequential:
@@ -72,6 +100,8 @@ class WhisperTokenModel(nn.Module):
 
         config = backbone.config
         self.backbone = backbone.eval().requires_grad_(False)
+        encoder = backbone.encoder  # its input: log-mel frames of the whole window (3000 for 30 s)
+        self.window_frames = config.max_source_positions * encoder.conv1.stride[0] * encoder.conv2.stride[0]
         self.decoder_layer = min(hidden_layer, config.decoder_layers)
         self.encoder_layer = min(hidden_layer, config.encoder_layers)
         if extra_block_init == "copy":
@@ -94,7 +124,14 @@ class WhisperTokenModel(nn.Module):
             {"extra_block": self.extra_block, "binary_head": self.binary_head, "scalar_head": self.scalar_head}
         )
 
-    def chosen_hidden_states(self, input_features, decoder_input_ids) -> tuple[torch.Tensor, torch.Tensor]:
+    def chosen_hidden_states(
+        self, input_features, decoder_input_ids, features_fill=None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The frozen backbone's (decoder, encoder) states at the chosen layers. Features cut to
+        the clips (features_fill given: each clip's value of the frames after it) are put back
+        to the whole window first."""
+        if features_fill is not None:
+            input_features = features_to_window(input_features, features_fill, self.window_frames)
         with torch.no_grad():
             out = self.backbone(
                 input_features=input_features,
@@ -105,10 +142,18 @@ class WhisperTokenModel(nn.Module):
         return out.decoder_hidden_states[self.decoder_layer], out.encoder_hidden_states[self.encoder_layer]
 
     def forward(
-        self, input_features: torch.Tensor, decoder_input_ids: torch.Tensor
+        self,
+        input_features: torch.Tensor | None = None,
+        decoder_input_ids: torch.Tensor | None = None,
+        features_fill: torch.Tensor | None = None,
+        *,
+        decoder_states: torch.Tensor | None = None,
+        encoder_states: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(binary logits B x T x 2, scalar logits B x T) per decoder position."""
-        decoder_states, encoder_states = self.chosen_hidden_states(input_features, decoder_input_ids)
+        """(binary logits B x T x 2, scalar logits B x T) per decoder position: from the clips'
+        features and tokens, or from the backbone's states computed before (the feature cache)."""
+        if decoder_states is None:
+            decoder_states, encoder_states = self.chosen_hidden_states(input_features, decoder_input_ids, features_fill)
         # transformers 5 returns the layer's hidden states as a tensor (4.x returned a tuple)
         states = self.extra_block(
             decoder_states,
@@ -212,6 +257,31 @@ class WordTokenizer:
         return TokenizedClip(ids[: self.max_tokens], word_of_token[: self.max_tokens])
 
 
+def features_cut(features: np.ndarray) -> tuple[np.ndarray, np.float32]:
+    """A clip's log-mel over the window (mel x frames) without the frames after the clip: those
+    all hold one value (the floor the extractor gives zero padding), returned beside them. The
+    check is exact, so a clip that fills the window, or an extractor that dithers, is kept whole."""
+    fill = features[0, -1]
+    varying = np.flatnonzero((features != fill).any(axis=0))
+    end = int(varying[-1]) + 1 if varying.size else 1
+    return np.ascontiguousarray(features[:, :end]), np.float32(fill)
+
+
+def features_to_window(features: torch.Tensor, fill: torch.Tensor, frames: int) -> torch.Tensor:
+    """Cut features (B x mel x L, each row filled past its clip with its value in `fill`) back to
+    the window's `frames`: the feature extractor's output, bit for bit."""
+    missing = frames - features.shape[-1]
+    if missing <= 0:
+        return features
+    tail = fill.to(features.dtype)[:, None, None].expand(features.shape[0], features.shape[1], missing)
+    return torch.cat([features, tail], dim=-1)
+
+
+def transcript_length(clip: Clip) -> int:
+    """Characters of the clip's transcript: how long its tokens are, without tokenizing it."""
+    return sum(len(word.text) + 1 for word in clip.words)
+
+
 class TokenDataset(Dataset):
     def __init__(self, clips: Sequence[Clip], feature_extractor, tokenizer: WordTokenizer):
         self.clips, self.feature_extractor, self.tokenizer = list(clips), feature_extractor, tokenizer
@@ -222,35 +292,133 @@ class TokenDataset(Dataset):
     def __getitem__(self, index: int) -> dict:
         clip = self.clips[index]
         # clips longer than the extractor's window (30 s for real Whisper) are cut there
-        features = self.feature_extractor(clip.audio, sampling_rate=SAMPLE_RATE, return_tensors="np").input_features[0]
-        tokenized = self.tokenizer.encode([word.text for word in clip.words], clip.language)
-        word = np.array(tokenized.word_of_token)
-        binary = np.array([clip.words[w].binary if w >= 0 else IGNORE for w in word], dtype=np.int64)
-        scalar = np.array([clip.words[w].scalar if w >= 0 else IGNORE for w in word], dtype=np.float32)
-        return {"features": features, "ids": np.array(tokenized.ids), "word": word, "binary": binary, "scalar": scalar}
+        window = self.feature_extractor(clip.audio, sampling_rate=SAMPLE_RATE, return_tensors="np").input_features[0]
+        features, fill = features_cut(window)
+        return {"features": features, "fill": fill, **token_labels(self.tokenizer, clip)}
+
+
+def token_labels(tokenizer: WordTokenizer, clip: Clip) -> dict:
+    """The clip's prompt and word tokens, each token's word (-1: the prompt) and its labels."""
+    tokenized = tokenizer.encode([word.text for word in clip.words], clip.language)
+    word = np.array(tokenized.word_of_token)
+    binary = np.array([clip.words[w].binary if w >= 0 else IGNORE for w in word], dtype=np.int64)
+    scalar = np.array([clip.words[w].scalar if w >= 0 else IGNORE for w in word], dtype=np.float32)
+    return {"ids": np.array(tokenized.ids), "word": word, "binary": binary, "scalar": scalar}
+
+
+# log-mel frames a batch's cut features are padded up to a multiple of (one second)
+FEATURE_BUCKET = 100
+
+
+def padded_rows(rows: Sequence, length: int, value, dtype: torch.dtype) -> torch.Tensor:
+    """1-D rows (arrays or tensors) as one len(rows) x length tensor, right-padded with `value`."""
+    out = torch.full((len(rows), length), value, dtype=dtype)
+    for index, row in enumerate(rows):
+        out[index, : len(row)] = torch.as_tensor(row).to(dtype)
+    return out
+
+
+def token_fields(items: Sequence[dict], length: int) -> dict:
+    """Each token's word (-1 on the prompt and padding) and labels (-100 there), padded to `length`."""
+    return {
+        "word": padded_rows([item["word"] for item in items], length, -1, torch.long),
+        "binary": padded_rows([item["binary"] for item in items], length, IGNORE, torch.long),
+        "scalar": padded_rows([item["scalar"] for item in items], length, IGNORE, torch.float32),
+        "tokens": torch.tensor([len(item["word"]) for item in items]),
+    }
 
 
 class _Collate:
-    def __init__(self, pad_id: int):
-        self.pad_id = pad_id
+    """Items into a batch (picklable: DataLoader workers may be other processes). The tokens are
+    right-padded up to a multiple of `token_bucket` (at most `max_tokens`); the cut features up to
+    whole seconds (at most `window_frames`), each clip's rows with its own fill value, so that the
+    model's features_to_window gives the extractor's output."""
+
+    def __init__(
+        self, pad_id: int, token_bucket: int = 1, max_tokens: int | None = None, window_frames: int | None = None
+    ):
+        self.pad_id, self.token_bucket, self.max_tokens = pad_id, token_bucket, max_tokens
+        self.window_frames = window_frames
 
     def __call__(self, items: list[dict]) -> dict:
         # right padding: with causal attention no real token ever sees it
-        length = max(len(item["ids"]) for item in items)
-
-        def padded(key, value, dtype):
-            out = torch.full((len(items), length), value, dtype=dtype)
-            for row, item in enumerate(items):
-                out[row, : len(item[key])] = torch.from_numpy(item[key]).to(dtype)
-            return out
-
+        length = bucketed(max(len(item["ids"]) for item in items), self.token_bucket, self.max_tokens)
+        frames = bucketed(max(item["features"].shape[-1] for item in items), FEATURE_BUCKET, self.window_frames)
+        fill = torch.tensor([float(item["fill"]) for item in items], dtype=torch.float32)
+        features = fill[:, None, None].repeat(1, items[0]["features"].shape[0], frames)
+        for row, item in enumerate(items):
+            features[row, :, : item["features"].shape[-1]] = torch.from_numpy(item["features"])
         return {
-            "input_features": torch.from_numpy(np.stack([item["features"] for item in items])),
-            "decoder_input_ids": padded("ids", self.pad_id, torch.long),
-            "word": padded("word", -1, torch.long),
-            "binary": padded("binary", IGNORE, torch.long),
-            "scalar": padded("scalar", IGNORE, torch.float32),
+            "input_features": features,
+            "features_fill": fill,
+            "decoder_input_ids": padded_rows([item["ids"] for item in items], length, self.pad_id, torch.long),
+            **token_fields(items, length),
         }
+
+
+# --- the feature cache ---
+
+
+@dataclass(frozen=True)
+class CachedClip:
+    """One clip's frozen-backbone states at the chosen layers, and its token labels."""
+
+    encoder: torch.Tensor  # encoder positions x width: the whole window, as the extra block reads it
+    decoder: torch.Tensor  # the clip's tokens x width (no padding)
+    word: np.ndarray
+    binary: np.ndarray
+    scalar: np.ndarray
+
+    @property
+    def bytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in (self.encoder, self.decoder))
+
+
+class CachedDataset(Dataset):
+    def __init__(self, entries: Sequence[CachedClip]):
+        self.entries = list(entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, index: int) -> CachedClip:
+        return self.entries[index]
+
+
+class _CachedCollate:
+    """Cached clips into a batch of states: the decoder states right-padded with zeros to the
+    token length the features' batch would have had (causal attention hides the padding from
+    the real tokens, and the labels there are -100), the encoder states stacked."""
+
+    def __init__(self, token_bucket: int = 1, max_tokens: int | None = None):
+        self.token_bucket, self.max_tokens = token_bucket, max_tokens
+
+    def __call__(self, entries: list[CachedClip]) -> dict:
+        length = bucketed(max(len(entry.decoder) for entry in entries), self.token_bucket, self.max_tokens)
+        first = entries[0].decoder
+        decoder = first.new_zeros((len(entries), length, first.shape[-1]))
+        for row, entry in enumerate(entries):
+            decoder[row, : len(entry.decoder)] = entry.decoder
+        items = [{"word": e.word, "binary": e.binary, "scalar": e.scalar} for e in entries]
+        return {
+            "decoder_states": decoder,
+            "encoder_states": torch.stack([entry.encoder for entry in entries]),
+            **token_fields(items, length),
+        }
+
+
+@dataclass
+class StatesCache:
+    """A run's cached states: its training clips', and its validation clips' (with those clips,
+    so that predicting exactly them reads the cache)."""
+
+    train: list[CachedClip]
+    validation_clips: list[Clip]
+    validation: list[CachedClip]
+
+    @property
+    def bytes(self) -> int:
+        return sum(entry.bytes for entry in self.train + self.validation)
 
 
 # --- the detector ---
@@ -268,10 +436,17 @@ class WhisperTokenDetector(Detector):
         self.synced: nn.Module | None = None  # the model, in DistributedDataParallel under torchrun
         self.feature_extractor = self.tokenizer = None
         self.history: list[dict] = []
+        # how the last fit ran, beside its config: its batches, and the Whisper detector's cache
+        self.runtime: dict = {}
+        self.cache: StatesCache | None = None  # while fit trains from cached states
 
     @property
     def device(self) -> torch.device:
         return pick_device(self.config.device)
+
+    @property
+    def precision(self) -> str:
+        return choose_precision(self.config.precision, self.device)
 
     def build(self, config: WhisperTokenConfig | None = None) -> WhisperTokenModel:
         """The frozen backbone with a fresh extra block and heads, on its device."""
@@ -288,32 +463,131 @@ class WhisperTokenDetector(Detector):
         self.synced = distributed.wrap(self.model, device=self.device, find_unused_parameters=one_head)
         return self.model
 
-    def loader(self, clips: Sequence[Clip], *, training: bool) -> DataLoader:
-        batch_size = self.config.batch_size if training else self.config.eval_batch_size
-        dataset = TokenDataset(clips, self.feature_extractor, self.tokenizer)
+    def _data_loader(self, dataset: Dataset, collate, *, training: bool, workers: int, pin: bool) -> DataLoader:
+        """Training: shuffled (seeded; under torchrun this rank's share) batches of the physical
+        batch size; prediction: in order. The same for features and for cached states, so that
+        both give the same batches in the same order. `pin`: host batches for a CUDA device go
+        through page-locked memory (an asynchronous copy)."""
         sampler = distributed.training_sampler(dataset, seed=self.config.seed) if training else None
         return DataLoader(
             dataset,
-            batch_size=batch_size,
+            batch_size=self.config.loader_batch if training else self.config.eval_batch_size,
             shuffle=training and sampler is None,
             sampler=sampler,
-            collate_fn=_Collate(self.tokenizer.pad_id),
-            num_workers=self.config.num_workers,
+            collate_fn=collate,
+            num_workers=workers,
+            # Workers start again every epoch, as they always did: kept (persistent_workers),
+            # DataLoader would stop drawing their seed from `generator` after the first epoch, and
+            # the shuffles of a seed would depend on the number of workers (and differ from the
+            # cached states' loader, which has none). With the cache, later epochs use no workers.
             generator=seeded_generator(self.config.seed),
-            pin_memory=self.device.type == "cuda",
+            pin_memory=pin,
         )
 
-    def loss(self, batch: dict) -> torch.Tensor:
-        binary_logits, scalar_logits = self.synced(batch["input_features"], batch["decoder_input_ids"])
-        return token_loss(
-            binary_logits,
-            scalar_logits,
-            batch["binary"],
-            batch["scalar"],
-            class_weights=self.config.class_weights,
-            binary_weight=self.config.binary_loss_weight,
-            scalar_weight=self.config.scalar_loss_weight,
+    def _collate(self) -> "_Collate":
+        return _Collate(
+            self.tokenizer.pad_id, self.config.token_bucket, self.tokenizer.max_tokens, self.model.window_frames
         )
+
+    def loader(self, clips: Sequence[Clip], *, training: bool) -> DataLoader:
+        """Batches of log-mel features (cut to the clips) and tokens, made by config.num_workers
+        worker processes."""
+        collate = self._collate()
+        dataset = TokenDataset(clips, self.feature_extractor, self.tokenizer)
+        cuda = self.device.type == "cuda"
+        return self._data_loader(dataset, collate, training=training, workers=self.config.num_workers, pin=cuda)
+
+    def cached_loader(self, entries: Sequence[CachedClip], *, training: bool) -> DataLoader:
+        """Batches of cached states, in the order `loader` gives the same clips' features. In
+        this process (the states may be on the device already, and then are not pinned)."""
+        collate = _CachedCollate(self.config.token_bucket, self.tokenizer.max_tokens)
+        on_host = bool(entries) and entries[0].encoder.device.type == "cpu"
+        pin = self.device.type == "cuda" and on_host
+        return self._data_loader(CachedDataset(entries), collate, training=training, workers=0, pin=pin)
+
+    def states_compute(
+        self, clips: Sequence[Clip], place: str, progress: Progress | None = None, should_stop: StopCheck | None = None
+    ) -> list[CachedClip]:
+        """Each clip's frozen-backbone states, computed as a training step computes them (same
+        precision; the backbone is always in eval mode), kept on the device or in host memory."""
+        keep = self.device if place == "device" else torch.device("cpu")
+        entries = []
+        self.model.eval()
+        with torch.no_grad():
+            for batch in self.loader(clips, training=False):
+                check_stop(should_stop)
+                batch = to_device(batch, self.device)
+                with autocast(self.device, self.precision):
+                    decoder, encoder = self.model.chosen_hidden_states(
+                        batch["input_features"], batch["decoder_input_ids"], batch["features_fill"]
+                    )
+                decoder, encoder = decoder.to(keep), encoder.to(keep)
+                labels = {key: batch[key].cpu().numpy() for key in ("word", "binary", "scalar")}  # one copy a batch
+                for row, count in enumerate(batch["tokens"].tolist()):
+                    entries.append(
+                        CachedClip(
+                            encoder=encoder[row].clone(),
+                            decoder=decoder[row, :count].clone(),
+                            **{key: values[row, :count].copy() for key, values in labels.items()},
+                        )
+                    )
+                if progress is not None:
+                    progress("computing the frozen Whisper states once", len(entries), len(clips))
+        return entries
+
+    def feature_cache_place(self, clips: int, epoch_updates: int) -> tuple[str, str]:
+        """Where config.feature_cache keeps a run's states, and why: "device", "host" or "off"."""
+        setting, cuda = self.config.feature_cache, self.device.type == "cuda"
+        max_steps = self.config.max_steps
+        if setting in ("off", "host"):
+            place, reason = setting, "as configured"
+        elif setting == "device":
+            place, reason = ("device" if cuda else "host"), "as configured"
+        elif self.config.epochs == 1 or (max_steps is not None and max_steps <= epoch_updates):
+            place, reason = "off", "auto: the run sees each clip once"
+        else:
+            need = clips * self.state_bytes_estimate()
+            if cuda and need <= CACHE_MEMORY_SHARE * torch.cuda.mem_get_info(self.device)[0]:
+                place, reason = "device", "auto: fits in the device's memory"
+            elif need <= CACHE_MEMORY_SHARE * available_host_bytes():
+                place, reason = "host", "auto: fits in host memory"
+            else:
+                place, reason = "off", f"auto: {need / 1e9:.1f} GB fits neither the device nor host memory"
+        # every rank trains the same way (the smallest choice any rank could make)
+        agreed = CACHE_PLACES[distributed.min_over_ranks(CACHE_PLACES.index(place), self.device)]
+        return agreed, reason if agreed == place else "another rank could not hold it"
+
+    def state_bytes_estimate(self) -> int:
+        """Bytes one clip's cached states take: the encoder's positions and a generous transcript
+        of decoder tokens, in float32 (what the backbone's hidden states are, under autocast too)."""
+        config = self.model.backbone.config
+        return (config.max_source_positions + ESTIMATED_TOKENS) * config.d_model * 4
+
+    def loss(self, batch: dict) -> torch.Tensor:
+        return self._loss(self.synced, batch)
+
+    def _logits(self, model: nn.Module, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        if "decoder_states" in batch:
+            return model(decoder_states=batch["decoder_states"], encoder_states=batch["encoder_states"])
+        return model(batch["input_features"], batch["decoder_input_ids"], batch["features_fill"])
+
+    def _loss(self, model: nn.Module, batch: dict) -> torch.Tensor:
+        """The loss of each configured batch (config.batch_size clips) in `batch` (see
+        batching.grouped_loss), from features or from cached states."""
+        binary_logits, scalar_logits = self._logits(model, batch)
+
+        def loss_of(rows: slice) -> torch.Tensor:
+            return token_loss(
+                binary_logits[rows],
+                scalar_logits[rows],
+                batch["binary"][rows],
+                batch["scalar"][rows],
+                class_weights=self.config.class_weights,
+                binary_weight=self.config.binary_loss_weight,
+                scalar_weight=self.config.scalar_loss_weight,
+            )
+
+        return grouped_loss(len(binary_logits), self.config.batch_size, loss_of)
 
     def trainer(self, total_updates: int) -> Trainer:
         parameters = [p for p in self.model.head_modules().parameters() if p.requires_grad]
@@ -326,46 +600,119 @@ class WhisperTokenDetector(Detector):
             synced=self.synced,
         )
 
+    def physical_batch_set(self, train: Sequence[Clip], progress: Progress | None = None) -> int:
+        """Resolve config.physical_batch ("auto": on CUDA, the largest that fits for the longest
+        transcripts) into the number of clips, kept in the config the run reports."""
+        fits = None
+        if self.device.type == "cuda":
+            longest = sorted(train, key=transcript_length, reverse=True)[: self.config.effective_batch]
+            parameters = [p for p in self.model.head_modules().parameters() if p.requires_grad]
+            fits = probe_fits(device=self.device, parameters=parameters, step=lambda size: self._probe(longest[:size]))
+        size, reason = physical_batch_choose(self.config, self.device, fits=fits)
+        self.config = replace(self.config, physical_batch=size)
+        self.runtime["batches"] = {
+            "physical": size,
+            "per_update": self.config.batches_per_update,
+            "effective": self.config.effective_batch,
+            "reason": reason,
+        }
+        if progress is not None:
+            progress(physical_batch_line(self.config, reason), 0, 1)
+        return size
+
+    def _probe(self, clips: Sequence[Clip]) -> torch.Tensor:
+        """The loss of a training batch of `clips` from their features, outside DDP."""
+        dataset = TokenDataset(clips, self.feature_extractor, self.tokenizer)
+        collate = self._collate()
+        batch = to_device(collate([dataset[index] for index in range(len(dataset))]), self.device)
+        self.model.train()
+        with autocast(self.device, self.precision):
+            return self._loss(self.model, batch).sum()
+
     def fit(self, train, validation, config=None, progress=None, should_stop=None) -> Self:
         self.build(config)
+        self.physical_batch_set(train, progress)
+        train, validation = list(train), list(validation)
         loader = self.loader(train, training=True)
-        epochs_updates = updates_per_epoch(len(loader), self.config) * self.config.epochs
-        total = min(epochs_updates, self.config.max_steps or epochs_updates)
-        validation = list(validation)
+        epoch_updates = updates_per_epoch(len(loader), self.config)
+        total = min(epoch_updates * self.config.epochs, self.config.max_steps or epoch_updates * self.config.epochs)
+        self.cache = self._cache_build(train, validation, epoch_updates, progress, should_stop)
+        if self.cache is not None:
+            loader = self.cached_loader(self.cache.train, training=True)
 
         def validate() -> dict:
             rows = prediction_rows(validation, self.predict(validation, should_stop=should_stop))
             return distributed.decided_on_main(lambda: score(rows, resamples=0))
 
-        self.history = train_epochs(
-            trainer=self.trainer(total),
-            trainable=self.model.head_modules(),
-            batches=lambda: loader,
-            batch_count=len(loader),
-            validate=validate,
-            config=self.config,
-            progress=progress,
-            should_stop=should_stop,
-        )
+        try:
+            self.history = train_epochs(
+                trainer=self.trainer(total),
+                trainable=self.model.head_modules(),
+                batches=lambda: loader,
+                batch_count=len(loader),
+                validate=validate,
+                config=self.config,
+                progress=progress,
+                should_stop=should_stop,
+            )
+        finally:
+            self.cache = None  # the memory goes back; test clips are predicted from their features
         return self
+
+    def _cache_build(self, train, validation, epoch_updates, progress, should_stop) -> StatesCache | None:
+        """The run's cached states where config.feature_cache says (resolved in the config);
+        what they hold and cost in runtime["feature_cache"] and the run's log."""
+        place, reason = self.feature_cache_place(len(train) + len(validation), epoch_updates)
+        self.config = replace(self.config, feature_cache=place)
+        report = self.runtime["feature_cache"] = {
+            "place": place,
+            "reason": reason,
+            "clips": 0,
+            "bytes": 0,
+            "seconds": 0,
+        }
+        if place == "off":
+            if progress is not None:
+                progress(f"feature cache off ({reason})", 0, 1)
+            return None
+        started = time.monotonic()
+        cache = StatesCache(
+            train=self.states_compute(train, place, progress, should_stop),
+            validation_clips=validation,
+            validation=self.states_compute(validation, place, progress, should_stop),
+        )
+        seconds = time.monotonic() - started
+        report.update(clips=len(train) + len(validation), bytes=cache.bytes, seconds=round(seconds, 3))
+        if progress is not None:
+            where = "on the device" if place == "device" else "in host memory"
+            progress(
+                f"feature cache: {len(train) + len(validation)} clips' states, {cache.bytes / 1e9:.2f} GB "
+                f"{where}, computed in {seconds:.1f} s ({reason})",
+                1,
+                1,
+            )
+        return cache
 
     @torch.no_grad()
     def predict(self, clips, progress: Progress | None = None, should_stop: StopCheck | None = None):
         if self.model is None:
             raise RuntimeError("the detector has not been trained or loaded")
         clips = list(clips)
-        mine = self._predict_share(distributed.share(clips), progress, should_stop)  # under torchrun, a share
+        if self.cache is not None and clips == self.cache.validation_clips:  # Clip compares by identity
+            batches = self.cached_loader(distributed.share(self.cache.validation), training=False)
+        else:
+            batches = self.loader(distributed.share(clips), training=False)
+        mine = self._predict_share(distributed.share(clips), batches, progress, should_stop)  # a share under torchrun
         return distributed.gather_shares(mine, len(clips))
 
-    def _predict_share(self, clips, progress, should_stop) -> list[ClipPrediction]:
+    def _predict_share(self, clips, batches, progress, should_stop) -> list[ClipPrediction]:
         self.model.eval()
         predictions = []
-        precision = choose_precision(self.config.precision, self.device)
-        for batch in self.loader(clips, training=False):
+        for batch in batches:
             check_stop(should_stop)
             batch = to_device(batch, self.device)
-            with autocast(self.device, precision):
-                binary_logits, scalar_logits = self.model(batch["input_features"], batch["decoder_input_ids"])
+            with autocast(self.device, self.precision):
+                binary_logits, scalar_logits = self._logits(self.model, batch)
             probability = binary_logits.float().softmax(-1)[..., 1].cpu().numpy()
             scalar = torch.sigmoid(scalar_logits.float()).cpu().numpy()
             words = batch["word"].cpu().numpy()
