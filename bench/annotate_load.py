@@ -71,7 +71,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +94,9 @@ from bench._loadgen import (  # noqa: E402  (after the path is set)
     item_page,
     percentiles,
     run_steps_async,
+    server_timing,
 )
+from bench._pgwait import Waits, WaitSampler  # noqa: E402
 from bench._probe import Probe, item_durations, probe_in_process  # noqa: E402
 
 TARGET_RATE, TARGET_P99_MS, TARGET_FLOOR_RATIO = 300, 150, 0.5
@@ -123,7 +125,10 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the clean-up below runs
     if args.mode == "realistic":
         return realistic(args)
-    with tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch, scratch_database(args.server) as db:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch,
+        scratch_database(args.server, args.database_prefix) as db,
+    ):
         setup_django(db.url, Path(scratch))
         started = time.perf_counter()
         study = make_study(args)
@@ -195,6 +200,17 @@ def parse_args():
     )
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL, no database")
     parser.add_argument(
+        "--database-prefix",
+        default="bench_annotate",
+        help="the scratch database is named <prefix>_<this process's id> (dropped at the end)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="the web server's port (the empty-view floor's server takes the next one); default: any free port",
+    )
+    parser.add_argument(
         "--reports",
         choices=["submit", "separate"],
         default="submit",
@@ -248,12 +264,12 @@ class Database:
 
 
 @contextlib.contextmanager
-def scratch_database(server: str):
+def scratch_database(server: str, prefix: str = "bench_annotate"):
     """A fresh database, dropped afterwards whatever happens (connections included)."""
     import psycopg
     from psycopg import sql
 
-    name = f"bench_annotate_{os.getpid()}"
+    name = f"{prefix}_{os.getpid()}"
     with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
@@ -345,10 +361,12 @@ class Server:
 @contextlib.contextmanager
 def web_server(args, scratch: Path, settings: str | None = None):
     """gunicorn (or granian) on a free port, with the bench's settings or the named settings module."""
-    port = _free_port()
+    port = _port_if_free(args.port + (settings is not None)) if args.port else _free_port()
     log = scratch / f"{args.wsgi}-{settings or 'app'}.log"
     environment = {**os.environ, **({"DJANGO_SETTINGS_MODULE": settings} if settings else {})}
     most = max(args.levels) if args.mode == "hammer" else args.most
+    # The realistic mode's app says in each response where its time went (bench/_timed_wsgi.py).
+    app = "bench._timed_wsgi:application" if args.mode == "realistic" and not settings else "config.wsgi:application"
     if args.wsgi == "granian":
         command = [
             sys.executable,
@@ -373,13 +391,13 @@ def web_server(args, scratch: Path, settings: str | None = None):
             "warning",
             "--backlog",
             "2048",
-            "config.wsgi:application",
+            app,
         ]
         description = f"granian: {args.workers} worker(s), {args.threads} blocking thread(s) each"
     else:
         command = [
             str(Path(sys.executable).with_name("gunicorn")),
-            "config.wsgi:application",
+            app,
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
@@ -422,6 +440,18 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _port_if_free(port: int) -> int:
+    """The port, if nothing listens on it: granian binds with SO_REUSEPORT, so a second bench on
+    the same port would share the first one's participants instead of failing."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise RuntimeError(f"port {port} is taken ({error}): choose another with --port") from None
+    return port
+
+
 def _die_with_parent() -> None:
     """In the child: SIGTERM when this bench dies, even by SIGKILL (Linux prctl PR_SET_PDEATHSIG)."""
     import ctypes
@@ -460,6 +490,8 @@ class LevelResult:
     ceiling: float = 0.0  # bare psycopg submissions per second, filled in later
     ceiling_postgres_cpu: float = 0.0  # PostgreSQL CPU seconds per submission in that loop
     entry_seconds: float = 0.0  # realistic mode: how long the participants took to enter (not timed otherwise)
+    waits: Waits | None = None  # realistic mode: PostgreSQL's backends sampled meanwhile
+    server_processes: list[float] = field(default_factory=list)  # realistic mode: cores of each web server process
 
     @property
     def accepted(self) -> int:
@@ -546,6 +578,14 @@ def report_level(result: LevelResult, server_log: Path) -> None:
             "  CPU per accepted submission (with its playback reports): "
             + ", ".join(f"{name} {ms:.1f} ms" for name, ms in per.items())
         )
+    if result.server_processes:
+        print("  web server processes, cores each: " + ", ".join(f"{used:.2f}" for used in result.server_processes))
+    for kind, name in (("submit", "submit"), ("page", "task page")):
+        timings = [timing for log in result.logs for timing in getattr(log, f"{kind}_timings")]
+        if timings:
+            print(f"  {name}: " + phases_line(timings))
+    if result.waits is not None:
+        print("  " + "\n  ".join(result.waits.lines()))
     if result.cores["other processes"] > 0.25:
         print("  warning: other processes used CPU meanwhile; rates and latencies are understated")
     for error in result.errors[:5]:
@@ -557,11 +597,53 @@ def report_level(result: LevelResult, server_log: Path) -> None:
         )
 
 
+PHASES = (
+    ("outside", "outside the app (granian's queue, the network)"),
+    ("python", "Python on a CPU"),
+    ("database", "database calls (PostgreSQL's work and waits)"),
+    ("stalled", "in the app, neither (the GIL or a core)"),
+)
+
+
+def phases(seconds: float, timing: dict[str, float]) -> dict[str, float]:
+    """One request's milliseconds by phase, from the latency seen here and its Server-Timing
+    (bench/_timed_wsgi.py). Database calls count their wall time less the driver's CPU in them, so
+    the four add up to the latency; `stalled` is the app's wall time on neither: this thread was
+    waiting to run (for the GIL, held by the worker's other threads, or for a core)."""
+    database = timing["db"] - timing["dbcpu"]
+    return {
+        "outside": max(0.0, 1000 * seconds - timing["app"]),
+        "python": timing["cpu"],
+        "database": database,
+        "stalled": max(0.0, timing["app"] - timing["cpu"] - database),
+        "statements": timing["q"],
+    }
+
+
+def phases_line(timings: list[tuple[float, dict[str, float]]]) -> str:
+    """Mean milliseconds by phase, of all requests and of the slowest 1 % (the p99's tail)."""
+    ordered = sorted(timings, key=lambda pair: pair[0])
+    tail = ordered[-max(1, len(ordered) // 100) :]
+    means = []
+    for group in (ordered, tail):
+        split = [phases(seconds, timing) for seconds, timing in group]
+        means.append({name: sum(request[name] for request in split) / len(split) for name in split[0]})
+    parts = [f"{label} {means[0][key]:.1f} / {means[1][key]:.1f}" for key, label in PHASES]
+    return (
+        f"where the time went, mean ms of all {len(ordered)} / of the slowest {len(tail)}: "
+        + "; ".join(parts)
+        + f"; statements {means[0]['statements']:.1f}"
+    )
+
+
 # --- Realistic mode: the most participants served --------------------------------
 
 
 def realistic(args) -> None:
-    with tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch, scratch_database(args.server) as db:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch,
+        scratch_database(args.server, args.database_prefix) as db,
+    ):
         setup_django(db.url, Path(scratch))
         started = time.perf_counter()
         study = make_study(args)
@@ -575,7 +657,7 @@ def realistic(args) -> None:
             print(f"{server.description}, on port {server.port}")
             meter = CpuMeter(server.pid, db.name)
             best, worst, results = search(
-                args, lambda n, tag: run_paced_level(server.port, study, answers, n, meter, tag, args), server.log
+                args, lambda n, tag: run_paced_level(server.port, study, answers, n, meter, tag, args, db), server.log
             )
         with web_server(args, Path(scratch), settings="bench._floor") as server:
             floor = framework_floor(server.port, 64, CpuMeter(server.pid, db.name), args.floor_seconds)
@@ -642,7 +724,7 @@ def level_passes(result: LevelResult, p99_ms: float) -> bool:
 
 
 def run_paced_level(
-    port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str, args
+    port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str, args, db: Database
 ) -> LevelResult:
     """N participants enter and claim a task (16 at a time, not timed); then
     each opens the task page at a moment spread over the first clip's time and
@@ -683,10 +765,21 @@ def run_paced_level(
         await asyncio.gather(*tasks)
         return before, time.perf_counter() - started
 
-    before, seconds = asyncio.run(level())
-    cores = CpuMeter.cores(before, meter.read(), seconds)
+    with WaitSampler(db.url, db.name) as waits:
+        before, seconds = asyncio.run(level())
+    after = meter.read()
+    cores = CpuMeter.cores(before, after, seconds)
     played = [durations[item] for log in logs for item in log.acknowledged] or [1.0]
-    return LevelResult(participants, seconds, logs, cores, sum(played) / len(played), entry_seconds=entry_seconds)
+    return LevelResult(
+        participants,
+        seconds,
+        logs,
+        cores,
+        sum(played) / len(played),
+        entry_seconds=entry_seconds,
+        waits=waits,
+        server_processes=CpuMeter.processes(before, after, seconds, "web server"),
+    )
 
 
 def _paced_steps(
@@ -696,6 +789,8 @@ def _paced_steps(
     sent = time.perf_counter()
     page = yield Request("GET", f"/s/{slug}/task/")
     log.page_seconds.append(time.perf_counter() - sent)
+    if timing := server_timing(page.header("Server-Timing")):
+        log.page_timings.append((log.page_seconds[-1], timing))
     first = item_page(page.body)
     if page.status != 200 or first is None:
         raise RuntimeError(f"task page {page.status}")
