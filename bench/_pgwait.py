@@ -29,6 +29,7 @@ class Waits:
     samples: int = 0
     by_state: collections.Counter = field(default_factory=collections.Counter)  # backend state -> backend-samples
     active: collections.Counter = field(default_factory=collections.Counter)  # wait event -> backend-samples
+    statements: collections.Counter = field(default_factory=collections.Counter)  # (wait event, statement) -> same
     blocked: collections.Counter = field(default_factory=collections.Counter)  # statement -> backend-samples
     holding: collections.Counter = field(default_factory=collections.Counter)  # idle in transaction: last statement
 
@@ -46,6 +47,8 @@ class Waits:
             f"idle in transaction {self.per_sample(self.by_state['idle in transaction']):.2f}; "
             f"waiting for another backend's lock {self.per_sample(sum(self.blocked.values())):.2f}"
         ]
+        for (event, statement), n in self.statements.most_common(4):
+            lines.append(f"  active {self.per_sample(n):.2f}: {event} in {statement}")
         for statement, n in self.blocked.most_common(3):
             lines.append(f"  waiting on a lock {self.per_sample(n):.2f}: {statement}")
         return lines
@@ -79,7 +82,9 @@ class WaitSampler:
         for state, wait_type, wait_event, query, blockers in rows:
             waits.by_state[state] += 1
             if state == "active":
-                waits.active[f"{wait_type}/{wait_event}" if wait_type else "CPU"] += 1
+                event = f"{wait_type}/{wait_event}" if wait_type else "CPU"
+                waits.active[event] += 1
+                waits.statements[event, statement_name(query)] += 1
             elif state == "idle in transaction":
                 waits.holding[statement_name(query)] += 1
             if blockers:
