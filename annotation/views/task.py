@@ -20,9 +20,7 @@ from django.views.decorators.http import require_POST, require_safe
 from annotation.answer_forms import answer_form
 from annotation.audio_links import signed_audio_url
 from annotation.models import ListeningFormItem, Study, Task, TaskItem, Word
-from annotation.services.assignment import task_current
 from annotation.services.gates import marking_rule
-from annotation.services.participants import next_step
 from annotation.services.submission import (
     NotTheCurrentClip,
     SubmissionRefused,
@@ -35,15 +33,12 @@ from annotation.services.submission import (
 from annotation.sql.submission_rows import current_clip
 from annotation.views.listening_form_items import form_item_context
 from annotation.views.participant import participant_page
-from annotation.views.participant_access import get_item_for_participant, to_step
+from annotation.views.participant_access import get_item_for_participant
 
 
 @require_safe
-@participant_page("task")
-def task_page(request, participant):
-    task = task_current(participant=participant)
-    if task is None:
-        return to_step(participant, next_step(participant))
+@participant_page("task", open_task=True)
+def task_page(request, participant, task: Task):
     return _render_item(request, task)
 
 
