@@ -39,8 +39,9 @@ request costs in this process (PostgreSQL round trips, time, where the time
 goes), and measures the ceiling: a bare psycopg loop at the same concurrency
 writing the same annotation rows and counter updates, one transaction each.
 
-Either server runs 4 workers of 4 threads (granian: blocking threads); gunicorn
-runs gthread workers (--workers, --threads,
+granian runs one worker a core of 16 blocking threads (docker/web.sh: a request
+holds its thread while it waits on PostgreSQL); gunicorn 4 workers of 4 gthread
+threads (--workers, --threads,
 --worker-class): part of a submit is spent waiting on PostgreSQL, so more
 requests than cores must be in flight; processes run Python in parallel past
 the GIL, threads overlap the round trips and keep each participant's
@@ -194,7 +195,10 @@ def parse_args():
         help="web server worker processes; default: one a core (granian, as docker/web.sh), 4 (gunicorn)",
     )
     parser.add_argument(
-        "--threads", type=int, default=4, help="threads per worker (gthread; granian's blocking threads)"
+        "--threads",
+        type=int,
+        help="threads per worker (gthread; granian's blocking threads); default 16 (granian, as docker/web.sh), "
+        "4 (gunicorn)",
     )
     parser.add_argument("--worker-class", default="gthread")
     parser.add_argument(
@@ -244,6 +248,8 @@ def parse_args():
         # granian: one process a core served the most (docker/web.sh has the figures); gunicorn: 4 x 4
         # gthread, which bench runs found best for it (a keep-alive connection stays on its worker).
         args.workers = len(os.sched_getaffinity(0)) if args.wsgi == "granian" else 4
+    if args.threads is None:
+        args.threads = 16 if args.wsgi == "granian" else 4
     if args.levels is None and not realistic:
         args.levels = [16, 64]
     participants = 2 * args.most + 3 if realistic and not args.levels else sum(args.levels) + 3
