@@ -29,6 +29,13 @@ _ITEM, _TASK, _STUDY = TaskItem._meta.db_table, Task._meta.db_table, Study._meta
 _STUDY_ITEM, _EVENT, _ANNOTATION = StudyItem._meta.db_table, PlaybackEvent._meta.db_table, Annotation._meta.db_table
 _CLIP, _WORD, _PARTICIPANT = Clip._meta.db_table, Word._meta.db_table, Participant._meta.db_table
 _JSON = "CAST(%s AS JSONB)" if connection.vendor == "postgresql" else "%s"
+_INDEX = connection.ops.quote_name("index")
+# A clip's words as one JSON value, [[index, text], ...] in no particular order.
+_WORDS_JSON = (
+    f"json_agg(json_build_array(w.{_INDEX}, w.text))"
+    if connection.vendor == "postgresql"
+    else f"json_group_array(json_array(w.{_INDEX}, w.text))"
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,19 @@ class StudyRules:
     required_coverage: float
     mismatch_threshold: int
     adaptive_mode: str
+
+
+@dataclass(frozen=True)
+class ClipState:
+    """An adaptive design's state of a clip (attribute names as on StudyItem), as a submission
+    computed it from the counts it read (`seen_before` annotations): written with the submission
+    only if the clip still holds that many, that is if no other submission came in between."""
+
+    seen_before: int
+    word_marks: list[int]
+    word_heavy: list[int]
+    settled: bool
+    priority: float
 
 
 @dataclass(frozen=True)
@@ -70,6 +90,13 @@ class ItemState:
     handed_out: datetime  # when it became the task's current item: the previous one's submission, or the task's start
     stored_events: int  # playback events stored for it so far
     study: StudyRules
+    # Its clip's adaptive counts as they stand: completed_count, word_marks, word_heavy (None without
+    # a clip of the study, as an attention check's item)
+    clip_counts: tuple[int, list, list] | None
+    # The item after it, as the page shows it once this one is submitted: read with the item, so
+    # that a submit answers with the next clip without another round trip (each one holds a web
+    # server thread, and the GIL must be taken back after it). None for the task's last item.
+    next_clip: "NextClip | None" = None
 
 
 _ITEM_STATE = f"""
@@ -82,11 +109,16 @@ _ITEM_STATE = f"""
                      WHERE p.task_id = ti.task_id AND p.position = ti.position - 1), t.created_at),
            (SELECT COUNT(*) FROM {_EVENT} e WHERE e.item_id = ti.id),
            s.id, s.slug, s.kind, s.interface_language, s.language, s.text_direction, s.min_marked_words,
-           s.max_marked_fraction, s.required_coverage, s.mismatch_threshold, s.adaptive_mode
+           s.max_marked_fraction, s.required_coverage, s.mismatch_threshold, s.adaptive_mode,
+           si.completed_count, si.word_marks, si.word_heavy,
+           nx.id, nx.position, (SELECT COUNT(*) FROM {_ITEM} a WHERE a.task_id = ti.task_id), nx.word_count,
+           nc.browser_audio, (SELECT {_WORDS_JSON} FROM {_WORD} w WHERE w.clip_id = nx.clip_id)
     FROM {_ITEM} ti
     JOIN {_TASK} t ON t.id = ti.task_id
     JOIN {_STUDY} s ON s.id = t.study_id
     LEFT JOIN {_STUDY_ITEM} si ON si.id = ti.study_item_id
+    LEFT JOIN {_ITEM} nx ON nx.task_id = ti.task_id AND nx.position = ti.position + 1
+    LEFT JOIN {_CLIP} nc ON nc.id = nx.clip_id
     WHERE ti.id = %s AND t.participant_id = %s
 """
 
@@ -104,9 +136,31 @@ def item_state(*, item_id: int, participant_id: int | None, now: datetime, slug:
     if row is None:
         return None
     presentation = row[11] if isinstance(row[11], dict) else json.loads(row[11] or "{}")
+    rules, counts, following = row[17:28], row[28:31], row[31:]
     return ItemState(
-        *row[:11], presentation, bool(row[12]), row[13], row[14], _as_datetime(row[15]), row[16], StudyRules(*row[17:])
+        *row[:11],
+        presentation,
+        bool(row[12]),
+        row[13],
+        row[14],
+        _as_datetime(row[15]),
+        row[16],
+        StudyRules(*rules),
+        None if counts[0] is None else (counts[0], *(_json(value) for value in counts[1:])),
+        _next_clip(*following),
     )
+
+
+def _json(value):
+    """A JSON column or value as Python: PostgreSQL's driver may give it parsed or as text, SQLite as text."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _next_clip(item_id, position, total, word_count, browser_audio, words) -> "NextClip | None":
+    if item_id is None:
+        return None
+    words = _json(words) or []
+    return NextClip(item_id, position, total, word_count, browser_audio, sorted((i, text) for i, text in words))
 
 
 def item_events(item_id: int) -> list[tuple[int, playback.Event]]:
@@ -149,6 +203,27 @@ def submission_store(
     threshold: int,
     completes_task: bool,
 ) -> int | None:
+    """`submission_store_with_state` without a clip state to write: the annotation's id, or None."""
+    return submission_store_with_state(
+        annotation,
+        task_id=task_id,
+        events=events,
+        study_item_id=study_item_id,
+        threshold=threshold,
+        completes_task=completes_task,
+    )[0]
+
+
+def submission_store_with_state(
+    annotation: Annotation,
+    *,
+    task_id: int,
+    events: list[tuple],
+    study_item_id: int | None,
+    threshold: int,
+    completes_task: bool,
+    state: ClipState | None = None,
+) -> tuple[int | None, bool]:
     """Claim the item and write everything a submission writes, atomically:
     the annotation, the reports that came with it, the clip's counts (when
     `study_item_id` is given) and, for the task's last item, the task's and
@@ -160,43 +235,57 @@ def submission_store(
 
     On PostgreSQL all of it is one statement (data-modifying WITH queries, each
     write conditional on the claim), so a submit costs one round trip and no
-    BEGIN/COMMIT; SQLite runs the same statements in a transaction."""
+    BEGIN/COMMIT; SQLite runs the same statements in a transaction.
+
+    `state`, an adaptive design's new state of the clip, is written in the same
+    statement if the clip still holds `state.seen_before` annotations, so that
+    no lock is held between statements (while the web server's thread waits
+    for the GIL); returns (the annotation's id or None, whether the state was
+    written). When another submission of the clip came in between, the caller
+    counts this one in under the clip's lock (annotation.services.adaptive)."""
     now = annotation.submitted_at
     writes = [_annotation_insert(annotation)]
     if events:
         writes.append(_events_insert(annotation.item_id, events, now, guard="{claimed}"))
+    counts = None
     if study_item_id is not None:
-        writes.append(_counts_update(study_item_id, annotation.mismatch_reported, threshold))
+        counts = len(writes)
+        writes.append(_counts_update(study_item_id, annotation.mismatch_reported, threshold, state))
     if completes_task:
         writes += _completion_updates(task_id, annotation.participant_id, now)
     claim = _claim(annotation.item_id, task_id, now)
-    if connection.vendor == "postgresql":
-        return _in_one_statement(claim, writes)
-    return _in_one_transaction(claim, writes)
+    run = _in_one_statement if connection.vendor == "postgresql" else _in_one_transaction
+    annotation_id, seen_after = run(claim, writes, counts)
+    return annotation_id, state is not None and seen_after == state.seen_before + 1
 
 
-def _in_one_statement(claim, writes) -> int | None:
+def _in_one_statement(claim, writes, counts: int | None) -> tuple[int | None, int | None]:
+    """(the annotation's id, the clip's completed_count after) from one statement."""
     guard = "EXISTS (SELECT 1 FROM claimed)"
     parts = [f"claimed AS ({claim[0]})"] + [
         f"w{number} AS ({sql.format(claimed=guard)})" for number, (sql, _) in enumerate(writes)
     ]
     params = claim[1] + [value for _, values in writes for value in values]
+    seen = f"(SELECT completed_count FROM w{counts})" if counts is not None else "NULL"
     with connection.cursor() as cursor:
-        cursor.execute("WITH " + ",\n".join(parts) + "\nSELECT id FROM w0", params)
+        cursor.execute("WITH " + ",\n".join(parts) + f"\nSELECT (SELECT id FROM w0), {seen}", params)
         row = cursor.fetchone()
-    return row[0] if row else None
+    return (row[0], row[1]) if row else (None, None)
 
 
-def _in_one_transaction(claim, writes) -> int | None:
+def _in_one_transaction(claim, writes, counts: int | None) -> tuple[int | None, int | None]:
+    seen = None
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(*claim)
         if cursor.fetchone() is None:
-            return None
+            return None, None
         for number, (sql, params) in enumerate(writes):
             cursor.execute(sql.format(claimed="1 = 1"), params)
             if number == 0:
                 annotation_id = cursor.fetchone()[0]
-    return annotation_id
+            elif number == counts:
+                seen = cursor.fetchone()[0]
+    return annotation_id, seen
 
 
 def _claim(item_id: int, task_id: int, now: datetime) -> tuple[str, list]:
@@ -252,18 +341,31 @@ def _events_insert(item_id: int, events: list[tuple], received_at: datetime, *, 
     )
 
 
-def _counts_update(study_item_id: int, mismatch: bool, threshold: int) -> tuple[str, list]:
+def _counts_update(study_item_id: int, mismatch: bool, threshold: int, state: ClipState | None) -> tuple[str, list]:
     """Completed +1, reserved -1 and, with a mismatch report, the report counted
     and the clip taken out for review once the reports reach the threshold: the
-    rule and states of annotation.services.study_item_review, applied in the statement."""
+    rule and states of annotation.services.study_item_review, applied in the statement.
+    With a `state`, also the adaptive design's state, if the clip held `seen_before`
+    annotations before this one (the SET expressions read the row as it was)."""
     report = 1 if mismatch else 0
+    adaptive, extra = "", []
+    if state is not None:
+        when = "CASE WHEN completed_count = %s THEN"
+        adaptive = (
+            f", word_marks = {when} {_JSON} ELSE word_marks END, word_heavy = {when} {_JSON} ELSE word_heavy END,"
+            f" settled = {when} %s ELSE settled END, priority = {when} %s ELSE priority END"
+        )
+        seen = state.seen_before
+        extra = [seen, json.dumps(state.word_marks), seen, json.dumps(state.word_heavy), seen, state.settled]
+        extra += [seen, state.priority]
     return (
         f"""UPDATE {_STUDY_ITEM}
             SET completed_count = completed_count + 1, reserved_count = reserved_count - 1,
                 mismatch_count = mismatch_count + %s,
-                review = CASE WHEN %s = 1 AND review = %s AND mismatch_count + 1 >= %s THEN %s ELSE review END
-            WHERE id = %s AND {{claimed}}""",
-        [report, report, REPORTED_FROM.value, threshold, REPORTED_TO.value, study_item_id],
+                review = CASE WHEN %s = 1 AND review = %s AND mismatch_count + 1 >= %s THEN %s ELSE review END{adaptive}
+            WHERE id = %s AND {{claimed}}
+            RETURNING completed_count""",
+        [report, report, REPORTED_FROM.value, threshold, REPORTED_TO.value, *extra, study_item_id],
     )
 
 
