@@ -181,9 +181,9 @@ def allocation_budget_left(study: Study) -> int:
 
 def adaptive_submit(store, *, study: Study, study_item_id: int, levels: list[int], counts=None):
     """Store the submission and count it into its clip's state. `store(state)` writes the
-    submission and, with a ClipState, the clip's new state if no other submission of the clip
-    came in since `counts` (completed_count, word_marks, word_heavy) were read; it returns (the
-    annotation's id or None, whether the state was written).
+    submission and, with a ClipState, the clip's new state if its counts are still `counts`
+    (completed_count, word_marks, word_heavy, as read with the item); it returns (the annotation's
+    id or None, whether the state was written).
 
     The state is computed before anything is written and goes in the submission's own statement
     (annotation.sql.submission_rows), so the clip's row is locked only for that statement: a
@@ -220,4 +220,4 @@ def _state_after(study: Study, counts, levels: list[int]) -> ClipState | None:
         return None
     marks, heavy = _added(word_marks, word_heavy, levels)
     settled, priority = item_state(study, marks, heavy, completed + 1)
-    return ClipState(completed, marks.tolist(), heavy.tolist(), bool(settled), float(priority))
+    return ClipState(completed, list(word_marks or []), marks.tolist(), heavy.tolist(), bool(settled), float(priority))

@@ -58,10 +58,12 @@ class StudyRules:
 @dataclass(frozen=True)
 class ClipState:
     """An adaptive design's state of a clip (attribute names as on StudyItem), as a submission
-    computed it from the counts it read (`seen_before` annotations): written with the submission
-    only if the clip still holds that many, that is if no other submission came in between."""
+    computed it from the clip's counts as it read them (`seen_before` annotations, `marks_before`):
+    written with the submission only if the clip still holds exactly those, that is if no other
+    submission's counts or state were written in between."""
 
     seen_before: int
+    marks_before: list[int]
     word_marks: list[int]
     word_heavy: list[int]
     settled: bool
@@ -247,45 +249,69 @@ def submission_store_with_state(
     writes = [_annotation_insert(annotation)]
     if events:
         writes.append(_events_insert(annotation.item_id, events, now, guard="{claimed}"))
-    counts = None
-    if study_item_id is not None:
-        counts = len(writes)
-        writes.append(_counts_update(study_item_id, annotation.mismatch_reported, threshold, state))
-    if completes_task:
-        writes += _completion_updates(task_id, annotation.participant_id, now)
     claim = _claim(annotation.item_id, task_id, now)
-    run = _in_one_statement if connection.vendor == "postgresql" else _in_one_transaction
-    annotation_id, seen_after = run(claim, writes, counts)
-    return annotation_id, state is not None and seen_after == state.seen_before + 1
+    if study_item_id is None:
+        state = None
+
+    def rest(written: ClipState | None, when: str) -> list[tuple[str, list]]:
+        """The writes after the annotation's and its reports': the clip's counts (and `written`,
+        if `when` holds), the task's completion."""
+        writes = []
+        if study_item_id is not None:
+            writes.append(_counts_update(study_item_id, annotation.mismatch_reported, threshold, written, when))
+        if completes_task:
+            writes += _completion_updates(task_id, annotation.participant_id, now)
+        return writes
+
+    if connection.vendor == "postgresql":
+        when = "COALESCE((SELECT ok FROM fresh), FALSE)"
+        return _in_one_statement(claim, writes + rest(state, when), study_item_id, state)
+    return _in_one_transaction(claim, writes, study_item_id, state, lambda fresh: rest(fresh, "1 = 1"))
 
 
-def _in_one_statement(claim, writes, counts: int | None) -> tuple[int | None, int | None]:
-    """(the annotation's id, the clip's completed_count after) from one statement."""
+_FRESH = f"""SELECT completed_count = %s AND word_marks = CAST(%s AS JSONB) AS ok FROM {_STUDY_ITEM}
+             WHERE id = %s AND {{claimed}} FOR UPDATE"""
+
+
+def _in_one_statement(claim, writes, study_item_id, state: ClipState | None) -> tuple[int | None, bool]:
+    """(the annotation's id, whether the clip's state was written) from one statement. With a
+    state, a locked read of the clip (`fresh`) says whether its counts are still those the state
+    was computed from; the counts' update writes the state only then. The read locks the clip's
+    latest version (waiting for a concurrent writer), so what it says holds for the update."""
     guard = "EXISTS (SELECT 1 FROM claimed)"
-    parts = [f"claimed AS ({claim[0]})"] + [
-        f"w{number} AS ({sql.format(claimed=guard)})" for number, (sql, _) in enumerate(writes)
-    ]
-    params = claim[1] + [value for _, values in writes for value in values]
-    seen = f"(SELECT completed_count FROM w{counts})" if counts is not None else "NULL"
+    parts = [f"claimed AS ({claim[0]})"]
+    params = list(claim[1])
+    if state is not None:
+        parts.append(f"fresh AS ({_FRESH.format(claimed=guard)})")
+        params += [state.seen_before, json.dumps(state.marks_before), study_item_id]
+    parts += [f"w{number} AS ({sql.format(claimed=guard)})" for number, (sql, _) in enumerate(writes)]
+    params += [value for _, values in writes for value in values]
+    written = "COALESCE((SELECT ok FROM fresh), FALSE)" if state is not None else "FALSE"
     with connection.cursor() as cursor:
-        cursor.execute("WITH " + ",\n".join(parts) + f"\nSELECT (SELECT id FROM w0), {seen}", params)
+        cursor.execute("WITH " + ",\n".join(parts) + f"\nSELECT (SELECT id FROM w0), {written}", params)
         row = cursor.fetchone()
-    return (row[0], row[1]) if row else (None, None)
+    return (row[0], bool(row[1]) and row[0] is not None) if row else (None, False)
 
 
-def _in_one_transaction(claim, writes, counts: int | None) -> tuple[int | None, int | None]:
-    seen = None
+def _in_one_transaction(claim, writes, study_item_id, state, rest) -> tuple[int | None, bool]:
+    """SQLite: the same writes in one transaction, which holds the database's write lock from its
+    start (IMMEDIATE), so the clip's counts read in it stand until it commits."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(*claim)
         if cursor.fetchone() is None:
-            return None, None
-        for number, (sql, params) in enumerate(writes):
+            return None, False
+        fresh = state is not None and _counts_stand(cursor, study_item_id, state)
+        for number, (sql, params) in enumerate(writes + rest(state if fresh else None)):
             cursor.execute(sql.format(claimed="1 = 1"), params)
             if number == 0:
                 annotation_id = cursor.fetchone()[0]
-            elif number == counts:
-                seen = cursor.fetchone()[0]
-    return annotation_id, seen
+    return annotation_id, fresh
+
+
+def _counts_stand(cursor, study_item_id: int, state: ClipState) -> bool:
+    cursor.execute(f"SELECT completed_count, word_marks FROM {_STUDY_ITEM} WHERE id = %s", [study_item_id])
+    completed, marks = cursor.fetchone()
+    return completed == state.seen_before and _json(marks) == state.marks_before
 
 
 def _claim(item_id: int, task_id: int, now: datetime) -> tuple[str, list]:
@@ -341,30 +367,28 @@ def _events_insert(item_id: int, events: list[tuple], received_at: datetime, *, 
     )
 
 
-def _counts_update(study_item_id: int, mismatch: bool, threshold: int, state: ClipState | None) -> tuple[str, list]:
+def _counts_update(
+    study_item_id: int, mismatch: bool, threshold: int, state: ClipState | None = None, when: str = "1 = 1"
+) -> tuple[str, list]:
     """Completed +1, reserved -1 and, with a mismatch report, the report counted
     and the clip taken out for review once the reports reach the threshold: the
     rule and states of annotation.services.study_item_review, applied in the statement.
-    With a `state`, also the adaptive design's state, if the clip held `seen_before`
-    annotations before this one (the SET expressions read the row as it was)."""
+    With a `state`, also the adaptive design's state of the clip, where `when` holds."""
     report = 1 if mismatch else 0
     adaptive, extra = "", []
     if state is not None:
-        when = "CASE WHEN completed_count = %s THEN"
         adaptive = (
-            f", word_marks = {when} {_JSON} ELSE word_marks END, word_heavy = {when} {_JSON} ELSE word_heavy END,"
-            f" settled = {when} %s ELSE settled END, priority = {when} %s ELSE priority END"
+            f", word_marks = CASE WHEN {when} THEN {_JSON} ELSE word_marks END,"
+            f" word_heavy = CASE WHEN {when} THEN {_JSON} ELSE word_heavy END,"
+            f" settled = CASE WHEN {when} THEN %s ELSE settled END, priority = CASE WHEN {when} THEN %s ELSE priority END"
         )
-        seen = state.seen_before
-        extra = [seen, json.dumps(state.word_marks), seen, json.dumps(state.word_heavy), seen, state.settled]
-        extra += [seen, state.priority]
+        extra = [json.dumps(state.word_marks), json.dumps(state.word_heavy), state.settled, state.priority]
     return (
         f"""UPDATE {_STUDY_ITEM}
             SET completed_count = completed_count + 1, reserved_count = reserved_count - 1,
                 mismatch_count = mismatch_count + %s,
                 review = CASE WHEN %s = 1 AND review = %s AND mismatch_count + 1 >= %s THEN %s ELSE review END{adaptive}
-            WHERE id = %s AND {{claimed}}
-            RETURNING completed_count""",
+            WHERE id = %s AND {{claimed}}""",
         [report, report, REPORTED_FROM.value, threshold, REPORTED_TO.value, *extra, study_item_id],
     )
 

@@ -93,3 +93,39 @@ def _array(values):
     import numpy as np
 
     return np.asarray(values)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("design", DESIGNS)
+def test_concurrent_submissions_of_one_clip_are_each_counted_once(design):
+    """Twelve participants submit the same clip at once: whichever wrote with its statement and
+    whichever was overtaken and counted under the lock, the clip ends with every mark once."""
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrent writers are tested on PostgreSQL")
+    from tests.annotation.test_concurrency import run_in_threads
+
+    study = live_study(clips=1, clips_per_task=1, target_annotations=SUBMITTERS, adaptive_mode=design)
+    items = [claimed_item(study) for _ in range(SUBMITTERS)]
+    levels = {item.pk: marks(item, index % 3, level=1 + index % 2) for index, item in enumerate(items)}
+
+    errors = run_in_threads(
+        lambda item: annotation_submit(
+            participant_id=item.task.participant_id, item_id=item.pk, levels=levels[item.pk], mismatch=False
+        ),
+        items,
+    )
+
+    assert errors == []
+    clip = StudyItem.objects.get(pk=items[0].study_item_id)
+    stacked = _array(list(levels.values()))
+    assert clip.completed_count == SUBMITTERS and clip.reserved_count == 0
+    assert clip.word_marks == (stacked >= 1).sum(axis=0).tolist()
+    assert clip.word_heavy == (stacked == 2).sum(axis=0).tolist()
+    expected = item_state(
+        Study.objects.get(pk=study.pk), (stacked >= 1).sum(axis=0), (stacked == 2).sum(axis=0), SUBMITTERS
+    )
+    assert (clip.settled, clip.priority) == pytest.approx(expected)
+
+
+SUBMITTERS = 12
