@@ -393,6 +393,9 @@ class ParticipantLog:
     submit_seconds: list[float] = field(default_factory=list)
     event_seconds: list[float] = field(default_factory=list)
     page_seconds: list[float] = field(default_factory=list)  # task page loads (realistic mode)
+    # (seconds seen here, the app's Server-Timing) of each submit and task page, where the server sends it
+    submit_timings: list[tuple[float, dict[str, float]]] = field(default_factory=list)
+    page_timings: list[tuple[float, dict[str, float]]] = field(default_factory=list)
     acknowledged: dict[int, list[int]] = field(default_factory=dict)  # item id -> levels sent
     errors: list[str] = field(default_factory=list)
 
@@ -493,6 +496,8 @@ def annotate_steps(
         with wrap("submit"):
             reply = yield Request("POST", f"{base}/submit", fields=fields, headers=headers)
         log.submit_seconds.append(time.perf_counter() - sent)
+        if timing := server_timing(reply.header("Server-Timing")):
+            log.submit_timings.append((log.submit_seconds[-1], timing))
         page = item_page(reply.body) if reply.status == 200 else None
         done = reply.status == 200 and (reply.header("HX-Redirect") or "").rstrip("/").endswith("/done")
         if page is None and not done:
@@ -509,6 +514,18 @@ def _report(base: str, events: list[dict], log: ParticipantLog, wrap) -> Steps:
     if reply.status != 204:
         log.errors.append(f"events {reply.status}: {reply.body[:120]!r}")
     return reply.status == 204
+
+
+def server_timing(value: str | None) -> dict[str, float]:
+    """{"app": ms, "cpu": ms, ...} from a Server-Timing header (bench/_timed_wsgi.py writes
+    the bench's); {} without one."""
+    found = {}
+    for part in (value or "").split(","):
+        name, _, rest = part.strip().partition(";")
+        key, _, number = rest.partition("=")
+        if key in ("dur", "desc"):
+            found[name] = float(number)
+    return found
 
 
 def percentiles(seconds: list[float]) -> tuple[float, float, float]:
@@ -558,6 +575,13 @@ class CpuMeter:
         }
         used["other processes"] = after["machine"] - before["machine"] - sum(used.values())
         return {group: spent / seconds for group, spent in used.items()}
+
+    @staticmethod
+    def processes(before: dict, after: dict, seconds: float, group: str) -> list[float]:
+        """Cores used by each process of a group, busiest first (a web server's workers: how evenly
+        the load fell on them)."""
+        used = [spent - before[group].get(pid, 0.0) for pid, spent in after[group].items()]
+        return sorted((spent / seconds for spent in used), reverse=True)
 
 
 def _pids() -> list[int]:

@@ -39,8 +39,9 @@ request costs in this process (PostgreSQL round trips, time, where the time
 goes), and measures the ceiling: a bare psycopg loop at the same concurrency
 writing the same annotation rows and counter updates, one transaction each.
 
-Either server runs 4 workers of 4 threads (granian: blocking threads); gunicorn
-runs gthread workers (--workers, --threads,
+granian runs one worker a core of 16 blocking threads (docker/web.sh: a request
+holds its thread while it waits on PostgreSQL); gunicorn 4 workers of 4 gthread
+threads (--workers, --threads,
 --worker-class): part of a submit is spent waiting on PostgreSQL, so more
 requests than cores must be in flight; processes run Python in parallel past
 the GIL, threads overlap the round trips and keep each participant's
@@ -71,7 +72,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,11 +95,13 @@ from bench._loadgen import (  # noqa: E402  (after the path is set)
     item_page,
     percentiles,
     run_steps_async,
+    server_timing,
 )
+from bench._pgwait import Waits, WaitSampler  # noqa: E402
 from bench._probe import Probe, item_durations, probe_in_process  # noqa: E402
 
 TARGET_RATE, TARGET_P99_MS, TARGET_FLOOR_RATIO = 300, 150, 0.5
-REALISTIC_P99_MS, REALISTIC_TARGET = 200, 1000
+REALISTIC_P99_MS, REALISTIC_TARGET, REALISTIC_PAGE_P99_MS = 200, 1500, 300
 WORDS = [
     "she",
     "never",
@@ -123,7 +126,10 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the clean-up below runs
     if args.mode == "realistic":
         return realistic(args)
-    with tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch, scratch_database(args.server) as db:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch,
+        scratch_database(args.server, args.database_prefix) as db,
+    ):
         setup_django(db.url, Path(scratch))
         started = time.perf_counter()
         study = make_study(args)
@@ -154,7 +160,12 @@ def main() -> None:
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=["hammer", "realistic"], default="hammer")
-    parser.add_argument("--levels", type=_ints, default=[16, 64], help="hammer: concurrent participants, e.g. 16,64")
+    parser.add_argument(
+        "--levels",
+        type=_ints,
+        help="hammer: concurrent participants (default 16,64); realistic: run these levels as they are, no search "
+        "(to compare two builds or settings at the same load)",
+    )
     parser.add_argument("--clips", type=int, help="default: 1500 (hammer), 3000 (realistic)")
     parser.add_argument("--target", type=int, help="annotations wanted per clip; default: 10 (hammer), 40 (realistic)")
     parser.add_argument("--clips-per-task", type=int, help="default: 20 (hammer), 10 (realistic)")
@@ -184,7 +195,10 @@ def parse_args():
         help="web server worker processes; default: one a core (granian, as docker/web.sh), 4 (gunicorn)",
     )
     parser.add_argument(
-        "--threads", type=int, default=4, help="threads per worker (gthread; granian's blocking threads)"
+        "--threads",
+        type=int,
+        help="threads per worker (gthread; granian's blocking threads); default 16 (granian, as docker/web.sh), "
+        "4 (gunicorn)",
     )
     parser.add_argument("--worker-class", default="gthread")
     parser.add_argument(
@@ -194,6 +208,17 @@ def parse_args():
         help="keep-alive connections a worker holds at most (default: the most participants / workers, + 25 %%)",
     )
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL, no database")
+    parser.add_argument(
+        "--database-prefix",
+        default="bench_annotate",
+        help="the scratch database is named <prefix>_<this process's id> (dropped at the end)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="the web server's port (the empty-view floor's server takes the next one); default: any free port",
+    )
     parser.add_argument(
         "--reports",
         choices=["submit", "separate"],
@@ -223,7 +248,11 @@ def parse_args():
         # granian: one process a core served the most (docker/web.sh has the figures); gunicorn: 4 x 4
         # gthread, which bench runs found best for it (a keep-alive connection stays on its worker).
         args.workers = len(os.sched_getaffinity(0)) if args.wsgi == "granian" else 4
-    participants = 2 * args.most + 3 if realistic else sum(args.levels) + 3
+    if args.threads is None:
+        args.threads = 16 if args.wsgi == "granian" else 4
+    if args.levels is None and not realistic:
+        args.levels = [16, 64]
+    participants = 2 * args.most + 3 if realistic and not args.levels else sum(args.levels) + 3
     if args.clips * args.target < participants * args.clips_per_task * 1.2:
         parser.error("too few clips for the participants: raise --clips or --target")
     return args
@@ -248,12 +277,12 @@ class Database:
 
 
 @contextlib.contextmanager
-def scratch_database(server: str):
+def scratch_database(server: str, prefix: str = "bench_annotate"):
     """A fresh database, dropped afterwards whatever happens (connections included)."""
     import psycopg
     from psycopg import sql
 
-    name = f"bench_annotate_{os.getpid()}"
+    name = f"{prefix}_{os.getpid()}"
     with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
@@ -346,10 +375,12 @@ class Server:
 @contextlib.contextmanager
 def web_server(args, scratch: Path, settings: str | None = None):
     """gunicorn (or granian) on a free port, with the bench's settings or the named settings module."""
-    port = _free_port()
+    port = _port_if_free(args.port + (settings is not None)) if args.port else _free_port()
     log = scratch / f"{args.wsgi}-{settings or 'app'}.log"
     environment = {**os.environ, **({"DJANGO_SETTINGS_MODULE": settings} if settings else {})}
-    most = max(args.levels) if args.mode == "hammer" else args.most
+    most = max(args.levels) if args.levels else args.most
+    # The realistic mode's app says in each response where its time went (bench/_timed_wsgi.py).
+    app = "bench._timed_wsgi:application" if args.mode == "realistic" and not settings else "config.wsgi:application"
     if args.wsgi == "granian":
         command = [
             sys.executable,
@@ -374,13 +405,13 @@ def web_server(args, scratch: Path, settings: str | None = None):
             "warning",
             "--backlog",
             "2048",
-            "config.wsgi:application",
+            app,
         ]
         description = f"granian: {args.workers} worker(s), {args.threads} blocking thread(s) each"
     else:
         command = [
             str(Path(sys.executable).with_name("gunicorn")),
-            "config.wsgi:application",
+            app,
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
@@ -423,6 +454,18 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _port_if_free(port: int) -> int:
+    """The port, if nothing listens on it: granian binds with SO_REUSEPORT, so a second bench on
+    the same port would share the first one's participants instead of failing."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise RuntimeError(f"port {port} is taken ({error}): choose another with --port") from None
+    return port
+
+
 def _die_with_parent() -> None:
     """In the child: SIGTERM when this bench dies, even by SIGKILL (Linux prctl PR_SET_PDEATHSIG)."""
     import ctypes
@@ -461,6 +504,8 @@ class LevelResult:
     ceiling: float = 0.0  # bare psycopg submissions per second, filled in later
     ceiling_postgres_cpu: float = 0.0  # PostgreSQL CPU seconds per submission in that loop
     entry_seconds: float = 0.0  # realistic mode: how long the participants took to enter (not timed otherwise)
+    waits: Waits | None = None  # realistic mode: PostgreSQL's backends sampled meanwhile
+    server_processes: list[float] = field(default_factory=list)  # realistic mode: cores of each web server process
 
     @property
     def accepted(self) -> int:
@@ -547,6 +592,14 @@ def report_level(result: LevelResult, server_log: Path) -> None:
             "  CPU per accepted submission (with its playback reports): "
             + ", ".join(f"{name} {ms:.1f} ms" for name, ms in per.items())
         )
+    if result.server_processes:
+        print("  web server processes, cores each: " + ", ".join(f"{used:.2f}" for used in result.server_processes))
+    for kind, name in (("submit", "submit"), ("page", "task page")):
+        timings = [timing for log in result.logs for timing in getattr(log, f"{kind}_timings")]
+        if timings:
+            print(f"  {name}: " + phases_line(timings))
+    if result.waits is not None:
+        print("  " + "\n  ".join(result.waits.lines()))
     if result.cores["other processes"] > 0.25:
         print("  warning: other processes used CPU meanwhile; rates and latencies are understated")
     for error in result.errors[:5]:
@@ -558,11 +611,63 @@ def report_level(result: LevelResult, server_log: Path) -> None:
         )
 
 
+PHASES = (
+    ("outside", "outside the app (granian's queue, the network)"),
+    ("python", "Python on a CPU"),
+    ("database", "database calls (PostgreSQL's work and waits)"),
+    ("stalled", "in the app, neither (the GIL or a core)"),
+)
+
+
+def phases(seconds: float, timing: dict[str, float]) -> dict[str, float]:
+    """One request's milliseconds by phase, from the latency seen here and its Server-Timing
+    (bench/_timed_wsgi.py). Database calls count their wall time less the driver's CPU in them, so
+    the four add up to the latency; `stalled` is the app's wall time on neither: this thread was
+    waiting to run (for the GIL, held by the worker's other threads, or for a core)."""
+    database = timing["db"] - timing["dbcpu"]
+    return {
+        "outside": max(0.0, 1000 * seconds - timing["app"]),
+        "python": timing["cpu"],
+        "database": database,
+        "stalled": max(0.0, timing["app"] - timing["cpu"] - database),
+        "statements": timing["q"],
+    }
+
+
+def slowest_phases(result: LevelResult) -> str:
+    """The submits' slowest 1 % by phase, in a few words: mean ms of each phase."""
+    timings = sorted((t for log in result.logs for t in log.submit_timings), key=lambda pair: pair[0])
+    if not timings:
+        return ""
+    tail = [phases(seconds, timing) for seconds, timing in timings[-max(1, len(timings) // 100) :]]
+    short = {"outside": "outside the app", "python": "Python", "database": "database", "stalled": "stalled"}
+    return ", ".join(f"{label} {sum(t[key] for t in tail) / len(tail):.0f} ms" for key, label in short.items())
+
+
+def phases_line(timings: list[tuple[float, dict[str, float]]]) -> str:
+    """Mean milliseconds by phase, of all requests and of the slowest 1 % (the p99's tail)."""
+    ordered = sorted(timings, key=lambda pair: pair[0])
+    tail = ordered[-max(1, len(ordered) // 100) :]
+    means = []
+    for group in (ordered, tail):
+        split = [phases(seconds, timing) for seconds, timing in group]
+        means.append({name: sum(request[name] for request in split) / len(split) for name in split[0]})
+    parts = [f"{label} {means[0][key]:.1f} / {means[1][key]:.1f}" for key, label in PHASES]
+    return (
+        f"where the time went, mean ms of all {len(ordered)} / of the slowest {len(tail)}: "
+        + "; ".join(parts)
+        + f"; statements {means[0]['statements']:.1f}"
+    )
+
+
 # --- Realistic mode: the most participants served --------------------------------
 
 
 def realistic(args) -> None:
-    with tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch, scratch_database(args.server) as db:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-annotate-") as scratch,
+        scratch_database(args.server, args.database_prefix) as db,
+    ):
         setup_django(db.url, Path(scratch))
         started = time.perf_counter()
         study = make_study(args)
@@ -576,7 +681,7 @@ def realistic(args) -> None:
             print(f"{server.description}, on port {server.port}")
             meter = CpuMeter(server.pid, db.name)
             best, worst, results = search(
-                args, lambda n, tag: run_paced_level(server.port, study, answers, n, meter, tag, args), server.log
+                args, lambda n, tag: run_paced_level(server.port, study, answers, n, meter, tag, args, db), server.log
             )
         with web_server(args, Path(scratch), settings="bench._floor") as server:
             floor = framework_floor(server.port, 64, CpuMeter(server.pid, db.name), args.floor_seconds)
@@ -589,23 +694,39 @@ def realistic(args) -> None:
         f"framework floor: an empty view through the same middleware and {args.wsgi}, 64 keep-alive clients: "
         f"{floor.requests_per_second:.0f} requests/s, web server CPU {floor.cpu_ms['web server']:.2f} ms a request"
     )
+    page_p99 = float("nan")
     if served is not None:
         p50, _, p99 = served.latencies()
+        page_p99 = served.latencies("page")[2]
         server_ms = 1000 * served.cores["web server"] / served.rate if served.rate else float("nan")
         print(
             f"at {best} participants: {served.rate:.1f} submissions/s (the pace sets it), p50 {p50:.0f} ms "
-            f"p99 {p99:.0f} ms; web server {server_ms:.1f} ms CPU per submit with its share of page loads, "
-            f"{_ratio(server_ms, floor.cpu_ms['web server'])} x an empty request's"
+            f"p99 {p99:.0f} ms, task page p99 {page_p99:.0f} ms; web server {server_ms:.1f} ms CPU per submit with "
+            f"its share of page loads, {_ratio(server_ms, floor.cpu_ms['web server'])} x an empty request's"
         )
+    # Where the time went at the edge: the fewest participants that failed, else the most served.
+    edge = next((r for r in results if r.participants == worst), served)
+    tail = slowest_phases(edge) if edge is not None else ""
+    if edge is not None:
+        print(f"where the time went at {edge.participants} participants (submits' slowest 1 %): {tail}")
     if args.p99_ms == REALISTIC_P99_MS:
-        met = "met" if best >= REALISTIC_TARGET else "NOT met"
-        print(f"target: at least {REALISTIC_TARGET} participants served: {met}")
+        met = best >= REALISTIC_TARGET and page_p99 <= REALISTIC_PAGE_P99_MS
+        print(
+            f"target: at least {REALISTIC_TARGET} participants served, the task page's p99 at most "
+            f"{REALISTIC_PAGE_P99_MS} ms there: {'met' if met else 'NOT met'}"
+        )
     else:
         print(f"target: not judged (it is set at p99 <= {REALISTIC_P99_MS} ms, this run at {args.p99_ms:g} ms)")
-    limit = f"{worst} failed" if worst else f"none failed up to {args.most}" if best >= args.most else "budget spent"
+    if args.levels:
+        limit = f"levels {','.join(map(str, args.levels))} as asked" + (f", {worst} failed" if worst else "")
+    else:
+        limit = (
+            f"{worst} failed" if worst else f"none failed up to {args.most}" if best >= args.most else "budget spent"
+        )
     print(
-        f"annotate_load realistic ({args.wsgi}): {best} participants served with p99 <= {args.p99_ms:g} ms and "
-        f"no refusals ({limit}); invariants {'PASS' if passed else 'FAIL'}"
+        f"annotate_load realistic ({args.wsgi}, {args.adaptive}): {best} participants served with p99 <= "
+        f"{args.p99_ms:g} ms and no refusals ({limit}); at {edge.participants if edge else 0} a slow submit's "
+        f"time: {tail or 'n/a'}; invariants {'PASS' if passed else 'FAIL'}"
     )
     if not passed:
         sys.exit(1)
@@ -618,6 +739,14 @@ def search(args, run, server_log: Path) -> tuple[int, int | None, list[LevelResu
     deadline = time.monotonic() + args.budget_seconds
     best, worst, results, entry_rate = 0, None, [], 100.0
     participants = args.start
+    if args.levels:  # the levels asked for, each judged, none chosen from the last
+        for participants in args.levels:
+            results.append(run(participants, f"level {len(results)}"))
+            report_level(results[-1], server_log)
+            ok = level_passes(results[-1], args.p99_ms)
+            print(f"  level {'PASS' if ok else 'FAIL'} (p99 <= {args.p99_ms:g} ms, no refusals, no errors)")
+            best, worst = (max(best, participants), worst) if ok else (best, min(worst or participants, participants))
+        return best, worst, results
     while participants:
         if time.monotonic() + participants / entry_rate + args.level_seconds + 15 > deadline:
             print(f"time budget spent before {participants} participants")
@@ -643,7 +772,7 @@ def level_passes(result: LevelResult, p99_ms: float) -> bool:
 
 
 def run_paced_level(
-    port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str, args
+    port: int, study, answers: dict[str, str], participants: int, meter: CpuMeter, tag: str, args, db: Database
 ) -> LevelResult:
     """N participants enter and claim a task (16 at a time, not timed); then
     each opens the task page at a moment spread over the first clip's time and
@@ -684,10 +813,21 @@ def run_paced_level(
         await asyncio.gather(*tasks)
         return before, time.perf_counter() - started
 
-    before, seconds = asyncio.run(level())
-    cores = CpuMeter.cores(before, meter.read(), seconds)
+    with WaitSampler(db.url, db.name) as waits:
+        before, seconds = asyncio.run(level())
+    after = meter.read()
+    cores = CpuMeter.cores(before, after, seconds)
     played = [durations[item] for log in logs for item in log.acknowledged] or [1.0]
-    return LevelResult(participants, seconds, logs, cores, sum(played) / len(played), entry_seconds=entry_seconds)
+    return LevelResult(
+        participants,
+        seconds,
+        logs,
+        cores,
+        sum(played) / len(played),
+        entry_seconds=entry_seconds,
+        waits=waits,
+        server_processes=CpuMeter.processes(before, after, seconds, "web server"),
+    )
 
 
 def _paced_steps(
@@ -697,6 +837,8 @@ def _paced_steps(
     sent = time.perf_counter()
     page = yield Request("GET", f"/s/{slug}/task/")
     log.page_seconds.append(time.perf_counter() - sent)
+    if timing := server_timing(page.header("Server-Timing")):
+        log.page_timings.append((log.page_seconds[-1], timing))
     first = item_page(page.body)
     if page.status != 200 or first is None:
         raise RuntimeError(f"task page {page.status}")

@@ -83,7 +83,9 @@ def _prolific_participant(study: Study, pid: str, study_id: str, session_id: str
     return participant
 
 
-def next_step(participant: Participant) -> str:
+def next_step(participant: Participant, *, has_open_task: bool | None = None) -> str:
+    """The step the participant belongs on. `has_open_task`, when the caller has just read the
+    participant's open task (the task page), saves asking the database again."""
     study = participant.study
     if participant.completed_at:
         return "done"
@@ -97,7 +99,9 @@ def next_step(participant: Participant) -> str:
         return "headphone_level" if participant.headphone_level_set_at is None else "headphone_check"
     if study.sound_check and not participant.sound_check_passed:
         return "sound_check"
-    if participant.tasks.filter(status=Task.Status.OPEN).exists():
+    if has_open_task is None:
+        has_open_task = participant.tasks.filter(status=Task.Status.OPEN).exists()
+    if has_open_task:
         return "task"
     if participant.tasks.exists() and not study.allow_repeat_tasks:
         return "ended"

@@ -163,7 +163,7 @@ def annotation_submit(
     last = item.pending_count == 1
     study_item_id = None if form_item and form_item.is_attention_check else item.study_item_id
     store = partial(
-        rows.submission_store,
+        rows.submission_store_with_state,
         annotation,
         task_id=item.task_id,
         events=arrived,
@@ -172,11 +172,17 @@ def annotation_submit(
         study_item_id=study_item_id,
     )
     adaptive = item.study.adaptive_mode != Study.Adaptive.FIXED and study_item_id is not None
-    if adaptive:  # the clip's settled state is written in the submission's transaction
+    if adaptive:  # the clip's settled state is written with the submission
         study = Study.objects.get(pk=item.study.pk)
-        annotation.pk = adaptive_submit(store, study=study, study_item_id=study_item_id, levels=levels)
+        annotation.pk = adaptive_submit(
+            lambda state: store(state=state),
+            study=study,
+            study_item_id=study_item_id,
+            levels=levels,
+            counts=item.clip_counts,
+        )
     else:
-        annotation.pk = store()
+        annotation.pk = store()[0]
     if annotation.pk is None:
         return _lost_claim(item, levels, response, mismatch)
     if last:  # once a task, not once a clip: the check is a query over the study's clips

@@ -29,6 +29,13 @@ _ITEM, _TASK, _STUDY = TaskItem._meta.db_table, Task._meta.db_table, Study._meta
 _STUDY_ITEM, _EVENT, _ANNOTATION = StudyItem._meta.db_table, PlaybackEvent._meta.db_table, Annotation._meta.db_table
 _CLIP, _WORD, _PARTICIPANT = Clip._meta.db_table, Word._meta.db_table, Participant._meta.db_table
 _JSON = "CAST(%s AS JSONB)" if connection.vendor == "postgresql" else "%s"
+_INDEX = connection.ops.quote_name("index")
+# A clip's words as one JSON value, [[index, text], ...] in no particular order.
+_WORDS_JSON = (
+    f"json_agg(json_build_array(w.{_INDEX}, w.text))"
+    if connection.vendor == "postgresql"
+    else f"json_group_array(json_array(w.{_INDEX}, w.text))"
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,21 @@ class StudyRules:
     required_coverage: float
     mismatch_threshold: int
     adaptive_mode: str
+
+
+@dataclass(frozen=True)
+class ClipState:
+    """An adaptive design's state of a clip (attribute names as on StudyItem), as a submission
+    computed it from the clip's counts as it read them (`seen_before` annotations, `marks_before`):
+    written with the submission only if the clip still holds exactly those, that is if no other
+    submission's counts or state were written in between."""
+
+    seen_before: int
+    marks_before: list[int]
+    word_marks: list[int]
+    word_heavy: list[int]
+    settled: bool
+    priority: float
 
 
 @dataclass(frozen=True)
@@ -70,6 +92,13 @@ class ItemState:
     handed_out: datetime  # when it became the task's current item: the previous one's submission, or the task's start
     stored_events: int  # playback events stored for it so far
     study: StudyRules
+    # Its clip's adaptive counts as they stand: completed_count, word_marks, word_heavy (None without
+    # a clip of the study, as an attention check's item)
+    clip_counts: tuple[int, list, list] | None
+    # The item after it, as the page shows it once this one is submitted: read with the item, so
+    # that a submit answers with the next clip without another round trip (each one holds a web
+    # server thread, and the GIL must be taken back after it). None for the task's last item.
+    next_clip: "NextClip | None" = None
 
 
 _ITEM_STATE = f"""
@@ -82,11 +111,16 @@ _ITEM_STATE = f"""
                      WHERE p.task_id = ti.task_id AND p.position = ti.position - 1), t.created_at),
            (SELECT COUNT(*) FROM {_EVENT} e WHERE e.item_id = ti.id),
            s.id, s.slug, s.kind, s.interface_language, s.language, s.text_direction, s.min_marked_words,
-           s.max_marked_fraction, s.required_coverage, s.mismatch_threshold, s.adaptive_mode
+           s.max_marked_fraction, s.required_coverage, s.mismatch_threshold, s.adaptive_mode,
+           si.completed_count, si.word_marks, si.word_heavy,
+           nx.id, nx.position, (SELECT COUNT(*) FROM {_ITEM} a WHERE a.task_id = ti.task_id), nx.word_count,
+           nc.browser_audio, (SELECT {_WORDS_JSON} FROM {_WORD} w WHERE w.clip_id = nx.clip_id)
     FROM {_ITEM} ti
     JOIN {_TASK} t ON t.id = ti.task_id
     JOIN {_STUDY} s ON s.id = t.study_id
     LEFT JOIN {_STUDY_ITEM} si ON si.id = ti.study_item_id
+    LEFT JOIN {_ITEM} nx ON nx.task_id = ti.task_id AND nx.position = ti.position + 1
+    LEFT JOIN {_CLIP} nc ON nc.id = nx.clip_id
     WHERE ti.id = %s AND t.participant_id = %s
 """
 
@@ -104,9 +138,31 @@ def item_state(*, item_id: int, participant_id: int | None, now: datetime, slug:
     if row is None:
         return None
     presentation = row[11] if isinstance(row[11], dict) else json.loads(row[11] or "{}")
+    rules, counts, following = row[17:28], row[28:31], row[31:]
     return ItemState(
-        *row[:11], presentation, bool(row[12]), row[13], row[14], _as_datetime(row[15]), row[16], StudyRules(*row[17:])
+        *row[:11],
+        presentation,
+        bool(row[12]),
+        row[13],
+        row[14],
+        _as_datetime(row[15]),
+        row[16],
+        StudyRules(*rules),
+        None if counts[0] is None else (counts[0], *(_json(value) for value in counts[1:])),
+        _next_clip(*following),
     )
+
+
+def _json(value):
+    """A JSON column or value as Python: PostgreSQL's driver may give it parsed or as text, SQLite as text."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _next_clip(item_id, position, total, word_count, browser_audio, words) -> "NextClip | None":
+    if item_id is None:
+        return None
+    words = _json(words) or []
+    return NextClip(item_id, position, total, word_count, browser_audio, sorted((i, text) for i, text in words))
 
 
 def item_events(item_id: int) -> list[tuple[int, playback.Event]]:
@@ -149,6 +205,27 @@ def submission_store(
     threshold: int,
     completes_task: bool,
 ) -> int | None:
+    """`submission_store_with_state` without a clip state to write: the annotation's id, or None."""
+    return submission_store_with_state(
+        annotation,
+        task_id=task_id,
+        events=events,
+        study_item_id=study_item_id,
+        threshold=threshold,
+        completes_task=completes_task,
+    )[0]
+
+
+def submission_store_with_state(
+    annotation: Annotation,
+    *,
+    task_id: int,
+    events: list[tuple],
+    study_item_id: int | None,
+    threshold: int,
+    completes_task: bool,
+    state: ClipState | None = None,
+) -> tuple[int | None, bool]:
     """Claim the item and write everything a submission writes, atomically:
     the annotation, the reports that came with it, the clip's counts (when
     `study_item_id` is given) and, for the task's last item, the task's and
@@ -160,43 +237,81 @@ def submission_store(
 
     On PostgreSQL all of it is one statement (data-modifying WITH queries, each
     write conditional on the claim), so a submit costs one round trip and no
-    BEGIN/COMMIT; SQLite runs the same statements in a transaction."""
+    BEGIN/COMMIT; SQLite runs the same statements in a transaction.
+
+    `state`, an adaptive design's new state of the clip, is written in the same
+    statement if the clip still holds `state.seen_before` annotations, so that
+    no lock is held between statements (while the web server's thread waits
+    for the GIL); returns (the annotation's id or None, whether the state was
+    written). When another submission of the clip came in between, the caller
+    counts this one in under the clip's lock (annotation.services.adaptive)."""
     now = annotation.submitted_at
     writes = [_annotation_insert(annotation)]
     if events:
         writes.append(_events_insert(annotation.item_id, events, now, guard="{claimed}"))
-    if study_item_id is not None:
-        writes.append(_counts_update(study_item_id, annotation.mismatch_reported, threshold))
-    if completes_task:
-        writes += _completion_updates(task_id, annotation.participant_id, now)
     claim = _claim(annotation.item_id, task_id, now)
+    if study_item_id is None:
+        state = None
+
+    def rest(written: ClipState | None, when: str) -> list[tuple[str, list]]:
+        """The writes after the annotation's and its reports': the clip's counts (and `written`,
+        if `when` holds), the task's completion."""
+        writes = []
+        if study_item_id is not None:
+            writes.append(_counts_update(study_item_id, annotation.mismatch_reported, threshold, written, when))
+        if completes_task:
+            writes += _completion_updates(task_id, annotation.participant_id, now)
+        return writes
+
     if connection.vendor == "postgresql":
-        return _in_one_statement(claim, writes)
-    return _in_one_transaction(claim, writes)
+        when = "COALESCE((SELECT ok FROM fresh), FALSE)"
+        return _in_one_statement(claim, writes + rest(state, when), study_item_id, state)
+    return _in_one_transaction(claim, writes, study_item_id, state, lambda fresh: rest(fresh, "1 = 1"))
 
 
-def _in_one_statement(claim, writes) -> int | None:
+_FRESH = f"""SELECT completed_count = %s AND word_marks = CAST(%s AS JSONB) AS ok FROM {_STUDY_ITEM}
+             WHERE id = %s AND {{claimed}} FOR UPDATE"""
+
+
+def _in_one_statement(claim, writes, study_item_id, state: ClipState | None) -> tuple[int | None, bool]:
+    """(the annotation's id, whether the clip's state was written) from one statement. With a
+    state, a locked read of the clip (`fresh`) says whether its counts are still those the state
+    was computed from; the counts' update writes the state only then. The read locks the clip's
+    latest version (waiting for a concurrent writer), so what it says holds for the update."""
     guard = "EXISTS (SELECT 1 FROM claimed)"
-    parts = [f"claimed AS ({claim[0]})"] + [
-        f"w{number} AS ({sql.format(claimed=guard)})" for number, (sql, _) in enumerate(writes)
-    ]
-    params = claim[1] + [value for _, values in writes for value in values]
+    parts = [f"claimed AS ({claim[0]})"]
+    params = list(claim[1])
+    if state is not None:
+        parts.append(f"fresh AS ({_FRESH.format(claimed=guard)})")
+        params += [state.seen_before, json.dumps(state.marks_before), study_item_id]
+    parts += [f"w{number} AS ({sql.format(claimed=guard)})" for number, (sql, _) in enumerate(writes)]
+    params += [value for _, values in writes for value in values]
+    written = "COALESCE((SELECT ok FROM fresh), FALSE)" if state is not None else "FALSE"
     with connection.cursor() as cursor:
-        cursor.execute("WITH " + ",\n".join(parts) + "\nSELECT id FROM w0", params)
+        cursor.execute("WITH " + ",\n".join(parts) + f"\nSELECT (SELECT id FROM w0), {written}", params)
         row = cursor.fetchone()
-    return row[0] if row else None
+    return (row[0], bool(row[1]) and row[0] is not None) if row else (None, False)
 
 
-def _in_one_transaction(claim, writes) -> int | None:
+def _in_one_transaction(claim, writes, study_item_id, state, rest) -> tuple[int | None, bool]:
+    """SQLite: the same writes in one transaction, which holds the database's write lock from its
+    start (IMMEDIATE), so the clip's counts read in it stand until it commits."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(*claim)
         if cursor.fetchone() is None:
-            return None
-        for number, (sql, params) in enumerate(writes):
+            return None, False
+        fresh = state is not None and _counts_stand(cursor, study_item_id, state)
+        for number, (sql, params) in enumerate(writes + rest(state if fresh else None)):
             cursor.execute(sql.format(claimed="1 = 1"), params)
             if number == 0:
                 annotation_id = cursor.fetchone()[0]
-    return annotation_id
+    return annotation_id, fresh
+
+
+def _counts_stand(cursor, study_item_id: int, state: ClipState) -> bool:
+    cursor.execute(f"SELECT completed_count, word_marks FROM {_STUDY_ITEM} WHERE id = %s", [study_item_id])
+    completed, marks = cursor.fetchone()
+    return completed == state.seen_before and _json(marks) == state.marks_before
 
 
 def _claim(item_id: int, task_id: int, now: datetime) -> tuple[str, list]:
@@ -252,18 +367,29 @@ def _events_insert(item_id: int, events: list[tuple], received_at: datetime, *, 
     )
 
 
-def _counts_update(study_item_id: int, mismatch: bool, threshold: int) -> tuple[str, list]:
+def _counts_update(
+    study_item_id: int, mismatch: bool, threshold: int, state: ClipState | None = None, when: str = "1 = 1"
+) -> tuple[str, list]:
     """Completed +1, reserved -1 and, with a mismatch report, the report counted
     and the clip taken out for review once the reports reach the threshold: the
-    rule and states of annotation.services.study_item_review, applied in the statement."""
+    rule and states of annotation.services.study_item_review, applied in the statement.
+    With a `state`, also the adaptive design's state of the clip, where `when` holds."""
     report = 1 if mismatch else 0
+    adaptive, extra = "", []
+    if state is not None:
+        adaptive = (
+            f", word_marks = CASE WHEN {when} THEN {_JSON} ELSE word_marks END,"
+            f" word_heavy = CASE WHEN {when} THEN {_JSON} ELSE word_heavy END,"
+            f" settled = CASE WHEN {when} THEN %s ELSE settled END, priority = CASE WHEN {when} THEN %s ELSE priority END"
+        )
+        extra = [json.dumps(state.word_marks), json.dumps(state.word_heavy), state.settled, state.priority]
     return (
         f"""UPDATE {_STUDY_ITEM}
             SET completed_count = completed_count + 1, reserved_count = reserved_count - 1,
                 mismatch_count = mismatch_count + %s,
-                review = CASE WHEN %s = 1 AND review = %s AND mismatch_count + 1 >= %s THEN %s ELSE review END
+                review = CASE WHEN %s = 1 AND review = %s AND mismatch_count + 1 >= %s THEN %s ELSE review END{adaptive}
             WHERE id = %s AND {{claimed}}""",
-        [report, report, REPORTED_FROM.value, threshold, REPORTED_TO.value, study_item_id],
+        [report, report, REPORTED_FROM.value, threshold, REPORTED_TO.value, *extra, study_item_id],
     )
 
 

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation import tones
 from annotation.models import Study
-from annotation.services.assignment import NoTaskAvailable, assignment_claim
+from annotation.services.assignment import NoTaskAvailable, assignment_claim, task_current
 from annotation.services.participants import (
     EntryRefused,
     entry_check,
@@ -51,10 +51,13 @@ def message(
     return render(request, "participant/message.html", context, status=status)
 
 
-def participant_page(step: str, *, before_entry=None):
+def participant_page(step: str, *, before_entry=None, open_task: bool = False):
     """Load the participant from their cookie and keep them on their current step.
     `before_entry(request, study)` may answer for a browser that is no participant
-    yet (None: the "use your study link" page)."""
+    yet (None: the "use your study link" page). With `open_task`, the view gets the
+    participant's open task too (annotation.services.assignment.task_current), read
+    once for the step and the page: every round trip holds one of the web server's
+    few threads (bench/annotate_load.py --mode realistic)."""
 
     def decorate(view):
         @wraps(view)
@@ -74,7 +77,12 @@ def participant_page(step: str, *, before_entry=None):
                         status=403,
                     )
             with translation.override(participant.study.interface_language):
-                current = next_step(participant)
+                if open_task:
+                    task = task_current(participant=participant)
+                    current = next_step(participant, has_open_task=task is not None)
+                    args = (task, *args)
+                else:
+                    current = next_step(participant)
                 if current != step:
                     return to_step(participant, current)
                 return view(request, participant, *args, **kwargs)

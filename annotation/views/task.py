@@ -2,8 +2,9 @@
 
 The submit is the one request of every clip (the page's playback reports
 travel with it; only a long listen sends some ahead), so it and the playback
-report read the item once (annotation.sql.submission_rows) and render
-the next clip from one more statement; the rest of the app is ORM as usual."""
+report read the item once (annotation.sql.submission_rows), the next clip
+with it, and a submit writes in one more statement: two round trips, each of
+which holds one of the web server's threads; the rest of the app is ORM as usual."""
 
 import json
 
@@ -20,9 +21,7 @@ from django.views.decorators.http import require_POST, require_safe
 from annotation.answer_forms import answer_form
 from annotation.audio_links import signed_audio_url
 from annotation.models import ListeningFormItem, Study, Task, TaskItem, Word
-from annotation.services.assignment import task_current
 from annotation.services.gates import marking_rule
-from annotation.services.participants import next_step
 from annotation.services.submission import (
     NotTheCurrentClip,
     SubmissionRefused,
@@ -32,18 +31,15 @@ from annotation.services.submission import (
     playback_record,
     submission_check_turn,
 )
-from annotation.sql.submission_rows import current_clip
+from annotation.sql.submission_rows import NextClip, current_clip
 from annotation.views.listening_form_items import form_item_context
 from annotation.views.participant import participant_page
-from annotation.views.participant_access import get_item_for_participant, to_step
+from annotation.views.participant_access import get_item_for_participant
 
 
 @require_safe
-@participant_page("task")
-def task_page(request, participant):
-    task = task_current(participant=participant)
-    if task is None:
-        return to_step(participant, next_step(participant))
+@participant_page("task", open_task=True)
+def task_page(request, participant, task: Task):
     return _render_item(request, task)
 
 
@@ -57,12 +53,12 @@ def _render_item(request, task: Task, *, data=None, errors=None, status: int = 2
     return render(request, template + ("#item" if partial else ""), context, status=status)
 
 
-def item_context(task_id: int, study, errors: list[str] | None = None) -> dict:
+def item_context(task_id: int, study, errors: list[str] | None = None, clip: NextClip | None = None) -> dict:
     """The current clip of an emphasis task; `study` is a Study or the StudyRules read with the item.
     Word indexes go in as text and the links are built here: the page is
     rendered after every submit, and number formatting and {% url %} were
     most of its cost."""
-    clip = current_clip(task_id)
+    clip = clip or current_clip(task_id)
     route = [study.slug, clip.item_id]
     most = max_marks(
         word_count=clip.word_count, min_marked=study.min_marked_words, max_fraction=study.max_marked_fraction
@@ -142,7 +138,9 @@ def _submit(request, slug, item, now):
         return redirect("annotation:task", slug=slug)
     if item.study.kind == Study.Kind.LISTENING_FORM:
         return _render_item(request, Task.objects.select_related("study").get(pk=item.task_id), partial=True)
-    return _next_clip(request, item_context(item.task_id, item.study))
+    # A fresh submission's next clip was read with the item; a resend's is the task's first pending one.
+    following = None if result.duplicate else item.next_clip
+    return _next_clip(request, item_context(item.task_id, item.study, clip=following))
 
 
 def _next_clip(request, context: dict) -> HttpResponse:
