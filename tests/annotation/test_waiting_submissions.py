@@ -130,6 +130,7 @@ def make_study(participants: int):
         target_annotations=participants,
         attention_checks_per_task=0,
         sound_check=False,
+        headphone_check=Study.HeadphoneCheck.NONE,
         status=Study.Status.LIVE,
     )
 
