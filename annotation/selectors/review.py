@@ -135,9 +135,11 @@ def participant_status(participant: Participant, task_status: str | None) -> str
     if task_status is not None:
         return {Task.Status.OPEN: "annotating", Task.Status.EXPIRED: "task expired"}.get(task_status, "completed")
     if participant.screened_out:  # by an answer to screening, or out of tries at a check
-        if participant.headphone_check_passed is False:
-            return "failed the headphone check"
-        return "failed the sound check" if participant.sound_check_passed is False else "screened out"
+        # The sound check comes after the headphone check, which a study may only record: who
+        # failed both was screened out by the sound check.
+        if participant.sound_check_passed is False:
+            return "failed the sound check"
+        return "failed the headphone check" if participant.headphone_check_passed is False else "screened out"
     if participant.headphone_level_set_at is not None and participant.headphone_check_passed is None:
         return "at the headphone check"
     if participant.sound_check_passed is False:

@@ -219,7 +219,9 @@ def screening(request, participant):
 @require_safe
 @participant_page("screened_out")
 def screened_out(request, participant):
-    if participant.headphone_check_passed is False:
+    # Who failed a headphone check that the study only records, and then the sound check, was
+    # screened out by the sound check.
+    if participant.headphone_check_passed is False and participant.sound_check_passed is not False:
         return screen_out_page(request, participant, _("The headphone check did not succeed, so you cannot take part."))
     return screen_out_page(request, participant, _("Thank you. This study is for a different group of people."))
 

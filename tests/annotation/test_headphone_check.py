@@ -311,3 +311,34 @@ def test_the_time_a_task_takes_includes_the_headphone_check():
         assert headphone_check_seconds(study) == seconds
         assert task_minutes_estimate(study) == math.ceil((task + seconds) / 60)
     assert task_minutes_estimate(study) == 5
+
+
+def test_a_sound_check_failure_after_a_recorded_headphone_failure_is_not_blamed_on_the_headphones(client):
+    """A study that only records the check sends who fails it on to the sound check; if the sound
+    check then screens them out, their thank-you page and the review page name the sound check."""
+    from annotation import tones
+    from annotation.selectors.review import participant_review_rows
+    from annotation.services.participants import sound_check_seed
+
+    study = live_study(
+        headphone_check=Study.HeadphoneCheck.ANTIPHASE,
+        headphone_check_screens_out=False,
+        sound_check=True,
+        sound_check_tries=1,
+    )
+    base = f"/s/{study.slug}"
+    participant = entered(client, study)
+    client.post(f"{base}/headphones/level/")
+    for _ in range(6):
+        response = answer(client, study, participant, right=False)
+    assert response["Location"] == f"{base}/sound-check/"
+    participant.refresh_from_db()
+    wrong = tones.tone_count(sound_check_seed(participant)) + 1
+    assert "The sound check did not succeed" in client.post(f"{base}/sound-check/", {"count": wrong}).content.decode()
+    participant.refresh_from_db()
+    assert participant.screened_out and participant.headphone_check_passed is False
+
+    revisit = client.get(f"{base}/thank-you/").content.decode()
+    assert study.screen_out_code in revisit and "The headphone check did not succeed" not in revisit
+    status = {row.participant_id: row.status for row in participant_review_rows(study=study)}[participant.pk]
+    assert status == "failed the sound check"
