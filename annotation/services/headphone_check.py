@@ -128,12 +128,28 @@ def headphone_answer(*, participant: Participant, test: str, attempt: int, trial
         return _after_answer(participant, position)
 
 
+def headphone_check_settle(*, participant: Participant) -> str | None:
+    """Decide the check of a participant with nothing left to answer although it is undecided: the
+    study's settings changed while they were at it (a test dropped, fewer tries or trials). "passed"
+    or "failed" by the settings as they are now; None when a trial is due or it is decided."""
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        if participant.headphone_check_passed is not None or headphone_check_position(participant) is not None:
+            return None
+        return _decided(participant)
+
+
 def _after_answer(participant: Participant, answered: Position) -> str:
-    study = participant.study
     following = headphone_check_position(participant)
     if following is not None:
         retry = following.test == answered.test and following.attempt > answered.attempt
         return "retry" if retry else "next"
+    return _decided(participant)
+
+
+def _decided(participant: Participant) -> str:
+    """Store the verdict of a check with nothing left to answer, screening out who failed."""
+    study = participant.study
     attempts = _attempts(participant)
     passed = all(_passed(study, test, attempts) for test in study.headphone_tests)
     Participant.objects.filter(pk=participant.pk).update(headphone_check_passed=passed)

@@ -17,6 +17,7 @@ from annotation.models import Participant
 from annotation.services.headphone_check import (
     headphone_answer,
     headphone_check_position,
+    headphone_check_settle,
     headphone_level_set,
     trial_seed,
 )
@@ -46,7 +47,8 @@ def headphone_check(request, participant):
     if request.method == "POST":
         return _answered(request, participant)
     position = headphone_check_position(participant)
-    if position is None:  # decided meanwhile (another tab)
+    if position is None:  # decided meanwhile (another tab), or nothing left to answer since the settings changed
+        headphone_check_settle(participant=participant)
         participant.refresh_from_db()
         return to_step(participant, next_step(participant))
     grants = [

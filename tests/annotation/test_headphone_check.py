@@ -342,3 +342,35 @@ def test_a_sound_check_failure_after_a_recorded_headphone_failure_is_not_blamed_
     assert study.screen_out_code in revisit and "The headphone check did not succeed" not in revisit
     status = {row.participant_id: row.status for row in participant_review_rows(study=study)}[participant.pk]
     assert status == "failed the sound check"
+
+
+def test_a_setting_changed_mid_check_decides_the_check_instead_of_looping(client):
+    """The study's settings can change while someone is at the check (here: both tests, then Huggins
+    pitch alone, after they passed it and began the antiphase tones). Nothing is left to answer:
+    the check is decided by the settings as they are now, not a page that redirects to itself."""
+    study = live_study(headphone_check=Study.HeadphoneCheck.BOTH)
+    base = f"/s/{study.slug}"
+    participant = entered(client, study)
+    client.post(f"{base}/headphones/level/")
+    for _ in range(6):
+        answer(client, study, participant, right=True)
+    answer(client, study, participant, right=True)  # the first antiphase trial
+    Study.objects.filter(pk=study.pk).update(headphone_check=Study.HeadphoneCheck.HUGGINS)
+
+    assert client.get(f"{base}/headphones/")["Location"] == f"{base}/instructions/"
+    participant.refresh_from_db()
+    assert participant.headphone_check_passed is True and not participant.screened_out
+
+    # Fewer tries than a participant has already failed: they are out of tries.
+    study = live_study(headphone_check=Study.HeadphoneCheck.HUGGINS, headphone_check_tries=2)
+    base = f"/s/{study.slug}"
+    client.cookies.clear()
+    participant = entered(client, study, pid="6a0c1e2d3b4a596877665544")
+    client.post(f"{base}/headphones/level/")
+    for _ in range(6):
+        answer(client, study, participant, right=False)
+    Study.objects.filter(pk=study.pk).update(headphone_check_tries=1)
+    assert client.get(f"{base}/headphones/")["Location"] == f"{base}/thank-you/"
+    participant.refresh_from_db()
+    assert participant.headphone_check_passed is False and participant.screened_out
+    assert "The headphone check did not succeed" in client.get(f"{base}/thank-you/").content.decode()
