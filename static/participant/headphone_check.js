@@ -11,6 +11,9 @@
     return new Promise((resolve) => {
       if (audio.readyState >= HTMLMediaElement.HAVE_ENOUGH_DATA) return resolve();
       audio.addEventListener("canplaythrough", resolve, { once: true });
+      // iPhone Safari loads only metadata until a tap asks for more (preload="auto" is not honoured
+      // there), so the sounds are loaded from the tap on Play, never waited for before it.
+      if (audio.networkState !== HTMLMediaElement.NETWORK_LOADING) audio.load();
     });
   }
 
@@ -45,11 +48,12 @@
     // A link that has expired or a connection that dropped: a reload brings fresh links to the same sounds.
     const unloaded = document.querySelector("[data-load-error]");
     for (const sound of sounds) sound.addEventListener("error", () => { unloaded.hidden = false; });
-    if (!example) Promise.all(sounds.map(loaded)).then(() => { button.disabled = false; });
+    button.disabled = false;
     button.addEventListener("click", async () => {
       button.disabled = true;
       failed.hidden = true;
       try {
+        await Promise.all(sounds.map(loaded));
         await playInTurn(trial, sounds);
       } catch (error) {
         failed.hidden = false;
