@@ -254,7 +254,7 @@ def test_objects_stored_before_a_failed_database_write_are_deleted(corpus_folder
     corpus_folder.write_jsonl()
     stored_before_failure = []
 
-    def failing_write(corpus_name, staged, stored):
+    def failing_write(corpus_name, staged):
         stored_before_failure.extend(s3_bucket.keys())
         raise RuntimeError("database went away")
 
