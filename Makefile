@@ -77,7 +77,7 @@ run: install
 
 # pytest's exit status 5 means that it collected no tests: a failure, with a word why.
 test: install-test
-	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(PY) -m pytest $(PYTEST_ARGS) || { \
+	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(PY) -m pytest --durations=20 $(PYTEST_ARGS) || { \
 	  status=$$?; [ $$status -ne 5 ] || echo "make test: pytest collected no tests (exit status 5); see PYTEST_ARGS" >&2; \
 	  exit $$status; }
 
