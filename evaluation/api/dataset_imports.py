@@ -6,10 +6,12 @@ import_emphasis_dataset does (multipart):
 - `format` morrison: a corpus and a closed binary study of the crowd's annotations (and, with
   `label_set`, its final label set); needs annotation.add_study too.
 The archive holds the dataset file(s) (`data`, a path inside it; default gold_df.json,
-annotations.json, or the whole archive for the Hugging Face layouts) and the audio (`audio`, a
-folder inside it; default its root). Atomic: a refusal is 400 with the command's message in
+annotations.json, or the whole archive for the Hugging Face layouts: Parquet, a save_to_disk
+folder, .jsonl) and the audio (`audio`, a folder inside it; default its root; not needed where the
+Parquet or Arrow files embed it). Atomic: a refusal is 400 with the command's message in
 "detail" and the first bad records in "problems" (where, clip, field, reason); nothing is
-written. Synchronous: the upload is limited to IMPORT_MAX_ARCHIVE_BYTES as it arrives, and so is
+written. With `skip_invalid` the bad records are left out instead and listed in the answer's
+"skipped", each with its reason. Synchronous: the upload is limited to IMPORT_MAX_ARCHIVE_BYTES as it arrives, and so is
 what it expands to (annotation/uploads.py: at most twice that of temporary disk); a user has at
 most IMPORT_MAX_CONCURRENT_PER_USER imports under way (429 past it).
 """
@@ -62,6 +64,10 @@ class DatasetImportSerializer(serializers.Serializer):
         max_length=200, required=False, default="", allow_blank=True, help_text="morrison: also make this label set."
     )
     keep_all_annotators = serializers.BooleanField(default=False, help_text="morrison: skip the annotator filters.")
+    skip_invalid = serializers.BooleanField(
+        default=False,
+        help_text="Import the records that can be and list each bad one in `skipped`, instead of refusing them all.",
+    )
 
     def validate(self, values: dict) -> dict:
         for name in ("data", "audio"):
@@ -91,6 +97,9 @@ class DatasetRefusalSerializer(serializers.Serializer):
 
 class DatasetImportedSerializer(serializers.Serializer):
     format = serializers.CharField()
+    skipped = DatasetProblemSerializer(
+        many=True, help_text="The records left out with skip_invalid (where, clip, field, reason); empty otherwise."
+    )
     label_set = LabelSetSerializer(allow_null=True, help_text="The set made; null for morrison without label_set.")
     study = serializers.IntegerField(allow_null=True, help_text="morrison: the closed binary study made.")
     summary = serializers.DictField(help_text="The set's summary, or the crowd import's (clips, annotators, rejected).")
@@ -133,8 +142,10 @@ class DatasetImportViewSet(ApiViewSet):
                 corpus_name=values["corpus"] or None,
                 apply_filters=not values["keep_all_annotators"],
                 then=crowd_label_set_step(name=values["label_set"], user=request.user),
+                skip_invalid=values["skip_invalid"],
             )
-            return self._body(request, values, report.made, report.study.pk, report.as_dict())
+            skipped = [problem.as_dict() for problem in report.skipped]
+            return self._body(request, values, report.made, report.study.pk, report.as_dict(), skipped)
         label_set = label_set_import(
             format_key=values["format"],
             path=data,
@@ -147,13 +158,15 @@ class DatasetImportViewSet(ApiViewSet):
             finalize=not values["draft"],
             audio_named=f"uploaded archive {values['archive'].name}"
             + (f", {values['audio']}" if values["audio"] else ""),
+            skip_invalid=values["skip_invalid"],
             user=request.user,
         )
-        return self._body(request, values, label_set, None, label_set.summary)
+        skipped = label_set.source.get("skipped", [])
+        return self._body(request, values, label_set, None, label_set.summary, skipped)
 
-    def _body(self, request, values, label_set, study, summary) -> dict:
+    def _body(self, request, values, label_set, study, summary, skipped) -> dict:
         shown = LabelSetSerializer(label_set, context={"request": request}).data if label_set else None
-        return {"format": values["format"], "label_set": shown, "study": study, "summary": summary}
+        return {"format": values["format"], "label_set": shown, "study": study, "summary": summary, "skipped": skipped}
 
 
 def _refusal(error: Exception) -> dict:

@@ -131,7 +131,7 @@ def test_bad_annotations_are_named_by_annotator_item_and_field(tmp_path, media_s
         run("morrison", path, "--audio", audio, "--name", "bad")
 
     message = str(refused.value)
-    assert "annotations.json: 4 bad row(s), nothing was imported" in message
+    assert "annotations.json: 7 bad row(s), nothing was imported" in message
     assert (
         "annotations.json annotator '000001' item 3 (clip '40_121026_000002_000000'), score: "
         "each score must be 0 or 1 (this is a binary study)"
@@ -141,6 +141,11 @@ def test_bad_annotations_are_named_by_annotator_item_and_field(tmp_path, media_s
     )
     assert "annotator '000002' item 6 (clip '41_121026_000005_000000'), words: differ from the words given" in message
     assert "annotator '000000' item 20 (clip '41_121026_000019_000000'), audio: no audio file" in message
+    # every later item naming that stem is named too: with --skip-invalid each is one left out
+    assert (
+        "annotator '000003' item 20 (clip '41_121026_000019_000000'), stem: has no audio file "
+        "(see annotations.json annotator '000000' item 20)"
+    ) in message
     assert not Study.objects.exists() and not Clip.objects.exists()
     assert not any(path.is_file() for path in media_storage.rglob("*"))
 
