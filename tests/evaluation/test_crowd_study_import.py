@@ -150,6 +150,25 @@ def test_bad_annotations_are_named_by_annotator_item_and_field(tmp_path, media_s
     assert not any(path.is_file() for path in media_storage.rglob("*"))
 
 
+def test_skip_invalid_leaves_out_the_bad_items_and_lists_each(tmp_path, media_storage):
+    path, audio = morrison_annotations(tmp_path, stems=20)
+    data = json.loads(path.read_text())
+    data["000001"]["annotations"][2]["score"] = [1, 0, 2, 0]
+    path.write_text(json.dumps(data))
+    (audio / "41" / "121026" / "41_121026_000019_000000.wav").unlink()
+
+    out = run("morrison", path, "--audio", audio, "--name", "kept", "--skip-invalid")
+
+    study = Study.objects.get(name="kept")
+    assert study.items.count() == 19  # the stem without audio is left out
+    assert "Skipped 5 record(s), not imported:" in out
+    assert "  annotations.json annotator '000001' item 3 (clip '40_121026_000002_000000'), score: each score" in out
+    assert "annotator '000003' item 20 (clip '41_121026_000019_000000'), stem: has no audio file" in out
+    # 3 good annotators of 20 items, one with an item left out, and the eager one with 19
+    annotations = Annotation.objects.filter(participant__study=study)
+    assert annotations.count() == 19 + 18 + 19 + 19 + 5
+
+
 def test_binary_and_three_level_studies_make_no_set_together(tmp_path):
     path, audio = morrison_annotations(tmp_path)
     run("morrison", path, "--audio", audio, "--name", "Morrison LibriTTS")
