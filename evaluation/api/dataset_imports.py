@@ -29,18 +29,14 @@ from annotation.api.base import ApiViewSet
 from annotation.ingest.dataset_clips import DatasetProblem
 from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
 from annotation.ingest.source import relative_path_problem
-from annotation.services.crowd_study_import import crowd_study_import
 from annotation.uploads import uploaded_archive
 from evaluation.api.label_sets import LabelSetSerializer
 from evaluation.api.systems import TextChoiceField
 from evaluation.ingest.emphasis_datasets import FORMATS
 from evaluation.models import LabelSet
-from evaluation.services.label_set_imports import SPLIT_MODES, crowd_label_set_step, label_set_import
+from evaluation.services.dataset_uploads import CROWD_FORMAT, STUDY_PERMISSION, DatasetUpload, dataset_upload_import
+from evaluation.services.label_set_imports import SPLIT_MODES
 from evaluation.services.label_sets import LabelSetRefused
-
-CROWD_FORMAT = "morrison"
-DEFAULT_DATA = {"emphassess": "gold_df.json", CROWD_FORMAT: "annotations.json"}
-STUDY_PERMISSION = "annotation.add_study"
 
 
 class DatasetImportSerializer(serializers.Serializer):
@@ -132,41 +128,30 @@ class DatasetImportViewSet(ApiViewSet):
         return Response(body, status=status.HTTP_201_CREATED)
 
     def _import(self, request, values: dict, root: Path) -> dict:
-        data = root / (values["data"] or DEFAULT_DATA.get(values["format"], ""))
-        audio = root / values["audio"] if values["audio"] else root
-        if values["format"] == CROWD_FORMAT:
-            report = crowd_study_import(
-                path=data,
-                audio_folder=audio,
-                study_name=values["name"],
-                corpus_name=values["corpus"] or None,
-                apply_filters=not values["keep_all_annotators"],
-                then=crowd_label_set_step(name=values["label_set"], user=request.user),
-                skip_invalid=values["skip_invalid"],
-            )
-            skipped = [problem.as_dict() for problem in report.skipped]
-            return self._body(request, values, report.made, report.study.pk, report.as_dict(), skipped)
-        label_set = label_set_import(
-            format_key=values["format"],
-            path=data,
-            audio_folder=audio,
+        upload = DatasetUpload(
+            format=values["format"],
             name=values["name"],
-            corpus_name=values["corpus"] or None,
+            archive_name=values["archive"].name,
+            data=values["data"],
+            audio=values["audio"],
+            corpus=values["corpus"],
             splits=values["splits"],
             split_seed=values["split_seed"],
             label_source=values.get("label_source"),
-            finalize=not values["draft"],
-            audio_named=f"uploaded archive {values['archive'].name}"
-            + (f", {values['audio']}" if values["audio"] else ""),
+            draft=values["draft"],
+            label_set=values["label_set"],
+            keep_all_annotators=values["keep_all_annotators"],
             skip_invalid=values["skip_invalid"],
-            user=request.user,
         )
-        skipped = label_set.source.get("skipped", [])
-        return self._body(request, values, label_set, None, label_set.summary, skipped)
-
-    def _body(self, request, values, label_set, study, summary, skipped) -> dict:
-        shown = LabelSetSerializer(label_set, context={"request": request}).data if label_set else None
-        return {"format": values["format"], "label_set": shown, "study": study, "summary": summary, "skipped": skipped}
+        result = dataset_upload_import(upload=upload, root=root, user=request.user)
+        shown = LabelSetSerializer(result.label_set, context={"request": request}).data if result.label_set else None
+        return {
+            "format": values["format"],
+            "label_set": shown,
+            "study": result.study.pk if result.study else None,
+            "summary": result.summary,
+            "skipped": result.skipped,
+        }
 
 
 def _refusal(error: Exception) -> dict:
