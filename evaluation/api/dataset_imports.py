@@ -26,7 +26,6 @@ from rest_framework.response import Response
 
 from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
-from annotation.ingest.dataset_clips import DatasetProblem
 from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
 from annotation.ingest.source import relative_path_problem
 from annotation.uploads import uploaded_archive
@@ -34,7 +33,13 @@ from evaluation.api.label_sets import LabelSetSerializer
 from evaluation.api.systems import TextChoiceField
 from evaluation.ingest.emphasis_datasets import FORMATS
 from evaluation.models import LabelSet
-from evaluation.services.dataset_uploads import CROWD_FORMAT, STUDY_PERMISSION, DatasetUpload, dataset_upload_import
+from evaluation.services.dataset_uploads import (
+    CROWD_FORMAT,
+    STUDY_PERMISSION,
+    DatasetUpload,
+    dataset_upload_import,
+    problem_rows,
+)
 from evaluation.services.label_set_imports import SPLIT_MODES
 from evaluation.services.label_sets import LabelSetRefused
 
@@ -157,13 +162,6 @@ class DatasetImportViewSet(ApiViewSet):
 def _refusal(error: Exception) -> dict:
     body = {"detail": str(error)}
     if isinstance(error, ImportRefused):
-        shown = error.problems[:SHOWN_PROBLEMS]
-        body["problems"] = [
-            {"where": _where(p), "clip_id": p.clip_id, "field": p.field, "reason": p.reason} for p in shown
-        ]
-        body["more_problems"] = len(error.problems) - len(shown)
+        body["problems"] = problem_rows(error.problems[:SHOWN_PROBLEMS])
+        body["more_problems"] = len(error.problems) - min(len(error.problems), SHOWN_PROBLEMS)
     return body
-
-
-def _where(problem) -> str:
-    return problem.where if isinstance(problem, DatasetProblem) else f"line {problem.line}"

@@ -8,6 +8,7 @@ annotations.json, or the whole archive for the Hugging Face layouts; the audio a
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from annotation.ingest.dataset_clips import DatasetProblem
 from annotation.services.crowd_study_import import crowd_study_import
 from evaluation.models import LabelSet
 from evaluation.services.label_set_imports import crowd_label_set_step, label_set_import
@@ -73,3 +74,17 @@ def dataset_upload_import(*, upload: DatasetUpload, root: Path, user) -> Dataset
         user=user,
     )
     return DatasetUploadResult(label_set, None, label_set.summary, label_set.source.get("skipped", []))
+
+
+def problem_rows(problems: list) -> list[dict]:
+    """A refusal's problems (a dataset's records, or the staged manifest's rows) as where, clip_id,
+    field and reason, as the API answers them and the admin page lists them."""
+    return [
+        {
+            "where": problem.where if isinstance(problem, DatasetProblem) else f"line {problem.line}",
+            "clip_id": problem.clip_id,
+            "field": problem.field,
+            "reason": problem.reason,
+        }
+        for problem in problems
+    ]
