@@ -39,6 +39,7 @@ class AnnotatorDraft:
     language: str
     country: str
     items: list[tuple[str, list[int]]] = field(default_factory=list)  # (stem, one 0/1 per word)
+    given: int = 0  # the items the release lists for them, bad ones included
 
 
 @dataclass
@@ -50,11 +51,14 @@ class CrowdDraft:
     problems: list[DatasetProblem]
 
 
-def annotator_filter_reasons(items: list[list[int]]) -> list[str]:
-    """Which of the emphases project's annotator filters these items (one 0/1 list each) break."""
+def annotator_filter_reasons(items: list[list[int]], given: int | None = None) -> list[str]:
+    """Which of the emphases project's annotator filters these items (one 0/1 list each) break.
+    `given`: how many items the release lists for the annotator, where some were skipped as bad
+    (the batch was complete all the same: the import left items out, not the annotator)."""
     reasons = []
-    if len(items) < MIN_ITEMS:
-        reasons.append(f"fewer than {MIN_ITEMS} items ({len(items)})")
+    count = len(items) if given is None else given
+    if count < MIN_ITEMS:
+        reasons.append(f"fewer than {MIN_ITEMS} items ({count})")
     suspect = sum(1 for scores in items if sum(scores) > MOST_MARKED_SHARE * len(scores))
     if items and suspect > MOST_SUSPECT_ITEMS * len(items):
         reasons.append(f"{suspect} of {len(items)} items with more than two thirds of the words marked")
@@ -92,6 +96,7 @@ class _Reader:
             self._problem(where, "", "annotations", "each annotator needs a list of annotations")
             return AnnotatorDraft(key, "", "")
         draft = AnnotatorDraft(key, str(value.get("language") or ""), str(value.get("country") or ""))
+        draft.given = len(value["annotations"])
         for number, item in enumerate(value["annotations"], start=1):
             stem = item.get("stem") if isinstance(item, dict) else None
             item_where = f"{where} item {number}"

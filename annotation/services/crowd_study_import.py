@@ -132,7 +132,8 @@ def _write(draft: CrowdDraft, clips: dict, study_name: str, corpus: Corpus, filt
     annotations = 0
     note = NOTE.format(dataset=DATASET, file=draft.file)
     for annotator in draft.annotators:
-        reasons = annotator_filter_reasons([scores for _, scores in annotator.items]) if filters else []
+        scores = [scores for _, scores in annotator.items]
+        reasons = annotator_filter_reasons(scores, given=annotator.given) if filters else []
         participant = Participant.objects.create(
             study=study,
             prolific_pid=f"{PID_PREFIX}{annotator.key}",

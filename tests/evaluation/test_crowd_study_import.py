@@ -167,6 +167,10 @@ def test_skip_invalid_leaves_out_the_bad_items_and_lists_each(tmp_path, media_st
     # 3 good annotators of 20 items, one with an item left out, and the eager one with 19
     annotations = Annotation.objects.filter(participant__study=study)
     assert annotations.count() == 19 + 18 + 19 + 19 + 5
+    # the filters count the items the release gives: 000001 gave 20, so an item skipped here
+    # does not make their batch "fewer than 20 items"; the eager one and the short one are out
+    rejected = Participant.objects.filter(study=study, decision="rejected").values_list("prolific_pid", flat=True)
+    assert sorted(rejected) == ["MORRISON-000003", "MORRISON-000004"]
 
 
 def test_binary_and_three_level_studies_make_no_set_together(tmp_path):
