@@ -69,12 +69,18 @@ FORMATS = {
         "emphassess", "EmphAssess", "prescribed", "gold_df.json: id, src_sentence (tokens), gold_emphasis"
     ),
     "tinystress": DatasetFormat(
-        "tinystress", "TinyStress-15K", "llm", "Hugging Face layout: transcription, emphasis_indices"
+        "tinystress",
+        "TinyStress-15K",
+        "llm",
+        "Hugging Face layout (Parquet, save_to_disk, .jsonl): transcription, emphasis_indices",
     ),
     # StressTest's texts and their stressed words were written by annotators and recorded by an
     # actor reading them so (stresstest-paper.txt, section 3.1): prescribed by the script.
     "stresstest": DatasetFormat(
-        "stresstest", "StressTest", "prescribed", "Hugging Face layout: transcription, stress_pattern"
+        "stresstest",
+        "StressTest",
+        "prescribed",
+        "Hugging Face layout (Parquet, save_to_disk, .jsonl): transcription, stress_pattern",
     ),
 }
 
@@ -183,7 +189,8 @@ def _data_files(path: Path, dataset_format: DatasetFormat) -> list[Path]:
             for file in path.rglob("*")
             if file.suffix in DATA_SUFFIXES
             and file.is_file()
-            and not file.name.startswith((".", "cache-"))  # datasets' cache files beside a saved dataset
+            and not file.name.startswith("cache-")  # datasets' cache files beside a saved dataset
+            and not any(part.startswith(".") for part in file.relative_to(path).parts)  # .cache/ of a download
             and file.name not in HF_METADATA
         )
     if not files:
