@@ -19,14 +19,18 @@ AUDIO_SUFFIXES = (".wav", ".flac")
 
 @dataclass(frozen=True)
 class DatasetProblem:
-    """Why one record of a dataset file cannot be imported: `where` names the file and the line or
-    record ("gold_df.json line 3", "annotations.json annotator '000002' item 5"); `order` sorts."""
+    """Why one record of a dataset file cannot be imported: `where` names the file and the line,
+    record or row ("gold_df.json line 3", "data/test-00000-of-00001.parquet row 17",
+    "annotations.json annotator '000002' item 5"); `order` sorts. A problem that is not
+    `skippable` (a file that cannot be read at all, a choice that does not fit the layout)
+    refuses the import even when the researcher asks to skip bad records."""
 
     order: int
     where: str
     clip_id: str
     field: str
     reason: str
+    skippable: bool = True
 
     def __str__(self) -> str:
         clip = f" (clip {self.clip_id!r})" if self.clip_id else ""
@@ -36,6 +40,7 @@ class DatasetProblem:
     def as_dict(self) -> dict:
         values = asdict(self)
         values.pop("order")
+        values.pop("skippable")
         return values
 
 

@@ -39,6 +39,7 @@ class AnnotatorDraft:
     language: str
     country: str
     items: list[tuple[str, list[int]]] = field(default_factory=list)  # (stem, one 0/1 per word)
+    given: int = 0  # the items the release lists for them, bad ones included
 
 
 @dataclass
@@ -50,11 +51,14 @@ class CrowdDraft:
     problems: list[DatasetProblem]
 
 
-def annotator_filter_reasons(items: list[list[int]]) -> list[str]:
-    """Which of the emphases project's annotator filters these items (one 0/1 list each) break."""
+def annotator_filter_reasons(items: list[list[int]], given: int | None = None) -> list[str]:
+    """Which of the emphases project's annotator filters these items (one 0/1 list each) break.
+    `given`: how many items the release lists for the annotator, where some were skipped as bad
+    (the batch was complete all the same: the import left items out, not the annotator)."""
     reasons = []
-    if len(items) < MIN_ITEMS:
-        reasons.append(f"fewer than {MIN_ITEMS} items ({len(items)})")
+    count = len(items) if given is None else given
+    if count < MIN_ITEMS:
+        reasons.append(f"fewer than {MIN_ITEMS} items ({count})")
     suspect = sum(1 for scores in items if sum(scores) > MOST_MARKED_SHARE * len(scores))
     if items and suspect > MOST_SUSPECT_ITEMS * len(items):
         reasons.append(f"{suspect} of {len(items)} items with more than two thirds of the words marked")
@@ -66,11 +70,13 @@ def read_morrison(path: Path, audio_folder: Path, limits: Limits) -> CrowdDraft:
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        problem = DatasetProblem(0, path.name, "", "", f"is not JSON: {error}")
+        problem = DatasetProblem(0, path.name, "", "", f"is not JSON: {error}", skippable=False)
         return CrowdDraft(path.name, "", {}, [], [problem])
     problems: list[DatasetProblem] = []
     if not isinstance(data, dict) or not data:
-        problems.append(DatasetProblem(0, path.name, "", "", "must be an object: annotator id -> their annotations"))
+        problems.append(
+            DatasetProblem(0, path.name, "", "", "must be an object: annotator id -> their annotations", False)
+        )
         return CrowdDraft(path.name, hashlib.sha256(raw).hexdigest(), {}, [], problems)
     reader = _Reader(path.name, audio_folder, limits, problems)
     annotators = [reader.annotator(order, key, value) for order, (key, value) in enumerate(sorted(data.items()))]
@@ -81,7 +87,7 @@ class _Reader:
     def __init__(self, file: str, audio_folder: Path, limits: Limits, problems: list[DatasetProblem]):
         self.file, self.audio_folder, self.limits, self.problems = file, audio_folder, limits, problems
         self.clips: dict[str, ClipDraft] = {}
-        self.without_audio: set[str] = set()  # reported once, on the first item that names the stem
+        self.without_audio: dict[str, str] = {}  # stem -> the first item that named it, where it was reported
         self.counter = 0
 
     def annotator(self, order: int, key: str, value: object) -> AnnotatorDraft:
@@ -90,6 +96,7 @@ class _Reader:
             self._problem(where, "", "annotations", "each annotator needs a list of annotations")
             return AnnotatorDraft(key, "", "")
         draft = AnnotatorDraft(key, str(value.get("language") or ""), str(value.get("country") or ""))
+        draft.given = len(value["annotations"])
         for number, item in enumerate(value["annotations"], start=1):
             stem = item.get("stem") if isinstance(item, dict) else None
             item_where = f"{where} item {number}"
@@ -108,7 +115,9 @@ class _Reader:
         words = _words(item.get("words"))
         scores = _scores(item.get("score"), len(words))
         clip = self.clips.get(stem)
-        if clip is None and stem not in self.without_audio:
+        if stem in self.without_audio:
+            raise RecordBad("stem", f"has no audio file (see {self.without_audio[stem]})")
+        if clip is None:
             self.clips[stem] = self._clip(where, stem, words)
         elif clip is not None and [(w.text, w.start, w.end) for w in clip.words] != [
             (w.text, w.start, w.end) for w in words
@@ -122,7 +131,7 @@ class _Reader:
         try:
             audio, name = audio_file(self.audio_folder, names, self.limits)
         except RecordBad:
-            self.without_audio.add(stem)
+            self.without_audio[stem] = where
             raise
         self.counter += 1
         return ClipDraft(self.counter, where, stem, audio, name, words, language="en", speaker=speaker)

@@ -12,14 +12,16 @@ rejected, with the rule in the decision note, so that every report and label set
 annotations out and counts them. `apply_filters=False` keeps everyone.
 
 Atomic: a bad record refuses the whole import (every bad record named), and files stored before
-a failure are deleted. `then(study)`, if given, runs inside the same transaction once the study
+a failure are deleted. With `skip_invalid` the bad items are left out instead (an annotator left
+with none is left out too) and each is listed in the report's `skipped`; a file that is not the
+release's JSON is refused either way. `then(study)`, if given, runs inside the same transaction once the study
 is written (evaluation passes the label set's build, so that this floor need not know it): if it
 raises, nothing of the import is kept and its stored files are deleted too; what it returns is
 the report's `made`.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.core.files.storage import default_storage
@@ -46,6 +48,7 @@ class CrowdImportReport:
     annotations: int
     rejected: dict[str, list[str]]  # participant name -> the filters they broke
     made: object = None  # what `then` returned (a label set)
+    skipped: list[DatasetProblem] = field(default_factory=list)  # with skip_invalid: the items left out
 
     def as_dict(self) -> dict:
         return {
@@ -54,6 +57,7 @@ class CrowdImportReport:
             "annotators": self.annotators,
             "annotations": self.annotations,
             "rejected": self.rejected,
+            "skipped": [problem.as_dict() for problem in self.skipped],
         }
 
 
@@ -65,12 +69,18 @@ def crowd_study_import(
     corpus_name: str | None = None,
     apply_filters: bool = True,
     then: Callable[[Study], object] | None = None,
+    skip_invalid: bool = False,
 ) -> CrowdImportReport:
     if Study.objects.filter(name=study_name).exists():
         raise ImportRefused(path.name, [_study_exists(study_name)])
     draft = read_morrison(Path(path), Path(audio_folder), limits_from_settings())
-    if draft.problems:
-        raise ImportRefused(draft.file, sorted(draft.problems, key=lambda problem: problem.order))
+    problems = sorted(draft.problems, key=lambda problem: problem.order)
+    refused = [problem for problem in problems if not (skip_invalid and problem.skippable)]
+    if refused:
+        raise ImportRefused(draft.file, refused)
+    draft.annotators = [annotator for annotator in draft.annotators if annotator.items]
+    if not draft.clips or not draft.annotators:
+        raise ImportRefused(draft.file, [_nothing_left(draft.file, len(problems))])
     corpus_name = corpus_name or study_name
     stored: list[str] = []
     try:
@@ -79,6 +89,7 @@ def crowd_study_import(
                 drafts=list(draft.clips.values()), corpus_name=corpus_name, file_name=draft.file, stored=stored
             )
             report = _write(draft, clips, study_name, Corpus.objects.get(name=corpus_name), apply_filters)
+            report.skipped = problems
             if then is not None:
                 report.made = then(report.study)
             return report
@@ -88,8 +99,14 @@ def crowd_study_import(
         raise
 
 
+def _nothing_left(file: str, skipped: int) -> DatasetProblem:
+    return DatasetProblem(0, file, "", "", f"no item could be imported ({skipped} skipped)", skippable=False)
+
+
 def _study_exists(name: str) -> DatasetProblem:
-    return DatasetProblem(0, "--study", "", "name", f"a study named {name!r} exists already; choose another name")
+    return DatasetProblem(
+        0, "--study", "", "name", f"a study named {name!r} exists already; choose another name", False
+    )
 
 
 def _write(draft: CrowdDraft, clips: dict, study_name: str, corpus: Corpus, filters: bool) -> CrowdImportReport:
@@ -115,7 +132,8 @@ def _write(draft: CrowdDraft, clips: dict, study_name: str, corpus: Corpus, filt
     annotations = 0
     note = NOTE.format(dataset=DATASET, file=draft.file)
     for annotator in draft.annotators:
-        reasons = annotator_filter_reasons([scores for _, scores in annotator.items]) if filters else []
+        scores = [scores for _, scores in annotator.items]
+        reasons = annotator_filter_reasons(scores, given=annotator.given) if filters else []
         participant = Participant.objects.create(
             study=study,
             prolific_pid=f"{PID_PREFIX}{annotator.key}",

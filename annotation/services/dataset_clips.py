@@ -52,4 +52,4 @@ def _on_record(problem: RowProblem, drafts: list[ClipDraft]) -> DatasetProblem:
     if 0 < problem.line <= len(drafts):
         draft = drafts[problem.line - 1]
         return draft.problem(problem.field, reason)
-    return DatasetProblem(problem.line, "manifest", problem.clip_id, problem.field, reason)
+    return DatasetProblem(problem.line, "manifest", problem.clip_id, problem.field, reason, skippable=False)

@@ -12,6 +12,7 @@ from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_label_set_for_staff
+from evaluation.admin.dataset_imports import dataset_import_view
 from evaluation.forms import LabelSetCreateForm
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.services.dataset_exports import LABEL_SET_FORMATS
@@ -63,6 +64,7 @@ class LabelSetAdmin(PlatformModelAdmin):
     def get_urls(self):
         wrap = self.admin_site.admin_view
         return [
+            path("import/", wrap(self.import_view), name="evaluation_labelset_import"),
             path("<int:pk>/progress/", wrap(self.progress_view), name="evaluation_labelset_progress"),
             path("<int:pk>/finalize/", wrap(require_POST(self.finalize_view)), name="evaluation_labelset_finalize"),
             path("<int:pk>/archive/", wrap(require_POST(self.archive_view)), name="evaluation_labelset_archive"),
@@ -126,6 +128,9 @@ class LabelSetAdmin(PlatformModelAdmin):
             "export_formats": [(value, DatasetExport.Format(value).label) for value in LABEL_SET_FORMATS],
         }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
+
+    def import_view(self, request):
+        return dataset_import_view(self, request)
 
     def progress_view(self, request, pk: int):
         label_set = get_label_set_for_staff(request, pk, perm="evaluation.view_labelset")

@@ -6,10 +6,12 @@ import_emphasis_dataset does (multipart):
 - `format` morrison: a corpus and a closed binary study of the crowd's annotations (and, with
   `label_set`, its final label set); needs annotation.add_study too.
 The archive holds the dataset file(s) (`data`, a path inside it; default gold_df.json,
-annotations.json, or the whole archive for the Hugging Face layouts) and the audio (`audio`, a
-folder inside it; default its root). Atomic: a refusal is 400 with the command's message in
+annotations.json, or the whole archive for the Hugging Face layouts: Parquet, a save_to_disk
+folder, .jsonl) and the audio (`audio`, a folder inside it; default its root; not needed where the
+Parquet or Arrow files embed it). Atomic: a refusal is 400 with the command's message in
 "detail" and the first bad records in "problems" (where, clip, field, reason); nothing is
-written. Synchronous: the upload is limited to IMPORT_MAX_ARCHIVE_BYTES as it arrives, and so is
+written. With `skip_invalid` the bad records are left out instead and listed in the answer's
+"skipped", each with its reason. Synchronous: the upload is limited to IMPORT_MAX_ARCHIVE_BYTES as it arrives, and so is
 what it expands to (annotation/uploads.py: at most twice that of temporary disk); a user has at
 most IMPORT_MAX_CONCURRENT_PER_USER imports under way (429 past it).
 """
@@ -24,21 +26,22 @@ from rest_framework.response import Response
 
 from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
-from annotation.ingest.dataset_clips import DatasetProblem
 from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
 from annotation.ingest.source import relative_path_problem
-from annotation.services.crowd_study_import import crowd_study_import
 from annotation.uploads import uploaded_archive
 from evaluation.api.label_sets import LabelSetSerializer
 from evaluation.api.systems import TextChoiceField
 from evaluation.ingest.emphasis_datasets import FORMATS
 from evaluation.models import LabelSet
-from evaluation.services.label_set_imports import SPLIT_MODES, crowd_label_set_step, label_set_import
+from evaluation.services.dataset_uploads import (
+    CROWD_FORMAT,
+    STUDY_PERMISSION,
+    DatasetUpload,
+    dataset_upload_import,
+    problem_rows,
+)
+from evaluation.services.label_set_imports import SPLIT_MODES
 from evaluation.services.label_sets import LabelSetRefused
-
-CROWD_FORMAT = "morrison"
-DEFAULT_DATA = {"emphassess": "gold_df.json", CROWD_FORMAT: "annotations.json"}
-STUDY_PERMISSION = "annotation.add_study"
 
 
 class DatasetImportSerializer(serializers.Serializer):
@@ -62,6 +65,10 @@ class DatasetImportSerializer(serializers.Serializer):
         max_length=200, required=False, default="", allow_blank=True, help_text="morrison: also make this label set."
     )
     keep_all_annotators = serializers.BooleanField(default=False, help_text="morrison: skip the annotator filters.")
+    skip_invalid = serializers.BooleanField(
+        default=False,
+        help_text="Import the records that can be and list each bad one in `skipped`, instead of refusing them all.",
+    )
 
     def validate(self, values: dict) -> dict:
         for name in ("data", "audio"):
@@ -91,6 +98,9 @@ class DatasetRefusalSerializer(serializers.Serializer):
 
 class DatasetImportedSerializer(serializers.Serializer):
     format = serializers.CharField()
+    skipped = DatasetProblemSerializer(
+        many=True, help_text="The records left out with skip_invalid (where, clip, field, reason); empty otherwise."
+    )
     label_set = LabelSetSerializer(allow_null=True, help_text="The set made; null for morrison without label_set.")
     study = serializers.IntegerField(allow_null=True, help_text="morrison: the closed binary study made.")
     summary = serializers.DictField(help_text="The set's summary, or the crowd import's (clips, annotators, rejected).")
@@ -123,49 +133,35 @@ class DatasetImportViewSet(ApiViewSet):
         return Response(body, status=status.HTTP_201_CREATED)
 
     def _import(self, request, values: dict, root: Path) -> dict:
-        data = root / (values["data"] or DEFAULT_DATA.get(values["format"], ""))
-        audio = root / values["audio"] if values["audio"] else root
-        if values["format"] == CROWD_FORMAT:
-            report = crowd_study_import(
-                path=data,
-                audio_folder=audio,
-                study_name=values["name"],
-                corpus_name=values["corpus"] or None,
-                apply_filters=not values["keep_all_annotators"],
-                then=crowd_label_set_step(name=values["label_set"], user=request.user),
-            )
-            return self._body(request, values, report.made, report.study.pk, report.as_dict())
-        label_set = label_set_import(
-            format_key=values["format"],
-            path=data,
-            audio_folder=audio,
+        upload = DatasetUpload(
+            format=values["format"],
             name=values["name"],
-            corpus_name=values["corpus"] or None,
+            archive_name=values["archive"].name,
+            data=values["data"],
+            audio=values["audio"],
+            corpus=values["corpus"],
             splits=values["splits"],
             split_seed=values["split_seed"],
             label_source=values.get("label_source"),
-            finalize=not values["draft"],
-            audio_named=f"uploaded archive {values['archive'].name}"
-            + (f", {values['audio']}" if values["audio"] else ""),
-            user=request.user,
+            draft=values["draft"],
+            label_set=values["label_set"],
+            keep_all_annotators=values["keep_all_annotators"],
+            skip_invalid=values["skip_invalid"],
         )
-        return self._body(request, values, label_set, None, label_set.summary)
-
-    def _body(self, request, values, label_set, study, summary) -> dict:
-        shown = LabelSetSerializer(label_set, context={"request": request}).data if label_set else None
-        return {"format": values["format"], "label_set": shown, "study": study, "summary": summary}
+        result = dataset_upload_import(upload=upload, root=root, user=request.user)
+        shown = LabelSetSerializer(result.label_set, context={"request": request}).data if result.label_set else None
+        return {
+            "format": values["format"],
+            "label_set": shown,
+            "study": result.study.pk if result.study else None,
+            "summary": result.summary,
+            "skipped": result.skipped,
+        }
 
 
 def _refusal(error: Exception) -> dict:
     body = {"detail": str(error)}
     if isinstance(error, ImportRefused):
-        shown = error.problems[:SHOWN_PROBLEMS]
-        body["problems"] = [
-            {"where": _where(p), "clip_id": p.clip_id, "field": p.field, "reason": p.reason} for p in shown
-        ]
-        body["more_problems"] = len(error.problems) - len(shown)
+        body["problems"] = problem_rows(error.problems[:SHOWN_PROBLEMS])
+        body["more_problems"] = len(error.problems) - min(len(error.problems), SHOWN_PROBLEMS)
     return body
-
-
-def _where(problem) -> str:
-    return problem.where if isinstance(problem, DatasetProblem) else f"line {problem.line}"

@@ -1,20 +1,27 @@
 """Read published emphasis datasets whose labels are given per clip (no annotators) into drafts.
 
-- EmphAssess (de Seyssel et al. 2023): `gold_df.json`, one JSON record a line (pandas' records
-  lines), each with `id`, `src_sentence` (the token list; `tokens` is read the same) and
-  `gold_emphasis` (indices into the tokens), optionally `voice`; its audio is `<id>.wav` in the
-  audio folder. Labels: prescribed by the script the speech was synthesized from.
-- TinyStress-15K (WhiStress, Yosha et al. 2025) and StressTest (Yosha et al. 2025) in the
-  Hugging Face dataset layout: records in .jsonl, .json or .parquet files (a folder of them, the
-  split named by the file or its folder: `train`, `validation`, `test`), each with
-  `transcription` and either `emphasis_indices` (indices into the transcription's
-  whitespace-separated words) or `stress_pattern` {`binary`, `indices`, `words`}; the audio is
-  the `audio` column's path (a string or {"path"}), `audio_path` or `file_name`, else
-  `<id>.wav`, inside the audio folder. Embedded audio bytes are not read: the researcher points
-  to the folder that holds the files.
+- EmphAssess (de Seyssel et al. 2023): `gold_df.json` as its tarball and repository give it, one
+  JSON record a line (pandas' records lines), each with `id`, `src_sentence` (the token list;
+  `tokens` is read the same) and `gold_emphasis` (indices into the tokens), optionally `voice`
+  and `tgt_audiopath` (the repository's df_test.json); its audio is `<id>.wav` in the audio
+  folder (or in a `<voice>/` folder, or the file `tgt_audiopath` names). Labels: prescribed by
+  the script the speech was synthesized from.
+- TinyStress-15K (WhiStress, Yosha et al. 2025) and StressTest (Yosha et al. 2025) as the hub
+  distributes them: Parquet files (`data/train-00000-of-00002.parquet`), a `save_to_disk`
+  folder (Arrow files with dataset_info.json and state.json, one folder per split), or
+  .jsonl/.json records; the split is named by the file or its folder, or the folder's
+  state.json. Each record has `transcription` and either `emphasis_indices` (indices into the
+  transcription's whitespace-separated words) or `stress_pattern` {`binary`, `indices`,
+  `words`}. The audio is the `audio` column: its embedded bytes (the `datasets` Audio layout,
+  {bytes, path}), else the file its path names (or `audio_path`, `file_name`, else `<id>.wav`)
+  inside the audio folder. The clip is named by `id`, else its audio's name, else the file and
+  row it came from (StressTest's rows have no id).
 
 Punctuation tokens join the word before them (annotation.ingest.dataset_clips), so indices keep
-pointing at the words they marked. Nothing here writes: evaluation.services.label_set_imports does.
+pointing at the words they marked. A record that cannot be read is a DatasetProblem naming its
+file, line (JSON lines) or row (Parquet and Arrow, counted from 0 as `dataset[i]` counts) and
+field; a file that cannot be read at all is one that no skipping gets past. Nothing here writes
+to the database: evaluation.services.label_set_imports does.
 """
 
 import hashlib
@@ -33,10 +40,20 @@ from annotation.ingest.dataset_clips import (
 )
 from annotation.ingest.source import Limits
 from annotation.ingest.words import WordSpec
+from evaluation.ingest.hf_files import (
+    TABLE_SUFFIXES,
+    EmbeddedAudio,
+    TableUnreadable,
+    embedded_bytes,
+    saved_split,
+    table_rows,
+)
 
 SPLIT_NAMES = {"train": "train", "validation": "validation", "valid": "validation", "dev": "validation"}
 SPLIT_NAMES |= {"val": "validation", "test": "test"}
-DATA_SUFFIXES = (".jsonl", ".json", ".parquet")
+DATA_SUFFIXES = (".jsonl", ".json", *TABLE_SUFFIXES)
+HF_METADATA = ("dataset_info.json", "state.json", "dataset_dict.json")
+HASH_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -52,12 +69,18 @@ FORMATS = {
         "emphassess", "EmphAssess", "prescribed", "gold_df.json: id, src_sentence (tokens), gold_emphasis"
     ),
     "tinystress": DatasetFormat(
-        "tinystress", "TinyStress-15K", "llm", "Hugging Face layout: transcription, emphasis_indices"
+        "tinystress",
+        "TinyStress-15K",
+        "llm",
+        "Hugging Face layout (Parquet, save_to_disk, .jsonl): transcription, emphasis_indices",
     ),
     # StressTest's texts and their stressed words were written by annotators and recorded by an
     # actor reading them so (stresstest-paper.txt, section 3.1): prescribed by the script.
     "stresstest": DatasetFormat(
-        "stresstest", "StressTest", "prescribed", "Hugging Face layout: transcription, stress_pattern"
+        "stresstest",
+        "StressTest",
+        "prescribed",
+        "Hugging Face layout (Parquet, save_to_disk, .jsonl): transcription, stress_pattern",
     ),
 }
 
@@ -78,35 +101,77 @@ class DatasetDraft:
     problems: list[DatasetProblem] = field(default_factory=list)
 
 
-def read_dataset(format_key: str, path: Path, audio_folder: Path, limits: Limits) -> DatasetDraft:
-    """Every record of the dataset at `path` (a file, or a folder of files), checked."""
+def read_dataset(
+    format_key: str, path: Path, audio_folder: Path | None, limits: Limits, extract_to: Path
+) -> DatasetDraft:
+    """Every record of the dataset at `path` (a file, or a folder of files), checked. Embedded
+    audio is written into `extract_to` (the caller's temporary folder); `audio_folder` holds the
+    files that records name instead (None: every record must embed its audio)."""
     dataset_format = FORMATS[format_key]
     files = _data_files(path, dataset_format)
     digest = hashlib.sha256()
     draft = DatasetDraft(dataset_format, [_shown_name(path, file) for file in files], "")
-    seen: dict[str, str] = {}
+    reader = _Reader(dataset_format, audio_folder, limits, EmbeddedAudio(extract_to, limits), draft)
     for file in files:
-        digest.update(file.read_bytes())
-        shown = _shown_name(path, file)
-        for number, unit, record in _records(file, shown, draft.problems, len(draft.rows) + len(draft.problems)):
-            where = f"{shown} {unit} {number}"
-            order = len(draft.rows) + len(draft.problems) + 1
-            clip_id = _record_id(record) or (_audio_stem(record) if isinstance(record, dict) else "")
-            try:
-                row = _row(dataset_format, record, where, order, audio_folder, limits)
-            except RecordBad as bad:
-                draft.problems.append(DatasetProblem(order, where, clip_id, bad.field, bad.reason))
-                continue
-            if row.clip.clip_id in seen:
-                draft.problems.append(
-                    DatasetProblem(order, where, row.clip.clip_id, "id", f"repeats the id of {seen[row.clip.clip_id]}")
-                )
-                continue
-            seen[row.clip.clip_id] = where
-            row.split = _split_of(file, path)
-            draft.rows.append(row)
+        _hash_into(digest, file)
+        reader.read_file(file, _shown_name(path, file), _split_of(file, path))
     draft.sha256 = digest.hexdigest()
     return draft
+
+
+class _Reader:
+    def __init__(self, dataset_format, audio_folder, limits, embedded: EmbeddedAudio, draft: DatasetDraft):
+        self.format, self.audio_folder, self.limits, self.embedded = dataset_format, audio_folder, limits, embedded
+        self.draft = draft
+        self.seen: dict[str, str] = {}
+
+    @property
+    def order(self) -> int:
+        return len(self.draft.rows) + len(self.draft.problems) + 1
+
+    def read_file(self, file: Path, shown: str, split: str) -> None:
+        try:
+            for number, unit, record in _records(file, shown, self.draft.problems, self.order - 1):
+                self._record(record, f"{shown} {unit} {number}", _row_key(shown, number, unit), split)
+        except TableUnreadable as unreadable:
+            self.draft.problems.append(DatasetProblem(self.order, shown, "", "", str(unreadable), skippable=False))
+
+    def _record(self, record: object, where: str, row_key: str, split: str) -> None:
+        order = self.order
+        clip_id = _record_id(record) or (_audio_stem(record) if isinstance(record, dict) else "")
+        try:
+            row = _row(self.format, record, where, order, row_key, self)
+        except RecordBad as bad:
+            self.draft.problems.append(DatasetProblem(order, where, clip_id or row_key, bad.field, bad.reason))
+            return
+        if row.clip.clip_id in self.seen:
+            repeated = f"repeats the id of {self.seen[row.clip.clip_id]}"
+            self.draft.problems.append(DatasetProblem(order, where, row.clip.clip_id, "id", repeated))
+            return
+        self.seen[row.clip.clip_id] = where
+        row.split = split
+        self.draft.rows.append(row)
+
+    def audio(self, record: dict, clip_id: str, names: list[str]) -> tuple[Path, str]:
+        data = embedded_bytes(record.get("audio"))
+        if data is not None:
+            return self.embedded.add(data, _audio_value(record), clip_id)
+        if self.audio_folder is None:
+            raise RecordBad("audio", "embeds no audio bytes and names a file, but no audio folder was given")
+        return audio_file(self.audio_folder, names, self.limits)
+
+
+def _hash_into(digest, file: Path) -> None:
+    with file.open("rb") as stream:
+        while chunk := stream.read(HASH_CHUNK):
+            digest.update(chunk)
+
+
+def _row_key(shown: str, number: int, unit: str) -> str:
+    """A clip name for a table row without id or audio name: its file and row."""
+    if unit != "row":
+        return ""
+    return f"{str(PurePosixPath(shown).with_suffix('')).replace('/', '-')}-{number}"
 
 
 def _data_files(path: Path, dataset_format: DatasetFormat) -> list[Path]:
@@ -115,15 +180,18 @@ def _data_files(path: Path, dataset_format: DatasetFormat) -> list[Path]:
     if not path.is_dir():
         raise FileNotFoundError(f"{path} is neither a file nor a folder")
     if dataset_format.key == "emphassess":
-        files = [file for file in (path / "gold_df.json", path / "gold_df.jsonl") if file.is_file()]
+        files = [
+            file for file in (path / "gold_df.json", path / "gold_df.jsonl", path / "df_test.json") if file.is_file()
+        ][:1]
     else:
         files = sorted(
             file
             for file in path.rglob("*")
             if file.suffix in DATA_SUFFIXES
             and file.is_file()
-            and not file.name.startswith(".")
-            and file.name not in ("dataset_info.json", "state.json", "dataset_dict.json")
+            and not file.name.startswith("cache-")  # datasets' cache files beside a saved dataset
+            and not any(part.startswith(".") for part in file.relative_to(path).parts)  # .cache/ of a download
+            and file.name not in HF_METADATA
         )
     if not files:
         raise FileNotFoundError(f"no {dataset_format.dataset} records in {path} ({dataset_format.about})")
@@ -135,20 +203,23 @@ def _shown_name(root: Path, file: Path) -> str:
 
 
 def _records(file: Path, shown: str, problems: list[DatasetProblem], order: int):
-    """(number, "line" or "record", record) for each record; unreadable ones become problems."""
-    if file.suffix == ".parquet":
-        import pyarrow.parquet  # only where a Parquet file is read
-
-        for number, record in enumerate(pyarrow.parquet.read_table(file).to_pylist(), start=1):
-            yield number, "record", record
+    """(number, "line", "record" or "row", record) for each record; unreadable ones become
+    problems. Table rows count from 0, as the dataset's own index does; lines from 1."""
+    if file.suffix in TABLE_SUFFIXES:
+        for number, record in enumerate(table_rows(file)):
+            yield number, "row", record
         return
-    text = file.read_text(encoding="utf-8")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        problems.append(DatasetProblem(order + 1, shown, "", "", f"is not UTF-8 text: {error}", skippable=False))
+        return
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
             records = json.loads(text)
         except json.JSONDecodeError as error:
-            problems.append(DatasetProblem(order + 1, shown, "", "", f"is not JSON: {error}"))
+            problems.append(DatasetProblem(order + 1, shown, "", "", f"is not JSON: {error}", skippable=False))
             return
         for number, record in enumerate(records, start=1):
             yield number, "record", record
@@ -167,7 +238,7 @@ def _record_id(record: object) -> str:
     return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
 
 
-def _row(dataset_format, record, where, order, audio_folder, limits) -> LabelledClip:
+def _row(dataset_format, record, where, order, row_key: str, reader: _Reader) -> LabelledClip:
     if not isinstance(record, dict):
         raise RecordBad("", "each record must be a JSON object")
     if dataset_format.key == "emphassess":
@@ -180,14 +251,33 @@ def _row(dataset_format, record, where, order, audio_folder, limits) -> Labelled
         speaker = str(record.get("voice") or "")
     else:
         words, marked = _stress_words(record)
-        speaker = str(record.get("speaker_id") or record.get("speaker") or "")
-    clip_id = _record_id(record) or _audio_stem(record)
+        speaker = _speaker(record)
+    clip_id = _record_id(record) or _audio_stem(record) or row_key
     if not clip_id:
         raise RecordBad("id", "missing, and no audio path to name the clip by")
-    audio, name = audio_file(audio_folder, _audio_names(record, clip_id), limits)
+    names = _emphassess_audio_names(record, clip_id) if dataset_format.key == "emphassess" else None
+    audio, name = reader.audio(record, clip_id, names or _audio_names(record, clip_id))
     metadata = {"source_dataset": dataset_format.dataset}
     clip = ClipDraft(order, where, clip_id, audio, name, [WordSpec(word) for word in words], "en", speaker, metadata)
     return LabelledClip(clip, marked)
+
+
+def _speaker(record: dict) -> str:
+    metadata = record.get("metadata")
+    voice = metadata.get("voice_name") if isinstance(metadata, dict) else None  # StressTest's metadata
+    return str(record.get("speaker_id") or record.get("speaker") or voice or "")
+
+
+def _emphassess_audio_names(record: dict, clip_id: str) -> list[str]:
+    """<id>.wav, in the folder or its <voice>/ folder, then the file tgt_audiopath names."""
+    voice = str(record.get("voice") or "")
+    names = audio_candidates(clip_id)
+    if voice and "/" not in voice and "\\" not in voice:
+        names += [f"{voice}/{name}" for name in audio_candidates(clip_id)]
+    target = record.get("tgt_audiopath")
+    if isinstance(target, str) and target.strip():
+        names.append(PurePosixPath(target.strip().replace("\\", "/")).name)
+    return names
 
 
 def _stress_words(record: dict) -> tuple[list[str], list[int]]:
@@ -249,6 +339,9 @@ def _audio_names(record: dict, clip_id: str) -> list[str]:
 
 
 def _split_of(file: Path, root: Path) -> str:
+    saved = saved_split(file)
+    if saved:
+        return SPLIT_NAMES.get(saved.lower(), "")
     parts = file.relative_to(root).parts if root != file else (file.name,)
     for part in reversed(parts):
         name = part.split(".")[0].split("-")[0].lower()

@@ -8,12 +8,22 @@ StressTest) as a corpus and a label set, with its provenance.
    and no scalar label), finalize it, and record where its labels come from (`label_source`,
    `label_kind`, `source`), in one transaction; stored files are deleted if it fails.
 
+A bad record refuses the whole import, every bad record named, unless the researcher asks to
+skip them (`skip_invalid`): then the others are imported and each skipped record is listed
+with its reason in the set's `source["skipped"]` (file and line or row, clip, field, reason),
+those the corpus import refuses (audio that cannot be decoded) as well. A file that cannot be
+read at all, or a split choice the layout cannot answer, refuses the import either way.
+Embedded audio (Parquet, save_to_disk) is written to a temporary folder that lives as long as
+the import.
+
 Splits: "given" takes the layout's (the Hugging Face split files), "assign" draws them per
 language as a label-set build does (seeded proportions), a split name puts every clip in it
 (EmphAssess as a test set only, as MMEE's Table 3 uses it).
 """
 
+import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from django.core.files.storage import default_storage
@@ -52,7 +62,7 @@ def label_set_import(
     *,
     format_key: str,
     path: Path,
-    audio_folder: Path,
+    audio_folder: Path | None,
     name: str,
     corpus_name: str | None = None,
     splits: str = "given",
@@ -60,6 +70,7 @@ def label_set_import(
     label_source: str | None = None,
     finalize: bool = True,
     audio_named: str = "",
+    skip_invalid: bool = False,
     user=None,
 ) -> LabelSet:
     """The new label set (the next version of `name`), final unless finalize=False; ImportRefused
@@ -73,23 +84,65 @@ def label_set_import(
         raise LabelSetRefused(f"unknown label source {source!r}; one of {', '.join(LabelSet.LabelSource.values)}")
     if not name.strip():
         raise LabelSetRefused("a label set needs a name")
-    draft = read_dataset(format_key, Path(path), Path(audio_folder), limits_from_settings())
-    problems = list(draft.problems) + _split_problems(draft, splits)
-    if problems:
-        raise ImportRefused(", ".join(draft.files), sorted(problems, key=lambda problem: problem.order))
-    split_of = _splits(draft.rows, splits, split_seed)
-    corpus_name = corpus_name or FORMATS[format_key].dataset
+    folder = Path(audio_folder) if audio_folder is not None else None
+    with tempfile.TemporaryDirectory(prefix="dataset-audio-") as extracted:
+        draft = read_dataset(format_key, Path(path), folder, limits_from_settings(), Path(extracted))
+        skipped = _refuse_or_skip(draft, splits, skip_invalid)
+        choice = _Choice(name.strip(), corpus_name or FORMATS[format_key].dataset, source, splits, split_seed)
+        audio = audio_named or (str(folder) if folder else "embedded in the files")
+        return _import(draft, choice, skipped, skip_invalid, audio, finalize, user)
+
+
+@dataclass(frozen=True)
+class _Choice:
+    name: str
+    corpus_name: str
+    label_source: str
+    splits: str
+    seed: int
+
+
+def _refuse_or_skip(draft: DatasetDraft, splits: str, skip_invalid: bool) -> list[DatasetProblem]:
+    """The records skipped (each problem's record is left out of draft.rows already); ImportRefused
+    if any problem is not to be skipped, or nothing is left."""
+    problems = sorted(list(draft.problems) + _split_problems(draft, splits), key=lambda problem: problem.order)
+    refused = [problem for problem in problems if not (skip_invalid and problem.skippable)]
+    if refused:
+        raise ImportRefused(", ".join(draft.files), refused)
+    if not draft.rows:
+        raise LabelSetRefused(f"no record of {', '.join(draft.files)} could be imported ({len(problems)} skipped)")
+    return problems
+
+
+def _import(draft, choice: _Choice, skipped, skip_invalid, audio, finalize, user) -> LabelSet:
+    """Write the corpus and the set; with skip_invalid, the records the corpus import refuses
+    (audio it cannot decode) are skipped too, and the rest written on a second try."""
+    try:
+        return _write_all(draft, choice, skipped, audio, finalize, user)
+    except ImportRefused as refused:
+        if not skip_invalid or any(not problem.skippable for problem in refused.problems):
+            raise
+        undecodable = refused.problems
+    bad = {problem.clip_id for problem in undecodable}
+    skipped = sorted(skipped + undecodable, key=lambda problem: problem.order)
+    draft.rows = [row for row in draft.rows if row.clip.clip_id not in bad]
+    if not draft.rows:
+        raise LabelSetRefused(f"no record of {', '.join(draft.files)} could be imported ({len(skipped)} skipped)")
+    return _write_all(draft, choice, skipped, audio, finalize, user)
+
+
+def _write_all(draft, choice: _Choice, skipped, audio, finalize, user) -> LabelSet:
+    split_of = _splits(draft.rows, choice.splits, choice.seed)
     stored: list[str] = []
     try:
         with transaction.atomic():
             clips = dataset_clips_import(
                 drafts=[row.clip for row in draft.rows],
-                corpus_name=corpus_name,
+                corpus_name=choice.corpus_name,
                 file_name=", ".join(draft.files),
                 stored=stored,
             )
-            audio = audio_named or str(audio_folder)  # an upload's temporary folder means nothing later
-            label_set = _write(draft, clips, split_of, name.strip(), source, splits, split_seed, audio, user)
+            label_set = _write(draft, clips, split_of, choice, audio, skipped, user)
             if finalize:
                 label_set = label_set_finalize(label_set=label_set, user=user)
             return label_set
@@ -102,8 +155,12 @@ def label_set_import(
 def _split_problems(draft: DatasetDraft, splits: str) -> list[DatasetProblem]:
     if splits != "given":
         return []
+    # A choice to make, not a bad record: skipping would leave out every record of the file.
     return [
-        row.clip.problem("split", 'the layout names no split for this record; choose --splits "assign" or a split')
+        replace(
+            row.clip.problem("split", 'the layout names no split for this record; choose --splits "assign" or a split'),
+            skippable=False,
+        )
         for row in draft.rows
         if not row.split
     ]
@@ -121,7 +178,8 @@ def _splits(rows: list[LabelledClip], splits: str, seed: int) -> dict[str, str]:
         raise LabelSetRefused(str(refused)) from None
 
 
-def _write(draft, clips, split_of, name, label_source, splits, seed, audio_folder, user) -> LabelSet:
+def _write(draft, clips, split_of, choice: _Choice, audio_folder, skipped, user) -> LabelSet:
+    name, splits, seed = choice.name, choice.splits, choice.seed
     train = [
         SplitClip(row.clip.clip_id, row.clip.language, "", row.clip.speaker)
         for row in draft.rows
@@ -139,7 +197,7 @@ def _write(draft, clips, split_of, name, label_source, splits, seed, audio_folde
             "proportions": list(DEFAULT_PROPORTIONS) if splits == "assign" else [],
             "scale_steps": list(SCALE_STEPS),
         },
-        label_source=label_source,
+        label_source=choice.label_source,
         label_kind=LabelSet.LabelKind.BINARY,
         source={
             "dataset": draft.format.dataset,
@@ -147,6 +205,7 @@ def _write(draft, clips, split_of, name, label_source, splits, seed, audio_folde
             "files": draft.files,
             "sha256": draft.sha256,
             "audio_folder": str(audio_folder),
+            "skipped": [problem.as_dict() for problem in skipped],
         },
         status=LabelSet.Status.SUCCEEDED,
         phase="imported",

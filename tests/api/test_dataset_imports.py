@@ -12,7 +12,13 @@ from annotation.jobs import JobFailed
 from annotation.models import Annotation, Clip, Corpus, Participant, Study
 from evaluation.models import LabelSet
 from tests.api.callers import staff_with, token_client
-from tests.evaluation.dataset_layouts import emphassess_folder, morrison_annotations, tinystress_folder
+from tests.evaluation.dataset_layouts import (
+    emphassess_folder,
+    emphassess_with_punctuation_marks,
+    morrison_annotations,
+    stresstest_parquet,
+    tinystress_folder,
+)
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/dataset-imports/"
@@ -57,6 +63,49 @@ def test_a_tinystress_upload_reads_the_split_files(tmp_path):
 
     assert response.status_code == 201, response.json()
     assert response.json()["summary"]["counts"] == {"en": {"test": 2, "train": 4}}
+
+
+def test_a_stresstest_upload_of_the_hubs_parquet_needs_no_audio_folder(tmp_path):
+    stresstest_parquet(tmp_path / "up", paths=True)
+    client = token_client(staff_with(ADD_LABEL_SET))
+
+    response = post(client, zipped(tmp_path / "up"), format="stresstest", name="ST")
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["summary"]["counts"] == {"en": {"test": 3}} and response.json()["skipped"] == []
+    assert sorted(Clip.objects.values_list("source_path", flat=True)) == [f"stresstest_{n}.wav" for n in range(3)]
+
+
+def test_skip_invalid_imports_the_rest_and_lists_each_record_left_out(tmp_path):
+    emphassess_with_punctuation_marks(tmp_path / "up")
+    client = token_client(staff_with(ADD_LABEL_SET))
+    fields = {"format": "emphassess", "name": "EA", "audio": "audio", "splits": "test"}
+
+    refused = post(client, zipped(tmp_path / "up"), **fields)
+    assert refused.status_code == 400 and [p["where"] for p in refused.json()["problems"]] == [
+        "gold_df.json line 2",
+        "gold_df.json line 4",
+    ]
+    assert not LabelSet.objects.exists() and not Clip.objects.exists()
+
+    response = post(client, zipped(tmp_path / "up"), skip_invalid=True, **fields)
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["summary"]["clips"] == 3
+    assert response.json()["skipped"] == [
+        {
+            "where": "gold_df.json line 2",
+            "clip_id": "emph_001",
+            "field": "gold_emphasis",
+            "reason": "indices [3] mark punctuation, not a word",
+        },
+        {
+            "where": "gold_df.json line 4",
+            "clip_id": "emph_003",
+            "field": "gold_emphasis",
+            "reason": "indices [6] are outside the 6 tokens",
+        },
+    ]
 
 
 def test_a_morrison_upload_needs_the_study_permission_too(tmp_path):

@@ -240,16 +240,16 @@ def test_two_uploads_side_by_side_the_second_is_refused_while_the_first_runs(tmp
     user = staff_with(ADD)
     started, finish = threading.Event(), threading.Event()
 
-    from evaluation.api import dataset_imports
+    from evaluation.services import dataset_uploads
 
-    real_import = dataset_imports.label_set_import
+    real_import = dataset_uploads.label_set_import
 
     def slow_import(**kwargs):
         started.set()
         assert finish.wait(30)
         return real_import(**kwargs)
 
-    monkeypatch.setattr(dataset_imports, "label_set_import", slow_import)
+    monkeypatch.setattr(dataset_uploads, "label_set_import", slow_import)
     first: dict = {}
 
     def run_first():

@@ -7,10 +7,24 @@
   stress_pattern {binary, indices, words} (StressTest), audio {"path": ...} (FLAC for TinyStress).
 - Morrison et al.: annotations.json, anonymised annotator -> language, country, annotations
   [{stem, score, words: [[word, start, end]]}]; audio `<speaker>/<chapter>/<stem>.wav`.
+
+As the Hugging Face hub distributes them (written with `datasets`, as push_to_hub and
+save_to_disk write them: an Audio column stored as {bytes, path} with the file's bytes inside):
+- TinyStress-15K (slprl/TinyStress-15K): `data/<split>-00000-of-00001.parquet`, splits train and
+  test; columns id (int64), original_sample_index (int64), ssml, transcription,
+  emphasis_indices (list of int64), metadata (a struct; its fields here are made up),
+  word_start_timestamps (list of float64), aligned_whisper_transcriptions, audio (FLAC bytes).
+  The column names are those WhiStress's own loader (whistress/training/data_loader.py) drops or
+  reads.
+- StressTest (slprl/StressTest): `data/test-00000-of-00001.parquet`, split test; columns
+  transcription_id, transcription, description, intonation, interpretation_id, audio (WAV bytes),
+  metadata {gender, language, voice_name}, possible_answers, label, stress_pattern {binary,
+  indices, words}, audio_lm_prompt; no id column.
 """
 
 import json
 import subprocess
+import tempfile
 from pathlib import Path
 
 from tests.audio_files import FFMPEG, speechlike, write_audio
@@ -132,5 +146,113 @@ def demo_emphassess_folder(root: Path, count: int = 24) -> tuple[Path, Path]:
             {"id": clip_id, "src_sentence": tokens, "gold_emphasis": row["intended_emphasis"], "voice": "espeak"}
         )
     gold = root / "gold_df.json"
+    gold.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return gold, audio
+
+
+def audio_bytes(suffix: str, seconds: float, seed: int) -> bytes:
+    """The bytes of a small audio file in the format the suffix names."""
+    with tempfile.TemporaryDirectory() as folder:
+        return write_audio(Path(folder) / f"clip{suffix}", speechlike(seconds, seed=seed)).read_bytes()
+
+
+def _tinystress_rows(first: int, count: int) -> dict[str, list]:
+    rows: dict[str, list] = {name: [] for name in TINYSTRESS_COLUMNS}
+    for number in range(first, first + count):
+        tokens = [token for token in SENTENCES[number % len(SENTENCES)] if token not in ",.!"]
+        transcription = " ".join(tokens)
+        rows["id"].append(number)
+        rows["original_sample_index"].append(1000 + number)
+        rows["ssml"].append(f"<speak>{transcription}</speak>")
+        rows["transcription"].append(transcription)
+        rows["emphasis_indices"].append([number % len(tokens)])
+        rows["metadata"].append({"gender": "female", "language": "en"})
+        rows["word_start_timestamps"].append([0.1 + 0.2 * k for k in range(len(tokens))])
+        rows["aligned_whisper_transcriptions"].append(transcription)
+        name = f"tinystress_{number:05d}.flac"
+        rows["audio"].append({"bytes": audio_bytes(".flac", 1.2, 400 + number), "path": name})
+    return rows
+
+
+TINYSTRESS_COLUMNS = (
+    "id",
+    "original_sample_index",
+    "ssml",
+    "transcription",
+    "emphasis_indices",
+    "metadata",
+    "word_start_timestamps",
+    "aligned_whisper_transcriptions",
+    "audio",
+)
+
+
+def _hf_dataset(rows: dict[str, list]):
+    import datasets  # the test extra; only these layouts need it
+
+    return datasets.Dataset.from_dict(rows).cast_column("audio", datasets.Audio(sampling_rate=16000))
+
+
+def tinystress_parquet(root: Path, per_split: dict[str, int] | None = None) -> Path:
+    """The hub's layout of TinyStress-15K: <root>/data/<split>-00000-of-00001.parquet."""
+    per_split = per_split or {"train": 3, "test": 2}
+    data = root / "data"
+    data.mkdir(parents=True)
+    first = 0
+    for split, count in per_split.items():
+        _hf_dataset(_tinystress_rows(first, count)).to_parquet(data / f"{split}-00000-of-00001.parquet")
+        first += count
+    return root
+
+
+def tinystress_saved(root: Path, per_split: dict[str, int] | None = None) -> Path:
+    """TinyStress-15K as `load_dataset(...).save_to_disk(root)` leaves it: a DatasetDict folder."""
+    import datasets
+
+    per_split = per_split or {"train": 3, "test": 2}
+    splits, first = {}, 0
+    for split, count in per_split.items():
+        splits[split] = _hf_dataset(_tinystress_rows(first, count))
+        first += count
+    datasets.DatasetDict(splits).save_to_disk(str(root))
+    return root
+
+
+def stresstest_parquet(root: Path, count: int = 3, *, paths: bool = False) -> Path:
+    """The hub's layout of StressTest: <root>/data/test-00000-of-00001.parquet. Its audio keeps no
+    file name unless `paths`."""
+    rows: dict[str, list] = {}
+    for n in range(count):
+        tokens = [token for token in SENTENCES[n % len(SENTENCES)] if token not in ",.!"]
+        binary = [int(i == n + 1) for i in range(len(tokens))]
+        row = {
+            "transcription_id": n // 2,
+            "transcription": " ".join(tokens),
+            "description": "a contrast",
+            "intonation": " ".join(token.upper() if b else token for token, b in zip(tokens, binary, strict=True)),
+            "interpretation_id": n,
+            "audio": {"bytes": audio_bytes(".wav", 1.3, 500 + n), "path": f"stresstest_{n}.wav" if paths else None},
+            "metadata": {"gender": "male", "language": "en", "voice_name": "actor"},
+            "possible_answers": ["one meaning", "another meaning"],
+            "label": n % 2,
+            "stress_pattern": {"binary": binary, "indices": [n + 1], "words": [tokens[n + 1]]},
+            "audio_lm_prompt": "Which word is stressed?",
+        }
+        for key, value in row.items():
+            rows.setdefault(key, []).append(value)
+    data = root / "data"
+    data.mkdir(parents=True)
+    _hf_dataset(rows).to_parquet(data / "test-00000-of-00001.parquet")
+    return root
+
+
+def emphassess_with_punctuation_marks(root: Path) -> tuple[Path, Path]:
+    """(gold_df.json, audio folder) of 5 records, two of which cannot be imported: line 2 marks a
+    comma, as 12 rows of the published gold_df.json mark punctuation, and line 4 an index past
+    its tokens."""
+    gold, audio = emphassess_folder(root, count=5)
+    records = [json.loads(line) for line in gold.read_text().splitlines()]
+    records[1]["gold_emphasis"] = [3]  # ["we", "walked", "home", ",", ...]: the comma
+    records[3]["gold_emphasis"] = [1, 6]  # "give it back to me now": 6 is outside the tokens
     gold.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     return gold, audio

@@ -131,7 +131,7 @@ def test_bad_annotations_are_named_by_annotator_item_and_field(tmp_path, media_s
         run("morrison", path, "--audio", audio, "--name", "bad")
 
     message = str(refused.value)
-    assert "annotations.json: 4 bad row(s), nothing was imported" in message
+    assert "annotations.json: 7 bad row(s), nothing was imported" in message
     assert (
         "annotations.json annotator '000001' item 3 (clip '40_121026_000002_000000'), score: "
         "each score must be 0 or 1 (this is a binary study)"
@@ -141,8 +141,36 @@ def test_bad_annotations_are_named_by_annotator_item_and_field(tmp_path, media_s
     )
     assert "annotator '000002' item 6 (clip '41_121026_000005_000000'), words: differ from the words given" in message
     assert "annotator '000000' item 20 (clip '41_121026_000019_000000'), audio: no audio file" in message
+    # every later item naming that stem is named too: with --skip-invalid each is one left out
+    assert (
+        "annotator '000003' item 20 (clip '41_121026_000019_000000'), stem: has no audio file "
+        "(see annotations.json annotator '000000' item 20)"
+    ) in message
     assert not Study.objects.exists() and not Clip.objects.exists()
     assert not any(path.is_file() for path in media_storage.rglob("*"))
+
+
+def test_skip_invalid_leaves_out_the_bad_items_and_lists_each(tmp_path, media_storage):
+    path, audio = morrison_annotations(tmp_path, stems=20)
+    data = json.loads(path.read_text())
+    data["000001"]["annotations"][2]["score"] = [1, 0, 2, 0]
+    path.write_text(json.dumps(data))
+    (audio / "41" / "121026" / "41_121026_000019_000000.wav").unlink()
+
+    out = run("morrison", path, "--audio", audio, "--name", "kept", "--skip-invalid")
+
+    study = Study.objects.get(name="kept")
+    assert study.items.count() == 19  # the stem without audio is left out
+    assert "Skipped 5 record(s), not imported:" in out
+    assert "  annotations.json annotator '000001' item 3 (clip '40_121026_000002_000000'), score: each score" in out
+    assert "annotator '000003' item 20 (clip '41_121026_000019_000000'), stem: has no audio file" in out
+    # 3 good annotators of 20 items, one with an item left out, and the eager one with 19
+    annotations = Annotation.objects.filter(participant__study=study)
+    assert annotations.count() == 19 + 18 + 19 + 19 + 5
+    # the filters count the items the release gives: 000001 gave 20, so an item skipped here
+    # does not make their batch "fewer than 20 items"; the eager one and the short one are out
+    rejected = Participant.objects.filter(study=study, decision="rejected").values_list("prolific_pid", flat=True)
+    assert sorted(rejected) == ["MORRISON-000003", "MORRISON-000004"]
 
 
 def test_binary_and_three_level_studies_make_no_set_together(tmp_path):
