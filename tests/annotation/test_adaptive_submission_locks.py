@@ -1,7 +1,8 @@
 """An adaptive design's submission holds its clip's row only for the statement that writes it
 (issue 35). The clip's new state (marks, settled, priority) is computed from the counts read with
 the item and written in the submission's own statement, if no other submission of the clip came in
-meanwhile; otherwise the clip is counted under its lock, as before. A transaction that held the
+meanwhile; otherwise that statement writes nothing, and the submission is stored and counted in
+under the clip's lock in one transaction, as before. A transaction that held the
 clip's row from the counts' update to the state's write held it across statements, while its web
 server thread waited for the GIL: at 1000 participants of an exact-stopping study, 8.8 backends
 sat idle in transaction on average, submissions of the same clips and their threads waiting
@@ -64,8 +65,8 @@ def test_a_submission_locks_its_clip_in_one_statement_that_writes_its_state(desi
 @pytest.mark.parametrize("design", DESIGNS)
 def test_a_submission_overtaken_on_its_clip_is_counted_in_under_the_lock(design):
     """Participant A's item is read, then B's submission of the same clip lands: A's state, computed
-    from counts that no longer stand, is not written with A's statement; A is counted in under the
-    clip's lock instead, so each annotation is counted once."""
+    from counts that no longer stand, is not written with A's statement (nor is anything else of A);
+    A is stored and counted in under the clip's lock instead, so each annotation is counted once."""
     study = live_study(clips=1, clips_per_task=1, target_annotations=5, adaptive_mode=design)
     first, second = claimed_item(study), claimed_item(study)
     participant = first.task.participant_id
