@@ -181,9 +181,9 @@ def allocation_budget_left(study: Study) -> int:
 
 def adaptive_submit(store, *, study: Study, study_item_id: int, levels: list[int], counts=None):
     """Store the submission and count it into its clip's state. `store(state)` writes the
-    submission and, with a ClipState, the clip's new state if its counts are still `counts`
-    (completed_count, word_marks, word_heavy, as read with the item); it returns (the annotation's
-    id or None, whether the state was written).
+    submission and, with a ClipState, the clip's new state, but only if the clip's counts are still
+    `counts` (completed_count, word_marks, word_heavy, as read with the item); it returns (the
+    annotation's id or None, whether nothing was written because the counts had moved).
 
     The state is computed before anything is written and goes in the submission's own statement
     (annotation.sql.submission_rows), so the clip's row is locked only for that statement: a
@@ -192,18 +192,19 @@ def adaptive_submit(store, *, study: Study, study_item_id: int, levels: list[int
     the threads they held, waited behind it (issue 35: at 1000 participants of an exact-stopping
     study, 8.8 transactions on average sat idle holding their clips' rows). Where that cannot be
     done (a design that reads the ordinal model, which must be read under the clip's lock; a clip
-    without counts) or another submission came in between, the clip is counted under its lock
-    in the submission's transaction, as before."""
+    without counts) or another submission came in between, the submission is stored and counted
+    in under the clip's lock in one transaction, as before: never its counts in one transaction
+    and its marks in another, which others could read (a completed count that holds an annotation
+    the marks and settled flag do not, a state no serial order of the submissions gives) and a
+    failure between the two would leave for good."""
     state = _state_after(study, counts, levels)
-    if state is None:
-        with transaction.atomic():
-            stored, _ = store(None)
-            if stored is not None:
-                adaptive_record(study=study, study_item_id=study_item_id, levels=levels)
-        return stored
-    stored, written = store(state)
-    if stored is not None and not written:
-        with transaction.atomic():
+    if state is not None:
+        stored, moved = store(state)
+        if not moved:
+            return stored
+    with transaction.atomic():
+        stored, _ = store(None)
+        if stored is not None:
             adaptive_record(study=study, study_item_id=study_item_id, levels=levels)
     return stored
 

@@ -59,8 +59,8 @@ class StudyRules:
 class ClipState:
     """An adaptive design's state of a clip (attribute names as on StudyItem), as a submission
     computed it from the clip's counts as it read them (`seen_before` annotations, `marks_before`):
-    written with the submission only if the clip still holds exactly those, that is if no other
-    submission's counts or state were written in between."""
+    the submission is written, with it, only if the clip still holds exactly those, that is if no
+    other submission's counts or state were written in between."""
 
     seen_before: int
     marks_before: list[int]
@@ -240,72 +240,80 @@ def submission_store_with_state(
     BEGIN/COMMIT; SQLite runs the same statements in a transaction.
 
     `state`, an adaptive design's new state of the clip, is written in the same
-    statement if the clip still holds `state.seen_before` annotations, so that
-    no lock is held between statements (while the web server's thread waits
-    for the GIL); returns (the annotation's id or None, whether the state was
-    written). When another submission of the clip came in between, the caller
-    counts this one in under the clip's lock (annotation.services.adaptive)."""
+    statement, so that no lock is held between statements (while the web
+    server's thread waits for the GIL), if the clip's counts are still those it
+    was computed from; otherwise nothing at all is written. Returns (the
+    annotation's id or None, whether the counts had moved): the caller then
+    stores the submission again and counts it in under the clip's lock, in one
+    transaction (annotation.services.adaptive). Writing the submission without
+    its state and adding the state in a later transaction would let others
+    read, and a failure between the two leave, a clip whose completed count
+    holds an annotation that its marks and settled flag do not."""
     now = annotation.submitted_at
     writes = [_annotation_insert(annotation)]
     if events:
         writes.append(_events_insert(annotation.item_id, events, now, guard="{claimed}"))
-    claim = _claim(annotation.item_id, task_id, now)
-    if study_item_id is None:
+    if study_item_id is not None:
+        writes.append(_counts_update(study_item_id, annotation.mismatch_reported, threshold, state))
+    else:
         state = None
-
-    def rest(written: ClipState | None, when: str) -> list[tuple[str, list]]:
-        """The writes after the annotation's and its reports': the clip's counts (and `written`,
-        if `when` holds), the task's completion."""
-        writes = []
-        if study_item_id is not None:
-            writes.append(_counts_update(study_item_id, annotation.mismatch_reported, threshold, written, when))
-        if completes_task:
-            writes += _completion_updates(task_id, annotation.participant_id, now)
-        return writes
-
+    if completes_task:
+        writes += _completion_updates(task_id, annotation.participant_id, now)
     if connection.vendor == "postgresql":
-        when = "COALESCE((SELECT ok FROM fresh), FALSE)"
-        return _in_one_statement(claim, writes + rest(state, when), study_item_id, state)
-    return _in_one_transaction(claim, writes, study_item_id, state, lambda fresh: rest(fresh, "1 = 1"))
+        return _in_one_statement(annotation.item_id, task_id, now, writes, study_item_id, state)
+    return _in_one_transaction(_claim(annotation.item_id, task_id, now), writes, study_item_id, state)
 
 
+# With a clip state: the item, locked if it may be claimed, then its clip, locked (in that order,
+# as a submission without a state and an expiry lock them), and whether the clip's counts are
+# still those the state was computed from. Each locked read returns the row's latest version (a
+# concurrent writer is waited for), and the lock holds it so until the statement ends.
+_CLAIMABLE = f"""SELECT id FROM {_ITEM}
+                 WHERE id = %s AND status = %s
+                   AND EXISTS (SELECT 1 FROM {_TASK} t WHERE t.id = %s AND t.status = %s AND t.expires_at > %s)
+                 FOR NO KEY UPDATE"""
 _FRESH = f"""SELECT completed_count = %s AND word_marks = CAST(%s AS JSONB) AS ok FROM {_STUDY_ITEM}
-             WHERE id = %s AND {{claimed}} FOR UPDATE"""
+             WHERE id = %s AND EXISTS (SELECT 1 FROM claimable) FOR NO KEY UPDATE"""
 
 
-def _in_one_statement(claim, writes, study_item_id, state: ClipState | None) -> tuple[int | None, bool]:
-    """(the annotation's id, whether the clip's state was written) from one statement. With a
-    state, a locked read of the clip (`fresh`) says whether its counts are still those the state
-    was computed from; the counts' update writes the state only then. The read locks the clip's
-    latest version (waiting for a concurrent writer), so what it says holds for the update."""
-    guard = "EXISTS (SELECT 1 FROM claimed)"
-    parts = [f"claimed AS ({claim[0]})"]
-    params = list(claim[1])
+def _in_one_statement(item_id, task_id, now, writes, study_item_id, state: ClipState | None) -> tuple[int | None, bool]:
+    """(the annotation's id, whether the clip's counts had moved) from one statement. With a
+    state, the claim, and with it every write, is made only where the locked read of the clip
+    (`fresh`) finds the counts the state was computed from."""
+    claim, params = _claim(item_id, task_id, now)
+    parts = []
     if state is not None:
-        parts.append(f"fresh AS ({_FRESH.format(claimed=guard)})")
+        parts += [f"claimable AS MATERIALIZED ({_CLAIMABLE})", f"fresh AS MATERIALIZED ({_FRESH})"]
+        params = [item_id, PENDING, task_id, OPEN, _when(now)]
         params += [state.seen_before, json.dumps(state.marks_before), study_item_id]
+        claim = f"""UPDATE {_ITEM} SET status = %s
+                    WHERE id = (SELECT id FROM claimable) AND status = %s AND (SELECT ok FROM fresh) RETURNING id"""
+        params += [SUBMITTED, PENDING]
+    guard = "EXISTS (SELECT 1 FROM claimed)"
+    parts.append(f"claimed AS ({claim})")
     parts += [f"w{number} AS ({sql.format(claimed=guard)})" for number, (sql, _) in enumerate(writes)]
     params += [value for _, values in writes for value in values]
-    written = "COALESCE((SELECT ok FROM fresh), FALSE)" if state is not None else "FALSE"
+    moved = "(SELECT ok FROM fresh) = FALSE" if state is not None else "FALSE"
     with connection.cursor() as cursor:
-        cursor.execute("WITH " + ",\n".join(parts) + f"\nSELECT (SELECT id FROM w0), {written}", params)
+        cursor.execute("WITH " + ",\n".join(parts) + f"\nSELECT (SELECT id FROM w0), {moved}", params)
         row = cursor.fetchone()
-    return (row[0], bool(row[1]) and row[0] is not None) if row else (None, False)
+    return (row[0], bool(row[1])) if row else (None, False)
 
 
-def _in_one_transaction(claim, writes, study_item_id, state, rest) -> tuple[int | None, bool]:
+def _in_one_transaction(claim, writes, study_item_id, state: ClipState | None) -> tuple[int | None, bool]:
     """SQLite: the same writes in one transaction, which holds the database's write lock from its
     start (IMMEDIATE), so the clip's counts read in it stand until it commits."""
     with transaction.atomic(), connection.cursor() as cursor:
+        if state is not None and not _counts_stand(cursor, study_item_id, state):
+            return None, True
         cursor.execute(*claim)
         if cursor.fetchone() is None:
             return None, False
-        fresh = state is not None and _counts_stand(cursor, study_item_id, state)
-        for number, (sql, params) in enumerate(writes + rest(state if fresh else None)):
+        for number, (sql, params) in enumerate(writes):
             cursor.execute(sql.format(claimed="1 = 1"), params)
             if number == 0:
                 annotation_id = cursor.fetchone()[0]
-    return annotation_id, fresh
+    return annotation_id, False
 
 
 def _counts_stand(cursor, study_item_id: int, state: ClipState) -> bool:
@@ -367,21 +375,16 @@ def _events_insert(item_id: int, events: list[tuple], received_at: datetime, *, 
     )
 
 
-def _counts_update(
-    study_item_id: int, mismatch: bool, threshold: int, state: ClipState | None = None, when: str = "1 = 1"
-) -> tuple[str, list]:
+def _counts_update(study_item_id: int, mismatch: bool, threshold: int, state: ClipState | None) -> tuple[str, list]:
     """Completed +1, reserved -1 and, with a mismatch report, the report counted
     and the clip taken out for review once the reports reach the threshold: the
     rule and states of annotation.services.study_item_review, applied in the statement.
-    With a `state`, also the adaptive design's state of the clip, where `when` holds."""
+    With a `state`, also the adaptive design's state of the clip (the statement
+    runs only where the clip's counts are those the state was computed from)."""
     report = 1 if mismatch else 0
     adaptive, extra = "", []
     if state is not None:
-        adaptive = (
-            f", word_marks = CASE WHEN {when} THEN {_JSON} ELSE word_marks END,"
-            f" word_heavy = CASE WHEN {when} THEN {_JSON} ELSE word_heavy END,"
-            f" settled = CASE WHEN {when} THEN %s ELSE settled END, priority = CASE WHEN {when} THEN %s ELSE priority END"
-        )
+        adaptive = f", word_marks = {_JSON}, word_heavy = {_JSON}, settled = %s, priority = %s"
         extra = [json.dumps(state.word_marks), json.dumps(state.word_heavy), state.settled, state.priority]
     return (
         f"""UPDATE {_STUDY_ITEM}
