@@ -25,8 +25,10 @@ from annotation.admin.forms import (
 )
 from annotation.admin.study_items import mismatch_review_query
 from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
+from annotation.selectors.attention_results import attention_pass_text
 from annotation.selectors.headphone_results import headphone_results
 from annotation.selectors.study_counts import studies_with_counts
+from annotation.selectors.study_shortfall import shortfall_text, study_shortfall
 from annotation.services.adaptive_model import adaptive_model_summary
 from annotation.services.studies import (
     study_create,
@@ -94,6 +96,8 @@ class StudyAdmin(PlatformModelAdmin):
         "status",
         "kind",
         "progress",
+        "completion",
+        "attention_check_pass_rate",
         "corpus",
         "selection_text",
         "participant_link",
@@ -116,6 +120,7 @@ class StudyAdmin(PlatformModelAdmin):
                     "kind",
                     "status",
                     "progress",
+                    "completion",
                     "participant_link",
                     "language",
                     "interface_language",
@@ -135,6 +140,7 @@ class StudyAdmin(PlatformModelAdmin):
                     "allow_repeat_tasks",
                     "time_limit_minutes",
                     "attention_checks_per_task",
+                    "attention_check_pass_rate",
                     "mismatch_threshold",
                 ]
             },
@@ -437,6 +443,19 @@ class StudyAdmin(PlatformModelAdmin):
         return (
             f"{done} of {target} {unit[0]}s ({percent} %): {study.target_annotations} per {unit[1]}, {clips} {unit[1]}s"
         )
+
+    @admin.display(description="why not complete")
+    def completion(self, study):
+        """What the clips still lack and where it stands (annotation.selectors.study_shortfall)."""
+        if study.pk is None:
+            return "-"
+        return shortfall_text(study_shortfall(study=study))
+
+    @admin.display(description="attention checks passed")
+    def attention_check_pass_rate(self, study):
+        if study.pk is None:
+            return "-"
+        return attention_pass_text(study=study)
 
     @admin.display(description="participants", ordering="participants_total")
     def participants_total(self, study):

@@ -7,9 +7,14 @@ least 100 characters; it is kept in decision_note as "CATEGORY: message". Asking
 to return needs a reason, which Prolific shows them.
 """
 
-from django.db import transaction
+from collections import defaultdict
 
-from annotation.models import Participant, Study
+import numpy as np
+from django.db import transaction
+from django.db.models import F
+
+from annotation.models import Annotation, Participant, Study, StudyItem
+from annotation.services.adaptive import item_state
 
 Decision = Participant.Decision
 # Prolific's rules for a rejection (docs.prolific.com, api-reference/submissions/transition-submission):
@@ -31,15 +36,57 @@ REJECTION_CATEGORIES = {
 }
 
 
+@transaction.atomic
 def participant_decide(*, participant: Participant, decision: str, note: str = "", category: str = "") -> None:
-    """Record a decision; ValueError says what is missing or why it may not change."""
+    """Record a decision; ValueError says what is missing or why it may not change. A rejection
+    takes the participant's annotations out of their clips' counts (and lifting it puts them back),
+    so that assignment hands those clips out again and top-ups ask for the places rejected work leaves."""
     note = _checked_note(decision, note.strip(), category)
+    before = Participant.objects.select_for_update().filter(pk=participant.pk).values_list("decision", flat=True)
+    was_rejected = before.first() == Decision.REJECTED
     updated = Participant.objects.filter(pk=participant.pk, decision_sent_at__isnull=True).update(
         decision=decision, decision_note=note
     )
     if not updated:
         raise ValueError(f"The decision on {participant} was already sent to Prolific and can no longer change.")
     participant.decision, participant.decision_note = decision, note
+    if was_rejected != (decision == Decision.REJECTED):
+        _recount_work(participant, counted=was_rejected)  # lifted: counted again
+
+
+def _recount_work(participant: Participant, *, counted: bool) -> None:
+    """Count the participant's annotations into their clips again (`counted`), or take them out:
+    completed_count and, in an adaptive study, the per-word marks and the clip's settled state."""
+    sign = 1 if counted else -1
+    rows = Annotation.objects.filter(participant=participant, item__study_item__isnull=False)
+    levels_by_item: dict[int, list[list[int]]] = defaultdict(list)
+    for study_item_id, levels in rows.values_list("item__study_item_id", "levels"):
+        levels_by_item[study_item_id].append(levels)
+    # Locked in pk order, as every other multi-clip update locks them (annotation.services.assignment).
+    items = StudyItem.objects.select_for_update().filter(pk__in=levels_by_item).order_by("pk")
+    study = participant.study
+    for item in items:
+        StudyItem.objects.filter(pk=item.pk).update(
+            completed_count=F("completed_count") + sign * len(levels_by_item[item.pk])
+        )
+        if study.is_adaptive and item.word_marks:
+            _recount_adaptive(study, item, levels_by_item[item.pk], sign)
+
+
+def _recount_adaptive(study: Study, item: StudyItem, annotations: list[list[int]], sign: int) -> None:
+    marks, heavy = (
+        np.asarray(item.word_marks, dtype=int),
+        np.asarray(item.word_heavy or [0] * len(item.word_marks), dtype=int),
+    )
+    for levels in annotations:
+        if len(levels) == marks.size:
+            marks += sign * (np.asarray(levels) >= 1)
+            heavy += sign * (np.asarray(levels) == 2)
+    seen = item.completed_count + sign * len(annotations)
+    settled, priority = item_state(study, marks, heavy, seen)
+    StudyItem.objects.filter(pk=item.pk).update(
+        word_marks=marks.tolist(), word_heavy=heavy.tolist(), settled=settled, priority=priority
+    )
 
 
 def participants_decide(*, participants: list[Participant], decision: str, note: str = "", category: str = "") -> None:
