@@ -132,7 +132,8 @@ class LabelSetCreateForm(forms.Form):
         required=False,
         min_value=0,
         max_value=1000,
-        help_text="Annotations per clip, as the agreement report (default: the study's target; 0 uses all).",
+        help_text="Annotations per clip, as the agreement report (empty or 0, the default: every usable "
+        "annotation; N: N a clip, clips with fewer left out and listed).",
     )
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**32 - 1, help_text="The subsample's seed.")
     split_seed = forms.IntegerField(initial=0, min_value=0, max_value=2**32 - 1)
