@@ -57,7 +57,10 @@ CAUSES = {
 
 
 def study_shortfall(*, study: Study) -> StudyShortfall:
-    items = StudyItem.objects.filter(study=study).exclude(form_item__settings__attention_check=True)
+    # By pk, as the top-ups exclude them: a negated JSON key lookup across the relation would also
+    # drop the items whose settings lack the key.
+    form_checks = StudyItem.objects.filter(study=study, form_item__settings__attention_check=True)
+    items = StudyItem.objects.filter(study=study).exclude(pk__in=form_checks.values("pk"))
     if study.is_adaptive:
         items = items.exclude(settled=True)
     rows = list(items.values_list("pk", "clip_id", "clip__external_id", "completed_count", "reserved_count", "review"))
@@ -99,13 +102,14 @@ def study_shortfall(*, study: Study) -> StudyShortfall:
 def shortfall_text(shortfall: StudyShortfall) -> str:
     """One paragraph for the study's page: complete, or what is missing and why."""
     unit = shortfall.unit
+    answers = "answer" if unit == "item" else "annotation"
     if not shortfall.clips:
         return f"No {unit}s in the study."
     if shortfall.complete:
-        return f"Complete: every {unit} has its {shortfall.target} annotation(s)."
+        return f"Complete: every {unit} has its {shortfall.target} {answers}(s)."
     where = "; ".join(f"{count} {WHERE[key]}" for key, count in shortfall.where.items())
     text = (
-        f"Not complete: {shortfall.missing} annotation(s) missing on {shortfall.clips_short} of "
+        f"Not complete: {shortfall.missing} {answers}(s) missing on {shortfall.clips_short} of "
         f"{shortfall.clips} {unit}(s): {where}."
     )
     if shortfall.causes:
