@@ -42,7 +42,12 @@ def participant_decide(*, participant: Participant, decision: str, note: str = "
     takes the participant's annotations out of their clips' counts (and lifting it puts them back),
     so that assignment hands those clips out again and top-ups ask for the places rejected work leaves."""
     note = _checked_note(decision, note.strip(), category)
-    before = Participant.objects.select_for_update().filter(pk=participant.pk).values_list("decision", flat=True)
+    # The clips first, then the participant: the order a submission locks them in (its clip's
+    # count, then, at the task's end, the participant), so that the two never wait on each other.
+    items = _locked_items(participant)
+    # No key update: a submission's insert of an annotation (its key share of the participant) goes on.
+    before = Participant.objects.select_for_update(no_key=True).filter(pk=participant.pk)
+    before = before.values_list("decision", flat=True)
     was_rejected = before.first() == Decision.REJECTED
     updated = Participant.objects.filter(pk=participant.pk, decision_sent_at__isnull=True).update(
         decision=decision, decision_note=note
@@ -51,19 +56,24 @@ def participant_decide(*, participant: Participant, decision: str, note: str = "
         raise ValueError(f"The decision on {participant} was already sent to Prolific and can no longer change.")
     participant.decision, participant.decision_note = decision, note
     if was_rejected != (decision == Decision.REJECTED):
-        _recount_work(participant, counted=was_rejected)  # lifted: counted again
+        _recount_work(participant, items, counted=was_rejected)  # lifted: counted again
 
 
-def _recount_work(participant: Participant, *, counted: bool) -> None:
+def _locked_items(participant: Participant) -> list[StudyItem]:
+    """The clips the participant annotated, locked in pk order (as every multi-clip update locks them)."""
+    annotated = Annotation.objects.filter(participant=participant, item__study_item__isnull=False)
+    ids = annotated.values("item__study_item_id")
+    return list(StudyItem.objects.select_for_update().filter(pk__in=ids).order_by("pk"))
+
+
+def _recount_work(participant: Participant, items: list[StudyItem], *, counted: bool) -> None:
     """Count the participant's annotations into their clips again (`counted`), or take them out:
     completed_count and, in an adaptive study, the per-word marks and the clip's settled state."""
     sign = 1 if counted else -1
-    rows = Annotation.objects.filter(participant=participant, item__study_item__isnull=False)
+    rows = Annotation.objects.filter(participant=participant, item__study_item_id__in=[item.pk for item in items])
     levels_by_item: dict[int, list[list[int]]] = defaultdict(list)
     for study_item_id, levels in rows.values_list("item__study_item_id", "levels"):
         levels_by_item[study_item_id].append(levels)
-    # Locked in pk order, as every other multi-clip update locks them (annotation.services.assignment).
-    items = StudyItem.objects.select_for_update().filter(pk__in=levels_by_item).order_by("pk")
     study = participant.study
     for item in items:
         StudyItem.objects.filter(pk=item.pk).update(
