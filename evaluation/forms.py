@@ -7,7 +7,7 @@ from django import forms
 from annotation.models import Study
 from annotation.selectors.study_data import study_languages, study_thresholds
 from evaluation.reports.agreement import ReportParameters
-from evaluation.services.agreement_reports import default_subsample, report_parameters, target_too_low
+from evaluation.services.agreement_reports import default_subsample, report_parameters
 from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, MODELS
 from evaluation.stats.label_sets import MMEE_AROUSAL, check_arousal_mapping
 from evaluation.stats.quality import Thresholds
@@ -28,7 +28,10 @@ FIELDS = (
 class ReportForm(forms.Form):
     language = forms.ChoiceField(required=False)
     subsample = forms.IntegerField(
-        min_value=0, max_value=1000, help_text="Annotations per clip (clips with fewer are left out); 0 uses all."
+        min_value=0,
+        max_value=1000,
+        help_text="0 (the default) uses every usable annotation; N takes N per clip, and clips with fewer are "
+        "left out (the report says how many).",
     )
     seed = forms.IntegerField(min_value=0, max_value=2**32 - 1)
     resamples = forms.IntegerField(min_value=0, max_value=20_000, help_text="Clip bootstrap resamples; 0 for none.")
@@ -48,8 +51,7 @@ class ReportForm(forms.Form):
         defaults = ReportParameters(subsample=None, thresholds=study_thresholds(study=study))
         initial = {
             "language": "",
-            # The study's target, even 1: a page bound to it shows why it cannot be the subsample.
-            "subsample": default_subsample(study),
+            "subsample": default_subsample(study) or 0,  # 0: every usable annotation
             "seed": defaults.seed,
             "resamples": defaults.resamples,
             "exclude_flagged": False,
@@ -65,16 +67,9 @@ class ReportForm(forms.Form):
 
     def clean_subsample(self):
         value = self.cleaned_data["subsample"]
-        if value == 1 and default_subsample(self.study) == 1:
-            raise forms.ValidationError(target_too_low(self.study))
         if value == 1:
             raise forms.ValidationError("Agreement needs at least 2 annotations per clip (0 uses all).")
         return value
-
-    def defaults_valid(self) -> bool:
-        """Whether the study's defaults make a report (not with a target of 1 annotation per clip)."""
-        subsample = default_subsample(self.study)
-        return subsample is None or subsample >= 2
 
     def parameters(self) -> ReportParameters:
         """The parameters of a valid bound form, or the study's defaults for an unbound one."""
@@ -137,7 +132,8 @@ class LabelSetCreateForm(forms.Form):
         required=False,
         min_value=0,
         max_value=1000,
-        help_text="Annotations per clip, as the agreement report (default: the study's target; 0 uses all).",
+        help_text="Annotations per clip, as the agreement report (empty or 0, the default: every usable "
+        "annotation; N: N a clip, clips with fewer left out and listed).",
     )
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**32 - 1, help_text="The subsample's seed.")
     split_seed = forms.IntegerField(initial=0, min_value=0, max_value=2**32 - 1)

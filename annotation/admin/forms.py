@@ -172,10 +172,12 @@ class AttentionCheckForm(forms.ModelForm):
 
     class Meta:
         model = AttentionCheck
-        fields = ["clip", "kind", *LEVEL_FIELDS, "expected"]
+        fields = ["clip", "kind", "rule", *LEVEL_FIELDS, "expected"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # Left out (an older script's POST): the model's default, at least the level named.
+        self.fields["rule"].required = False
         if self.instance.pk and self.instance.expected:
             for name, level in LEVEL_FIELDS.items():
                 positions = [int(index) + 1 for index, value in self.instance.expected.items() if value == level]

@@ -5,11 +5,14 @@ import json
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.decorators import method_decorator
 from django.utils.html import format_html
+from django.views.decorators.http import require_POST
 
 from annotation import headphone_stimuli
 from annotation.access import get_study_for_staff, require_perm
@@ -25,10 +28,13 @@ from annotation.admin.forms import (
 )
 from annotation.admin.study_items import mismatch_review_query
 from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
+from annotation.selectors.attention_results import attention_pass_text
 from annotation.selectors.headphone_results import headphone_results
 from annotation.selectors.study_counts import studies_with_counts
+from annotation.selectors.study_shortfall import shortfall_text, study_shortfall
 from annotation.services.adaptive_model import adaptive_model_summary
 from annotation.services.studies import (
+    REACHABLE_FROM,
     study_create,
     study_setting_warnings,
     study_status_refusal,
@@ -94,6 +100,9 @@ class StudyAdmin(PlatformModelAdmin):
         "status",
         "kind",
         "progress",
+        "completion",
+        "live_readiness",
+        "attention_check_pass_rate",
         "corpus",
         "selection_text",
         "participant_link",
@@ -115,7 +124,9 @@ class StudyAdmin(PlatformModelAdmin):
                     "slug",
                     "kind",
                     "status",
+                    "live_readiness",
                     "progress",
+                    "completion",
                     "participant_link",
                     "language",
                     "interface_language",
@@ -135,6 +146,7 @@ class StudyAdmin(PlatformModelAdmin):
                     "allow_repeat_tasks",
                     "time_limit_minutes",
                     "attention_checks_per_task",
+                    "attention_check_pass_rate",
                     "mismatch_threshold",
                 ]
             },
@@ -301,6 +313,11 @@ class StudyAdmin(PlatformModelAdmin):
     def get_urls(self):
         return [
             path("<int:pk>/topup/", self.admin_site.admin_view(self.topup_view), name="annotation_study_topup"),
+            path(
+                "<int:pk>/status/<str:status>/",
+                self.admin_site.admin_view(self.status_view),
+                name="annotation_study_status",
+            ),
             *super().get_urls(),
         ]
 
@@ -359,6 +376,18 @@ class StudyAdmin(PlatformModelAdmin):
         }
         return TemplateResponse(request, "admin/annotation/study/topup.html", context)
 
+    # -- state changes from the study's page ---------------------------------
+
+    @method_decorator(require_POST)
+    def status_view(self, request, pk: int, status: str):
+        """The page's Set live / Pause / Close buttons: the list actions' rule, for this study; a
+        refusal comes back as the page's message, saying what is missing."""
+        study = get_study_for_staff(request, pk, perm="annotation.change_study")
+        if status not in Status.values:
+            raise Http404(f"unknown study status {status!r}")
+        self._move(request, Study.objects.filter(pk=study.pk), status)
+        return redirect(reverse("admin:annotation_study_change", args=[study.pk]))
+
     def _warn(self, request, study) -> None:
         for warning in study_setting_warnings(study=study):
             self.message_user(request, f"{study.name}: {warning}", messages.WARNING)
@@ -379,6 +408,8 @@ class StudyAdmin(PlatformModelAdmin):
             "mismatch_review_url": review_url,
             "annotations_url": annotations_url,
             "participant_review_url": participants_url,
+            "status_buttons": _status_buttons(request, study) if study is not None else [],
+            "raw_export_choices": [("no", "opaque ids only"), ("yes", "with Prolific ids")],
             **(extra_context or {}),
         }
         return super().change_view(request, object_id, form_url, extra_context)
@@ -438,6 +469,27 @@ class StudyAdmin(PlatformModelAdmin):
             f"{done} of {target} {unit[0]}s ({percent} %): {study.target_annotations} per {unit[1]}, {clips} {unit[1]}s"
         )
 
+    @admin.display(description="going live")
+    def live_readiness(self, study):
+        """What Set live would say now: the study's page shows it before the button is pressed."""
+        if study.pk is None or study.status == Status.LIVE:
+            return "-" if study.pk is None else "Live: handing out work."
+        refusal = study_status_refusal(study=study, status=Status.LIVE)
+        return f"Set live is refused: {refusal}." if refusal else "Ready: Set live hands out work."
+
+    @admin.display(description="why not complete")
+    def completion(self, study):
+        """What the clips still lack and where it stands (annotation.selectors.study_shortfall)."""
+        if study.pk is None:
+            return "-"
+        return shortfall_text(study_shortfall(study=study))
+
+    @admin.display(description="attention checks passed")
+    def attention_check_pass_rate(self, study):
+        if study.pk is None:
+            return "-"
+        return attention_pass_text(study=study)
+
     @admin.display(description="participants", ordering="participants_total")
     def participants_total(self, study):
         return study.participants_total
@@ -488,3 +540,18 @@ def _prolific_study_to_grow(request, study):
     if prolific_study is None or not prolific_study.created_on_prolific:
         return None
     return prolific_study if request.user.has_perm("prolific.change_prolificstudy") else None
+
+
+# The page's state buttons: each state the study may go to, as the list's actions name them.
+_STATUS_LABELS = {Status.LIVE: "Set live", Status.PAUSED: "Pause", Status.CLOSED: "Close"}
+
+
+def _status_buttons(request, study) -> list[tuple[str, str]]:
+    """(label, url) of the state buttons for this study; none without the change permission."""
+    if not request.user.has_perm("annotation.change_study"):
+        return []
+    return [
+        (label, reverse("admin:annotation_study_status", args=[study.pk, status]))
+        for status, label in _STATUS_LABELS.items()
+        if study.status != status and study.status in REACHABLE_FROM[status]
+    ]

@@ -102,7 +102,7 @@ class AttentionCheckSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AttentionCheck
-        fields = ["id", "clip", "kind", "expected"]
+        fields = ["id", "clip", "kind", "rule", "expected"]
         read_only_fields = ["id"]
 
 
@@ -345,7 +345,11 @@ def _prerequisite_form(position: int, question: dict) -> PrerequisiteQuestionFor
 
 
 def _check_form(position: int, check: dict, *, study: Study) -> AttentionCheckForm:
-    data = {"clip": check["clip"].pk, "kind": check.get("kind") or AttentionCheck.Kind.INSTRUCTED}
+    data = {
+        "clip": check["clip"].pk,
+        "kind": check.get("kind") or AttentionCheck.Kind.INSTRUCTED,
+        "rule": check.get("rule") or AttentionCheck.Rule.AT_LEAST,
+    }
     # The check's study, as the admin's inline gives it: the model's clean() wants the study's clips.
     return AttentionCheckForm(data={**data, "expected": check["expected"]}, instance=AttentionCheck(study=study))
 
@@ -356,7 +360,8 @@ def _checked(rows: list[dict], make_form) -> list[dict]:
     for position, row in enumerate(rows):
         form = make_form(position, row)
         if form.is_valid():
-            fields = [name for name in form.cleaned_data if name in ("text", "choices", "accepted", "clip", "kind")]
+            kept = ("text", "choices", "accepted", "clip", "kind", "rule")
+            fields = [name for name in form.cleaned_data if name in kept]
             cleaned.append({name: form.cleaned_data[name] for name in fields} | _expected(form))
         else:
             errors[str(position)] = _form_errors(form.errors)

@@ -110,7 +110,17 @@ def _study_exists(name: str) -> DatasetProblem:
 
 
 def _write(draft: CrowdDraft, clips: dict, study_name: str, corpus: Corpus, filters: bool) -> CrowdImportReport:
-    counts = _annotations_per_clip(draft)
+    counts = _annotations_per_clip(draft.annotators)
+    reasons_of = {
+        annotator.key: (
+            annotator_filter_reasons([scores for _, scores in annotator.items], given=annotator.given)
+            if filters
+            else []
+        )
+        for annotator in draft.annotators
+    }
+    # A clip's count holds the annotations that count, as a rejection leaves it (annotation.services.review).
+    counted = _annotations_per_clip([annotator for annotator in draft.annotators if not reasons_of[annotator.key]])
     study = Study.objects.create(
         name=study_name,
         slug=free_slug(study_name),
@@ -124,7 +134,7 @@ def _write(draft: CrowdDraft, clips: dict, study_name: str, corpus: Corpus, filt
         selection={"imported": {"dataset": DATASET, "format": "morrison", "file": draft.file, "sha256": draft.sha256}},
     )
     created = StudyItem.objects.bulk_create(
-        StudyItem(study=study, clip=clips[stem], completed_count=counts.get(stem, 0)) for stem in clips
+        StudyItem(study=study, clip=clips[stem], completed_count=counted.get(stem, 0)) for stem in clips
     )
     items = dict(zip(clips, created, strict=True))
     now = timezone.now()
@@ -132,8 +142,7 @@ def _write(draft: CrowdDraft, clips: dict, study_name: str, corpus: Corpus, filt
     annotations = 0
     note = NOTE.format(dataset=DATASET, file=draft.file)
     for annotator in draft.annotators:
-        scores = [scores for _, scores in annotator.items]
-        reasons = annotator_filter_reasons(scores, given=annotator.given) if filters else []
+        reasons = reasons_of[annotator.key]
         participant = Participant.objects.create(
             study=study,
             prolific_pid=f"{PID_PREFIX}{annotator.key}",
@@ -151,9 +160,9 @@ def _write(draft: CrowdDraft, clips: dict, study_name: str, corpus: Corpus, filt
     return CrowdImportReport(study, len(clips), len(draft.annotators), annotations, rejected)
 
 
-def _annotations_per_clip(draft: CrowdDraft) -> dict[str, int]:
+def _annotations_per_clip(annotators) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for annotator in draft.annotators:
+    for annotator in annotators:
         for stem, _ in annotator.items:
             counts[stem] = counts.get(stem, 0) + 1
     return counts

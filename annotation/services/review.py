@@ -7,9 +7,14 @@ least 100 characters; it is kept in decision_note as "CATEGORY: message". Asking
 to return needs a reason, which Prolific shows them.
 """
 
-from django.db import transaction
+from collections import defaultdict
 
-from annotation.models import Participant, Study
+import numpy as np
+from django.db import transaction
+from django.db.models import F
+
+from annotation.models import Annotation, Participant, Study, StudyItem
+from annotation.services.adaptive import item_state
 
 Decision = Participant.Decision
 # Prolific's rules for a rejection (docs.prolific.com, api-reference/submissions/transition-submission):
@@ -31,15 +36,67 @@ REJECTION_CATEGORIES = {
 }
 
 
+@transaction.atomic
 def participant_decide(*, participant: Participant, decision: str, note: str = "", category: str = "") -> None:
-    """Record a decision; ValueError says what is missing or why it may not change."""
+    """Record a decision; ValueError says what is missing or why it may not change. A rejection
+    takes the participant's annotations out of their clips' counts (and lifting it puts them back),
+    so that assignment hands those clips out again and top-ups ask for the places rejected work leaves."""
     note = _checked_note(decision, note.strip(), category)
+    # The clips first, then the participant: the order a submission locks them in (its clip's
+    # count, then, at the task's end, the participant), so that the two never wait on each other.
+    items = _locked_items(participant)
+    # No key update: a submission's insert of an annotation (its key share of the participant) goes on.
+    before = Participant.objects.select_for_update(no_key=True).filter(pk=participant.pk)
+    before = before.values_list("decision", flat=True)
+    was_rejected = before.first() == Decision.REJECTED
     updated = Participant.objects.filter(pk=participant.pk, decision_sent_at__isnull=True).update(
         decision=decision, decision_note=note
     )
     if not updated:
         raise ValueError(f"The decision on {participant} was already sent to Prolific and can no longer change.")
     participant.decision, participant.decision_note = decision, note
+    if was_rejected != (decision == Decision.REJECTED):
+        _recount_work(participant, items, counted=was_rejected)  # lifted: counted again
+
+
+def _locked_items(participant: Participant) -> list[StudyItem]:
+    """The clips the participant annotated, locked in pk order (as every multi-clip update locks them)."""
+    annotated = Annotation.objects.filter(participant=participant, item__study_item__isnull=False)
+    ids = annotated.values("item__study_item_id")
+    return list(StudyItem.objects.select_for_update().filter(pk__in=ids).order_by("pk"))
+
+
+def _recount_work(participant: Participant, items: list[StudyItem], *, counted: bool) -> None:
+    """Count the participant's annotations into their clips again (`counted`), or take them out:
+    completed_count and, in an adaptive study, the per-word marks and the clip's settled state."""
+    sign = 1 if counted else -1
+    rows = Annotation.objects.filter(participant=participant, item__study_item_id__in=[item.pk for item in items])
+    levels_by_item: dict[int, list[list[int]]] = defaultdict(list)
+    for study_item_id, levels in rows.values_list("item__study_item_id", "levels"):
+        levels_by_item[study_item_id].append(levels)
+    study = participant.study
+    for item in items:
+        StudyItem.objects.filter(pk=item.pk).update(
+            completed_count=F("completed_count") + sign * len(levels_by_item[item.pk])
+        )
+        if study.is_adaptive and item.word_marks:
+            _recount_adaptive(study, item, levels_by_item[item.pk], sign)
+
+
+def _recount_adaptive(study: Study, item: StudyItem, annotations: list[list[int]], sign: int) -> None:
+    marks, heavy = (
+        np.asarray(item.word_marks, dtype=int),
+        np.asarray(item.word_heavy or [0] * len(item.word_marks), dtype=int),
+    )
+    for levels in annotations:
+        if len(levels) == marks.size:
+            marks += sign * (np.asarray(levels) >= 1)
+            heavy += sign * (np.asarray(levels) == 2)
+    seen = item.completed_count + sign * len(annotations)
+    settled, priority = item_state(study, marks, heavy, seen)
+    StudyItem.objects.filter(pk=item.pk).update(
+        word_marks=marks.tolist(), word_heavy=heavy.tolist(), settled=settled, priority=priority
+    )
 
 
 def participants_decide(*, participants: list[Participant], decision: str, note: str = "", category: str = "") -> None:

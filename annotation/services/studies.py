@@ -238,6 +238,12 @@ def _not_ready_reason(study: Study) -> str:
             f"it asks for {study.attention_checks_per_task} attention check(s) per task but has {checks}; "
             "add them on its page or ask for fewer"
         )
+    doubled = check_clips_among_study_clips(study)
+    if doubled:
+        return (
+            f"attention check clip(s) {', '.join(doubled)} are also among the study's clips, which would never "
+            "be handed out for annotation; choose other clips for the checks"
+        )
     if not study.consent_text.strip():
         return f"it has no consent text for its participants ({study.get_interface_language_display()})"
     return ""
@@ -276,3 +282,13 @@ def study_status_set(*, study: Study, status: str) -> Study:
     Study.objects.filter(pk=study.pk).update(status=status)
     study.status = status
     return study
+
+
+def check_clips_among_study_clips(study: Study) -> list[str]:
+    """External ids of the attention checks' clips that are also clips of the study (refused since
+    issue 33, AttentionCheck.clean; a study made before may still hold one)."""
+    if study.kind != Study.Kind.EMPHASIS:
+        return []
+    return sorted(
+        study.attention_checks.filter(clip__study_items__study=study).values_list("clip__external_id", flat=True)
+    )

@@ -2,7 +2,10 @@
 
 A clip is missing `target - completed - reserved` annotations, counted only
 for clips still in assignment (review active or cleared): a clip waiting for
-mismatch review or excluded is not topped up. Reserved annotations are not
+mismatch review or excluded is not topped up, nor one that is also an attention
+check (it is never handed out). `completed` leaves out the annotations of
+rejected participants (annotation.services.review), so a top-up opens the places
+that rejected work leaves. Reserved annotations are not
 missing: the open task that holds them may still deliver them, and if it
 expires, the reservation goes back to the pool (and is missing again).
 
@@ -94,6 +97,9 @@ def topup_plan(*, study: Study, now: datetime | None = None) -> TopupPlan:
         StudyItem.objects.filter(study=study, review__in=ASSIGNABLE)
         # A form's attention checks are answered by everyone and never counted.
         .exclude(pk__in=StudyItem.objects.filter(study=study, form_item__settings__attention_check=True).values("pk"))
+        # A clip that is also an attention check is never handed out as a normal clip: places
+        # opened for it would stay empty (annotation.selectors.study_shortfall names it instead).
+        .exclude(clip_id__in=study.attention_checks.values("clip_id"))
         .annotate(load=F("completed_count") + F("reserved_count"))
         .filter(load__lt=study.target_annotations)
         .values_list("clip__language", "load")

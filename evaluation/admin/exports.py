@@ -1,15 +1,20 @@
 """Dataset exports in the admin: a read-only list with status, progress and download links, and
-a page per export that follows its build. Exports are asked for from a label set's page (or the
-API, or manage.py labelset_export); evaluation.services.dataset_exports does every write."""
+a page per export that follows its build. Exports are asked for from a label set's page, a study's
+raw export from the study's page (or the API, or manage.py labelset_export);
+evaluation.services.dataset_exports does every write."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.shortcuts import redirect
 from django.template.defaultfilters import filesizeformat
 from django.urls import path, reverse
+from django.utils.decorators import method_decorator
 from django.utils.html import format_html
+from django.views.decorators.http import require_POST
 
+from annotation.access import get_study_for_staff, require_perm
 from annotation.admin.base import PlatformModelAdmin
 from annotation.views.job_progress import job_progress_response
-from evaluation.access import get_export_for_staff, may_download_export
+from evaluation.access import export_read_perms, get_export_for_staff, may_download_export
 from evaluation.models import DatasetExport
 from evaluation.views import dataset_exports as views
 
@@ -53,11 +58,31 @@ class DatasetExportAdmin(PlatformModelAdmin):
         return [
             path("<int:pk>/progress/", wrap(self.progress_view), name="evaluation_datasetexport_progress"),
             path("<int:pk>/download/", wrap(views.export_link), name="evaluation_datasetexport_download"),
+            path("study/<int:study_id>/raw/", wrap(self.raw_export_view), name="evaluation_datasetexport_raw"),
             *super().get_urls(),
         ]
 
     def has_add_permission(self, request):
-        return False  # asked for from a label set's page, the API or manage.py labelset_export
+        return False  # asked for from a label set's or a study's page, the API or manage.py labelset_export
+
+    @method_decorator(require_POST)
+    def raw_export_view(self, request, study_id: int):
+        """A study's raw export (every submitted annotation and every participant), from the study's
+        page: asking needs what the API asks (evaluation.access.export_read_perms)."""
+        from evaluation.services.dataset_exports import ExportRefused, dataset_export_request  # as the label set's
+
+        study = get_study_for_staff(request, study_id, perm="evaluation.add_datasetexport")
+        with_ids = request.POST.get("prolific_ids") == "yes"
+        for perm in export_read_perms(label_set=False, study=True, include_prolific_ids=with_ids):
+            require_perm(request, perm)
+        try:
+            export = dataset_export_request(
+                format=DatasetExport.Format.RAW, study=study, include_prolific_ids=with_ids, user=request.user
+            )
+        except ExportRefused as error:
+            messages.error(request, str(error))
+            return redirect(reverse("admin:annotation_study_change", args=[study.pk]))
+        return redirect(reverse("admin:evaluation_datasetexport_change", args=[export.pk]))
 
     def has_change_permission(self, request, obj=None):
         return False

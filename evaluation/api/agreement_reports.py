@@ -38,7 +38,7 @@ class ReportParametersSerializer(serializers.Serializer):
         min_value=2,
         max_value=1000,
         help_text="Annotations per clip (clips with fewer are left out); null uses all. "
-        "Default: the study's target annotations.",
+        "Default: null, every usable annotation.",
     )
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2**32 - 1)
     resamples = serializers.IntegerField(

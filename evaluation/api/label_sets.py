@@ -43,7 +43,8 @@ class LabelSetParametersSerializer(serializers.Serializer):
         allow_null=True,
         min_value=1,
         max_value=1000,
-        help_text="Annotations per clip, as the agreement report; null uses all. Default: the first study's target.",
+        help_text="Annotations per clip, as the agreement report; null uses all. Default: null, every usable "
+        "annotation.",
     )
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2**32 - 1, help_text="The subsample's.")
     split_seed = serializers.IntegerField(required=False, min_value=0, max_value=2**32 - 1)

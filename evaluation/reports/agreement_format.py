@@ -252,3 +252,31 @@ def _cell(value) -> str:
     if value is None:
         return ""
     return repr(value) if isinstance(value, float) else str(value)
+
+
+def selection_statement(result: dict) -> list[str]:
+    """What the report's figures are computed from, first thing on its page: every usable annotation,
+    or what a subsample and left-out annotators removed, with the counts (issue 33: a subsample to
+    the target had silently left out 17 of 20 clips)."""
+    data, n = result["data"], result["parameters"]["subsample"]
+    excluded = data["annotations_of_excluded_annotators"]
+    by_subsample = data["annotations"] - excluded - data["annotations_used"]
+    lines = [f"Computed from {data['annotations_used']} of {data['annotations']} usable annotations."]
+    if n is None and not excluded:
+        lines[0] += " Every usable annotation is used: no subsample, no annotator left out."
+    if n is not None:
+        short = data["clips_short"]
+        lines.append(
+            f"Subsample of {n} annotations per clip (the default is every annotation): it removed "
+            f"{by_subsample} annotation(s)"
+            + (f", among them every annotation of {short} clip(s) with fewer" if short else "")
+            + "."
+        )
+    if excluded:
+        lines.append(
+            f"Flagged annotators left out ({len(result['annotators']['excluded'])}): "
+            f"they removed {excluded} annotation(s)."
+        )
+    for reason, count in data["left_out_by_source"].items():
+        lines.append(f"Not usable: {count} {reason}.")
+    return lines

@@ -47,6 +47,8 @@ def left_out_lines(left_out: dict) -> list[str]:
         if short:
             clips = ", ".join(f"{clip['clip']} ({clip['annotations']})" for clip in short)
             lines.append(f"{study}: {len(short)} clip(s) with fewer annotations than the subsample: {clips}")
+        for clip in what.get("clips_without_annotations", []):
+            lines.append(f"{study}: clip {clip['clip']}: {clip['why']}")
         annotators = sorted(what.get("annotators_excluded", []), key=lambda a: a["annotator"])
         for annotator in annotators:
             reasons = list(annotator["flags"]) + (["failed attention checks"] if annotator["failed_checks"] else [])

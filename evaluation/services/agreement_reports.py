@@ -39,16 +39,12 @@ def report_parameters(
     exclude_flagged: bool = False,
     thresholds: Thresholds | None = None,
 ) -> ReportParameters:
-    """Parameters with the study's defaults: subsample to its target annotations (an adaptive design:
-    none, its clips have as many annotations as the design gave them), its review thresholds.
-    ValueError (the reason) for parameters a report cannot take, a study's default included: a
-    target of 1 annotation per clip is no subsample for agreement."""
+    """Parameters with the study's defaults: every usable annotation (no subsample), its review
+    thresholds. ValueError (the reason) for parameters a report cannot take."""
     if thresholds is None:
         thresholds = study_thresholds(study=study)
     if subsample is _UNSET:
         subsample = default_subsample(study)
-        if subsample is not None and subsample < 2:
-            raise ValueError(target_too_low(study))
     return ReportParameters(
         subsample=subsample,
         seed=seed,
@@ -61,16 +57,11 @@ def report_parameters(
 
 
 def default_subsample(study: Study) -> int | None:
-    """The annotations per clip a report of the study takes by default: its target (None, all of
-    them, for an adaptive design)."""
-    return None if study.is_adaptive else study.target_annotations
-
-
-def target_too_low(study: Study) -> str:
-    return (
-        f"Study {study.slug!r} aims at {study.target_annotations} annotation per clip, and agreement needs "
-        "at least 2: choose a subsample of 2 or more, or every annotation (0 on the report page, null in the API)."
-    )
+    """The annotations per clip a report (and a label set) of the study takes by default: every
+    usable one (None). A subsample to the target left out every clip that rejected or excluded work
+    had left below it (17 of 20 clips in issue 33's study), and a target of 1 made no report at
+    all; a subsample is the researcher's choice, and the report says what it removed."""
+    return None
 
 
 def parameters_from_dict(values: dict) -> ReportParameters:

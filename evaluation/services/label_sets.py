@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+import numpy as np
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -26,6 +27,7 @@ from evaluation.models import LabelSet, LabelSetClip
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.label_set_files import canonical_line
 from evaluation.selectors.label_sets import clip_details, label_set_rows
+from evaluation.services.agreement_reports import default_subsample
 from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, MODELS, word_posteriors
 from evaluation.stats.label_sets import (
     DEFAULT_PROPORTIONS,
@@ -114,12 +116,11 @@ class LabelSetParameters:
 
 
 def label_set_default_parameters(*, studies: list[Study], **overrides) -> LabelSetParameters:
-    """The first study's target annotations and review thresholds, as the agreement report takes them
-    (an adaptive design: no subsample, each clip keeps the annotations the design gave it)."""
+    """Every usable annotation (no subsample) and the first study's review thresholds, as the
+    agreement report takes them (evaluation.services.agreement_reports.default_subsample)."""
     first = studies[0]
     thresholds = study_thresholds(study=first)
-    subsample = None if first.is_adaptive else first.target_annotations
-    return LabelSetParameters(**{"subsample": subsample, "thresholds": thresholds, **overrides})
+    return LabelSetParameters(**{"subsample": default_subsample(first), "thresholds": thresholds, **overrides})
 
 
 def label_set_create(
@@ -354,6 +355,8 @@ def _left_out(study: Study, data, selection) -> dict:
     return {
         "clips_excluded_in_review": StudyItem.objects.filter(study=study, review=StudyItem.Review.EXCLUDED).count(),
         "clips_short": [{"clip": key, "annotations": n} for key, n in selection.short],
+        "clips_without_annotations": _clips_without_annotations(study, data, selection),
+        "annotations_removed_by_subsample": int((selection.in_scope & ~selection.kept).sum()),
         "annotators_excluded": [
             {
                 "annotator": opaque_annotator_id(study.slug, data.annotator_keys[i]),
@@ -364,6 +367,26 @@ def _left_out(study: Study, data, selection) -> dict:
         ],
         "annotations_left_out_by_source": dict(sorted(data.notes.items())),
     }
+
+
+def _clips_without_annotations(study: Study, data, selection) -> list[dict]:
+    """The study's clips (excluded ones apart) that no annotation in scope labels, with why: a clip
+    that is also an attention check is never handed out (issue 33), others got none that counts."""
+    scoped = np.bincount(data.clip[selection.in_scope], minlength=len(data.clip_keys))
+    every = np.bincount(data.clip, minlength=len(data.clip_keys))
+    checks = set(study.attention_checks.values_list("clip__external_id", flat=True))
+    rows = []
+    for index, key in enumerate(data.clip_keys):
+        if scoped[index]:
+            continue
+        if key in checks:
+            why = "an attention check of the study: never handed out as a clip to annotate"
+        elif every[index]:
+            why = "its annotations are all by annotators left out"
+        else:
+            why = "no annotation that counts (not annotated yet, or only by rejected participants)"
+        rows.append({"clip": key, "why": why})
+    return rows
 
 
 def _agreement_summary(report: dict) -> dict:

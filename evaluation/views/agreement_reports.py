@@ -24,7 +24,7 @@ from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_agreement_report_for_staff
 from evaluation.forms import FIELDS, ReportForm, parameters_query
 from evaluation.models import AgreementReport
-from evaluation.reports.agreement_format import agreement_groups, report_csv
+from evaluation.reports.agreement_format import agreement_groups, report_csv, selection_statement
 from evaluation.reports.svg import histogram_chart, interval_chart, scatter_chart
 from evaluation.services.agreement_reports import (
     agreement_report_current,
@@ -57,8 +57,6 @@ def agreement_report_page(request, study_id: int, *, admin_site):
     else:
         bound = any(key in request.GET for key in FIELDS)
         form = ReportForm(request.GET if bound else None, study=study)
-        if not bound and not form.defaults_valid():
-            form = ReportForm({}, study=study)  # bound to the defaults: the form says what is wrong with them
     context = {
         **admin_site.each_context(request),
         "title": f"Agreement report: {study}",
@@ -67,7 +65,7 @@ def agreement_report_page(request, study_id: int, *, admin_site):
         "page_url": page,
         "can_compute": request.user.has_perm("evaluation.add_agreementreport"),
     }
-    if form.is_bound and not form.is_valid():  # bad parameters, the study's own defaults included
+    if form.is_bound and not form.is_valid():  # bad parameters
         return TemplateResponse(request, "evaluation/agreement_report.html", context, status=400)
     parameters = form.parameters()
     report = agreement_report_current(study=study, parameters=parameters)
@@ -147,6 +145,7 @@ def _result_context(result: dict, page: str, parameters) -> dict:
     languages = sorted(result["agreement"].get("language", {}))
     return {
         "result": result,
+        "selection_lines": selection_statement(result),
         "agreement_rows": [_agreement_row(dimension, group, r) for dimension, group, r in rows],
         "emphasis_rows": _emphasis_rows(result["emphasis"]),
         "language_links": []

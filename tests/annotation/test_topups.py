@@ -306,3 +306,9 @@ def test_form_studies_count_items_as_the_page_says():
     assert rows(plan)["all"] == (6, 12, 2)
     summary = topup_summary(plan)
     assert summary.startswith("12 answer(s) missing on 6 item(s); 2 place(s) needed") and "clip" not in summary
+    # The study page says the same, counting the form's items (its check item apart).
+    from annotation.selectors.study_shortfall import shortfall_text, study_shortfall
+
+    assert shortfall_text(study_shortfall(study=study)).startswith(
+        "Not complete: 12 answer(s) missing on 6 of 6 item(s): 12 not yet handed out"
+    )

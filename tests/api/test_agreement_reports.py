@@ -31,7 +31,7 @@ def test_parameters_not_given_are_the_studys(api, study):
 
     assert response.status_code == 202
     parameters = response.json()["parameters"]
-    assert parameters["subsample"] == study.target_annotations == 6
+    assert parameters["subsample"] is None  # every usable annotation (issue 33), not the target
     assert parameters["seed"] == 4 and parameters["resamples"] == 1000
     assert parameters["thresholds"]["min_kappa"] == 0.3
     assert parameters["thresholds"]["min_attention"] == study.review_min_attention

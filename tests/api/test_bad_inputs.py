@@ -18,7 +18,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import AttentionCheck, Clip, Corpus, ImportJob, ImportSlot, Study
-from evaluation.models import AgreementReport, LabelSet
+from evaluation.models import LabelSet
 from tests.annotation.factories import ClipFactory, CorpusFactory, StudyFactory
 from tests.api.callers import staff_with, token_client
 
@@ -206,29 +206,26 @@ def target_one_study():
     return study
 
 
-def test_the_agreement_report_page_of_a_study_aiming_at_one_annotation_is_400_saying_why(client, target_one_study):
+def test_the_agreement_report_page_of_a_study_aiming_at_one_annotation_shows_every_annotation(client, target_one_study):
     user = User.objects.create_superuser("boss", "", "a long admin password")
     client.force_login(user)
     page = reverse("admin:evaluation_agreementreport_study", args=[target_one_study.pk])
 
     response = client.get(page)
 
-    assert response.status_code == 400
-    assert f"Study {target_one_study.slug!r} aims at 1 annotation per clip" in html.unescape(response.content.decode())
-    assert not AgreementReport.objects.exists()
-    # The form on that page is the way out: all annotations (0) make a report.
-    assert client.get(page, {"subsample": 0}).status_code == 200
+    # The default is every usable annotation (issue 33), whatever the target.
+    assert response.status_code == 200
+    assert response.context["parameters"].subsample is None
+    # A subsample of 1 is still no agreement: the form says why.
+    refused = client.get(page, {"subsample": 1})
+    assert refused.status_code == 400
+    assert "Agreement needs at least 2 annotations per clip" in html.unescape(refused.content.decode())
 
 
-def test_an_agreement_report_of_such_a_study_through_the_api_is_400_saying_why(target_one_study):
+def test_an_agreement_report_of_such_a_study_through_the_api_takes_every_annotation(target_one_study):
     client = token_client(staff_with("evaluation.add_agreementreport"))
 
-    response = client.post("/api/v1/agreement-reports/", {"study": target_one_study.pk}, format="json")
+    accepted = client.post("/api/v1/agreement-reports/", {"study": target_one_study.pk}, format="json")
 
-    assert response.status_code == 400
-    assert f"Study {target_one_study.slug!r} aims at 1 annotation per clip" in response.json()["parameters"][0]
-    assert not AgreementReport.objects.exists()
-    accepted = client.post(
-        "/api/v1/agreement-reports/", {"study": target_one_study.pk, "parameters": {"subsample": None}}, format="json"
-    )
     assert accepted.status_code == 202, accepted.json()
+    assert accepted.json()["parameters"]["subsample"] is None

@@ -47,14 +47,15 @@ def test_a_label_set_is_built_with_the_first_studys_defaults(api, study, django_
     assert label_set["status"] == "succeeded", label_set["error"]
     assert (label_set["state"], label_set["version"], label_set["studies"]) == ("draft", 1, [study.pk])
     parameters = label_set["parameters"]
-    assert parameters["subsample"] == 6 and parameters["proportions"] == [0.6, 0.2, 0.2]
+    # Every usable annotation by default (issue 33), not a subsample to the target.
+    assert parameters["subsample"] is None and parameters["proportions"] == [0.6, 0.2, 0.2]
     assert parameters["thresholds"]["min_kappa"] is None
     assert parameters["thresholds"]["min_attention"] == study.review_min_attention
-    assert label_set["summary"]["clips"] == 10
+    assert label_set["summary"]["clips"] == 12
 
 
 def test_rows_come_in_order_in_pages_and_filter_by_split(api, study, django_capture_on_commit_callbacks):
-    label_set = final_label_set(study, django_capture_on_commit_callbacks)
+    label_set = final_label_set(study, django_capture_on_commit_callbacks, subsample=6)
     rows_url = f"/api/v1/label-sets/{label_set.pk}/rows/"
 
     first = api.get(rows_url, {"page_size": 4}).json()

@@ -38,10 +38,11 @@ def create(api, corpus, **fields):
 
 
 def test_a_study_is_created_with_its_settings_questions_and_checks(api, corpus):
-    check_clip = corpus.clips.get(external_id="en-0")
+    check_clip = corpus.clips.get(external_id="en-0")  # not one of the study's clips: refused (issue 33)
     reply = create(
         api,
         corpus,
+        selection={"clip_ids": ["en-1", "en-2", "en-3"]},
         clips_per_task=3,
         target_annotations=2,
         required_coverage=0.9,
@@ -57,9 +58,21 @@ def test_a_study_is_created_with_its_settings_questions_and_checks(api, corpus):
     study = Study.objects.get(pk=body["id"])
     assert (study.language, study.clips_per_task, study.target_annotations) == ("en", 3, 2)
     assert (study.required_coverage, study.sound_check, study.completion_code) == (0.9, True, "DONE1234")
-    assert study.items.count() == 4 and body["clips"] == 4
+    assert study.items.count() == 3 and body["clips"] == 3
     assert [(q["text"], q["accepted"]) for q in body["prerequisites"]] == [("Are you 18 or older?", ["Yes"])]
-    assert AttentionCheck.objects.get(study=study).expected == {"4": 2}
+    check = AttentionCheck.objects.get(study=study)
+    assert (check.expected, check.rule, body["attention_checks"][0]["rule"]) == ({"4": 2}, "at_least", "at_least")
+
+
+def test_an_attention_check_on_one_of_the_studys_own_clips_is_refused(api, corpus):
+    own = corpus.clips.get(external_id="en-0")
+
+    reply = create(api, corpus, attention_checks=[{"clip": own.pk, "expected": {"4": 2}}])
+
+    assert reply.status_code == 400
+    (message,) = reply.json()["attention_checks"]["0"]["clip"]
+    assert message.startswith("Clip 'en-0' is one of the study's own clips")
+    assert not Study.objects.exists() and not StudyItem.objects.exists()
 
 
 def test_a_selection_naming_an_unknown_clip_is_refused_and_creates_nothing(api, corpus):

@@ -151,6 +151,38 @@ def test_set_live_from_the_study_list(admin_page, live_server):
     assert Study.objects.get(pk=study.pk).status == Study.Status.LIVE
 
 
+def test_set_live_pause_and_close_from_the_study_page(admin_page, live_server):
+    study = live_study(status=Study.Status.DRAFT, consent_text="")
+    open_admin(admin_page, live_server, "admin:annotation_study_change", study.pk)
+    assert "Set live is refused: it has no consent text" in admin_page.inner_text("#content")
+
+    admin_page.get_by_role("button", name="Set live", exact=True).click()
+
+    warning = admin_page.locator("ul.messagelist li.warning").inner_text()
+    assert "Not set live: " in warning and "it has no consent text" in warning
+    Study.objects.filter(pk=study.pk).update(consent_text="I agree to take part.")
+    admin_page.reload()
+    admin_page.get_by_role("button", name="Set live", exact=True).click()
+    assert f"Set live: {study.name}." in success_message(admin_page)
+    admin_page.get_by_role("button", name="Pause", exact=True).click()
+    assert f"Set paused: {study.name}." in success_message(admin_page)
+    admin_page.get_by_role("button", name="Close", exact=True).click()
+    assert f"Set closed: {study.name}." in success_message(admin_page)
+    assert Study.objects.get(pk=study.pk).status == Study.Status.CLOSED
+
+
+def test_a_studys_raw_export_from_its_page(admin_page, live_server):
+    study = golden_study()
+    open_admin(admin_page, live_server, "admin:annotation_study_change", study.pk)
+
+    admin_page.get_by_label("Prolific ids").select_option(label="opaque ids only")
+    admin_page.get_by_role("button", name="Export raw annotations").click()
+
+    export = DatasetExport.objects.get()
+    assert (export.format, export.study_id, export.include_prolific_ids) == ("raw", study.pk, False)
+    expect(admin_page.get_by_role("link", name=f"Download {export.file_name}")).to_be_visible()
+
+
 def test_topups_open_the_missing_places(admin_page, live_server):
     from tests.annotation.test_topups import claim, complete, make_study
 

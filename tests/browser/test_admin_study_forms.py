@@ -27,7 +27,8 @@ def admin_page(page, live_server):
 def test_a_study_with_screening_and_an_attention_check_set_up_by_clicking(admin_page, live_server):
     page, base = admin_page, live_server.url
     corpus = CorpusFactory(name="espeak clips")
-    clips = [ClipFactory(corpus=corpus, external_id=f"e{n:02d}", language="en") for n in range(11)]
+    for n in range(11):
+        ClipFactory(corpus=corpus, external_id=f"e{n:02d}", language="en")
 
     page.goto(f"{base}/admin/annotation/study/add/")
     page.get_by_label("Name:").fill("Emphasis pilot")
@@ -37,6 +38,8 @@ def test_a_study_with_screening_and_an_attention_check_set_up_by_clicking(admin_
     expect(page.locator(".messagelist .warning")).to_contain_text(WARNING)
 
     study = Study.objects.get(name="Emphasis pilot")
+    # The check's clip: one of the corpus that the study does not annotate (its own clips are refused).
+    check_clip = ClipFactory(corpus=corpus, external_id="check", language="en")
     page.locator(".add-row a", has_text="Add another Prerequisite question").click()
     row = page.locator("#prerequisites-group tr.form-row.dynamic-prerequisites").last
     row.locator("input[name$=-position]").fill("9")
@@ -45,7 +48,7 @@ def test_a_study_with_screening_and_an_attention_check_set_up_by_clicking(admin_
     row.locator("textarea[name$=-accepted]").fill("Yes, over-ear\nYes, earbuds")
     page.locator(".add-row a", has_text="Add another Attention check").click()
     check = page.locator("#attention_checks-group tr.form-row.dynamic-attention_checks").last
-    check.locator("input[name$=-clip]").fill(str(clips[0].pk))
+    check.locator("input[name$=-clip]").fill(str(check_clip.pk))
     check.locator("input[name$=-heavily_emphasized]").fill("sat")
     check.locator("input[name$=-unmarked]").fill("1, 2")
     page.get_by_role("button", name="Save and continue editing").click()

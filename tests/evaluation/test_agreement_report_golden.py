@@ -22,7 +22,10 @@ GOLDEN = Path(__file__).parent / "golden" / "report.json"
 
 
 def compute(study) -> str:
-    return agreement_report_compute(study=study, parameters=report_parameters(study=study, seed=11, resamples=300))
+    # A subsample of the study's target (6), as the default was before issue 33 made it every usable
+    # annotation: pinned, so that the golden file still covers the subsample (and stays the same).
+    parameters = report_parameters(study=study, subsample=6, seed=11, resamples=300)
+    return agreement_report_compute(study=study, parameters=parameters)
 
 
 @pytest.mark.parametrize("shuffle_seed", [None, 3])

@@ -230,7 +230,7 @@ def test_a_link_with_some_parameters_keeps_the_defaults_for_the_others(admin_cli
     page = admin_client.get(page_url(study), {"language": "de"})
 
     parameters = page.context["parameters"]
-    assert (parameters.language, parameters.subsample, parameters.resamples) == ("de", 6, 1000)
+    assert (parameters.language, parameters.subsample, parameters.resamples) == ("de", None, 1000)
     assert parameters.thresholds.min_kappa == 0.1 and not parameters.exclude_flagged
     off = admin_client.get(page_url(study), {"language": "de", "min_kappa": ""}).context["parameters"]
     assert off.thresholds.min_kappa is None  # an empty threshold turns the flag off

@@ -32,7 +32,7 @@ def test_prints_the_tables_and_ends_with_a_summary_line(tmp_path):
     assert any(line.startswith("emotion calm") for line in lines)
     # the opaque id of Prolific id 000000000000000000000006, as in the study's label sets
     assert f"annotators flagged: 1 ({opaque_annotator_id('golden', '000000000000000000000006')})" in output
-    assert lines[-1].startswith("golden: 10 clips, 69 words; Cohen ")
+    assert lines[-1].startswith("golden: 12 clips, 83 words; Cohen ")  # every usable annotation by default
     assert "Fleiss 0." in lines[-1] and "alpha ordinal 0." in lines[-1] and lines[-1].endswith("1 flagged")
     assert (tmp_path / "r.csv").read_text().startswith("section,dimension,group,measure")
 

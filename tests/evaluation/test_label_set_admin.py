@@ -44,12 +44,12 @@ def test_a_set_is_made_built_shown_and_finalized(client, django_capture_on_commi
     assert (label_set.status, label_set.parameters["split_seed"], label_set.parameters["subsample"]) == (
         "succeeded",
         3,
-        study.target_annotations,
+        None,  # every usable annotation (issue 33)
     )
 
     page = client.get(reverse("admin:evaluation_labelset_change", args=[label_set.pk])).content.decode()
-    assert "10 clips" in page and "Agreement of the annotations in this set" in page
-    assert "clip-03 (2)" in page and "Finalize (freeze for good)" in page
+    assert "12 clips" in page and "Agreement of the annotations in this set" in page
+    assert "Every usable annotation (no subsample)" in page and "Finalize (freeze for good)" in page
 
     progress = client.get(
         reverse("admin:evaluation_labelset_progress", args=[label_set.pk]), headers={"HX-Request": "true"}

@@ -27,16 +27,16 @@ def test_create_builds_in_process_and_finalize_freezes(tmp_path):
 
     label_set = LabelSet.objects.get(name="mmee")
     assert (label_set.version, label_set.status, label_set.lifecycle) == (1, "succeeded", "draft")
-    assert out.splitlines()[-1].startswith("label set mmee v1 (draft): 10 clips,")
+    assert out.splitlines()[-1].startswith("label set mmee v1 (draft): 12 clips,")  # every usable annotation
     assert set(label_set.clips.values_list("arousal", flat=True)) == {"high", "low"}
 
     out = run("labelset_finalize", "mmee")
     label_set.refresh_from_db()
     assert label_set.lifecycle == "final" and f"checksum {label_set.checksum}" in out
 
-    run("labelset_create", "mmee", "--study", "golden", "--resamples", "0", "--subsample", "0", "--finalize")
+    run("labelset_create", "mmee", "--study", "golden", "--resamples", "0", "--subsample", "6", "--finalize")
     newer = LabelSet.objects.get(name="mmee", version=2)
-    assert newer.lifecycle == "final" and newer.summary["clips"] == 12  # no subsample: short clips stay
+    assert newer.lifecycle == "final" and newer.summary["clips"] == 10  # a subsample of 6: short clips go
 
 
 @pytest.mark.parametrize(

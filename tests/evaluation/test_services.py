@@ -33,7 +33,8 @@ def parameters(study, **kwargs):
 def test_defaults_come_from_the_study(study):
     defaults = report_parameters(study=study)
 
-    assert (defaults.subsample, defaults.seed, defaults.resamples) == (study.target_annotations, 0, 1000)
+    # Every usable annotation, not a subsample to the target (issue 33).
+    assert (defaults.subsample, defaults.seed, defaults.resamples) == (None, 0, 1000)
     assert (defaults.thresholds.min_kappa, defaults.thresholds.min_attention) == (0.1, 1.0)
     assert defaults.thresholds.min_time_ratio == 1.0 and defaults.mismatch_threshold == study.mismatch_threshold
     assert defaults.thresholds.min_median_seconds is None  # the absolute rule is off unless asked for

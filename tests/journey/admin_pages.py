@@ -33,15 +33,18 @@ def add_screening_question(page: Page, *, text: str, choices: list[str], accepte
 
 def add_attention_check(page: Page, *, clip_pk: int, levels: dict[int, int]) -> None:
     """The clip by its id (what the raw-id field's lookup fills in) and the levels it requires."""
-    row = _add_inline_row(page, "attention_checks")
+    fill_attention_check(page, _add_inline_row(page, "attention_checks"), clip_pk=clip_pk, levels=levels)
+
+
+def fill_attention_check(page: Page, row: str, *, clip_pk: int, levels: dict[int, int]) -> None:
+    """The check's row `row` (e.g. "attention_checks-0"), filled anew."""
     page.fill(f"#id_{row}-clip", str(clip_pk))
     page.select_option(f"#id_{row}-kind", "instructed")
     # The words by position, counted from 1, in the field of their level (no JSON to type).
     fields = {2: "heavily_emphasized", 1: "emphasized", 0: "unmarked"}
     for level, name in fields.items():
         positions = [str(index + 1) for index, wanted in sorted(levels.items()) if wanted == level]
-        if positions:
-            page.fill(f"#id_{row}-{name}", ", ".join(positions))
+        page.fill(f"#id_{row}-{name}", ", ".join(positions))
 
 
 def run_admin_action(page: Page, *, row_text: str, action_label: str) -> None:

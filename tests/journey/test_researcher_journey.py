@@ -57,6 +57,8 @@ BROWSER_PARTICIPANTS = 3
 EXPORT_FORMATS = ["jsonl", "csv", "audiofolder", "parquet", "textgrid"]
 SCREENING = {"text": "Are you 18 years or older?", "choices": ["Yes", "No"], "accepted": ["Yes"]}
 PASSWORD = "journey-pw-4711"
+REJECTED = 2  # participants rejected on the review page
+REJECTION_MESSAGE = "Your marks did not follow the speaker's emphasis on most clips, so we cannot use them. " * 2
 WAIT = 120_000  # ms: the longest a background job may keep a person waiting here
 expect.set_options(timeout=15_000)  # a page on a busy CI machine
 
@@ -74,6 +76,7 @@ class Journey:
     exports: dict[str, Path] = field(default_factory=dict)
     report_annotators: set[str] = field(default_factory=set)
     listening_refusals: list[str] = field(default_factory=list)  # submits refused although played through
+    report_rejected: int = 0  # annotations of the rejected participants
 
     @contextmanager
     def waiting(self, what: str):
@@ -123,6 +126,7 @@ def test_a_researchers_study_from_corpus_upload_to_benchmark(journey, stack):
         step_participants_in_chromium,
         step_scripted_participants_until_every_clip_has_its_target,
         step_decisions_on_the_review_page,
+        step_rejected_work_is_asked_for_again,
         step_agreement_report_from_the_study_page,
         step_build_and_finalize_a_label_set,
         step_export_the_label_set_in_every_format,
@@ -193,9 +197,20 @@ def step_create_the_study_with_a_check_and_a_screening_question(j: Journey) -> N
     )
     j.study_url = page.url
 
+    # One of the study's own clips as its check is refused, saying why (it would never be handed
+    # out, yet count toward the target: issue 33); the clip meant for the check is taken.
+    own = Clip.objects.filter(corpus__name=CORPUS).exclude(external_id=j.corpus.check_clip_id).first()
+    admin_pages.add_attention_check(page, clip_pk=own.pk, levels={0: 1})
+    page.get_by_role("button", name="Save and continue editing").click()
+    expect(page.locator("#attention_checks-group")).to_contain_text(
+        f"Clip '{own.external_id}' is one of the study's own clips"
+    )
     check_clip = Clip.objects.get(corpus__name=CORPUS, external_id=j.corpus.check_clip_id)
-    admin_pages.add_attention_check(page, clip_pk=check_clip.pk, levels={CHECK_WORD: 2})
+    admin_pages.fill_attention_check(page, "attention_checks-0", clip_pk=check_clip.pk, levels={CHECK_WORD: 2})
     admin_pages.add_screening_question(page, **SCREENING)
+    # New emphasis studies start with a headphone check, which neither the Chromium participants
+    # nor the scripted ones (bench/_loadgen.py) take: tests/browser/test_headphone_check.py does.
+    page.select_option("#id_headphone_check", "none")
     page.get_by_role("button", name="Save and continue editing").click()
     expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
     expect(page.locator(".errornote")).to_have_count(0)
@@ -207,9 +222,11 @@ def step_create_the_study_with_a_check_and_a_screening_question(j: Journey) -> N
 
 def step_set_the_study_live(j: Journey) -> None:
     page = j.page
-    j.open("/admin/annotation/study/")
-    admin_pages.run_admin_action(page, row_text=STUDY, action_label="Set live (hand out work)")
+    j.open(j.study_url)
+    expect(page.locator("#content")).to_contain_text("Ready: Set live hands out work.")
+    page.get_by_role("button", name="Set live", exact=True).click()
     expect(page.locator(".messagelist")).to_contain_text(f"Set live: {STUDY}.")
+    j.open("/admin/annotation/study/")
     expect(page.locator("#result_list tbody tr", has_text=STUDY).locator("td.field-status")).to_have_text(
         re.compile("live", re.I)
     )
@@ -232,12 +249,16 @@ def step_participants_in_chromium(j: Journey) -> None:
 
 
 def step_scripted_participants_until_every_clip_has_its_target(j: Journey) -> None:
+    _scripted_participants_until_every_clip_has_its_target(j, seed=100)
+
+
+def _scripted_participants_until_every_clip_has_its_target(j: Journey, *, seed: int) -> None:
     from annotation.models import StudyItem
 
     study = _study()
     answers = {f"q{question.pk}": question.accepted[0] for question in study.prerequisites.all()}
     port = int(j.base.rsplit(":", 1)[1])
-    seed, results = 100, []
+    results = []
     for _ in range(5):  # rounds: a round asks for the tasks still missing
         items = StudyItem.objects.filter(study=study)
         missing = sum(max(0, TARGET - item.completed_count) for item in items)
@@ -258,6 +279,7 @@ def step_scripted_participants_until_every_clip_has_its_target(j: Journey) -> No
     expect(row.locator("td.field-progress")).to_contain_text(f"{total} of {total} annotations (100 %)")
     j.open(j.study_url)
     expect(j.page.locator("#content")).to_contain_text(re.compile(r"100\s?%"))
+    expect(j.page.locator("#content")).to_contain_text(f"Complete: every clip has its {TARGET} annotation(s).")
 
 
 def step_decisions_on_the_review_page(j: Journey) -> None:
@@ -270,12 +292,37 @@ def step_decisions_on_the_review_page(j: Journey) -> None:
     expect(page.locator("#content")).to_contain_text(f"{given} participants given a task")
     boxes = page.locator("#review tbody input[name=participants]")
     expect(boxes).to_have_count(given)
-    for index in range(given):
+    for index in range(REJECTED):
+        boxes.nth(index).check()
+    page.select_option("#id_rejection_category", "LOW_EFFORT")
+    page.fill("#id_rejection_message", REJECTION_MESSAGE)
+    page.get_by_role("button", name="Reject selected").click()
+    expect(page.locator(".messagelist")).to_contain_text("Rejected:")
+    for index in range(REJECTED, given):
         boxes.nth(index).check()
     page.get_by_role("button", name="Approve selected").click()
     expect(page.locator(".messagelist")).to_contain_text("Approved:")
-    expect(page.locator("#review tbody")).to_contain_text("Approved")
+    expect(page.locator("#review tbody tr", has_text="Rejected")).to_have_count(REJECTED)
     expect(page.locator("#review tbody tr", has_text="Pending")).to_have_count(0)
+
+
+def step_rejected_work_is_asked_for_again(j: Journey) -> None:
+    """The rejected annotations no longer count: the study page says what is missing and why, the
+    top-ups page asks for the places, and new participants annotate the clips again (issue 33)."""
+    from annotation.models import Annotation
+
+    rejected = Annotation.objects.filter(
+        participant__study=_study(), participant__decision="rejected", item__study_item__isnull=False
+    ).count()
+    assert rejected, "the rejected participants annotated nothing"
+    j.report_rejected = rejected
+    j.open(j.study_url)
+    content = j.page.locator("#content")
+    expect(content).to_contain_text(f"Not complete: {rejected} annotation(s) missing")
+    expect(content).to_contain_text(f"{rejected} left by rejected work")
+    j.page.get_by_role("link", name="Top-ups").click()
+    expect(j.page.locator("#topup-summary")).to_contain_text(f"{rejected} annotation(s) missing")
+    _scripted_participants_until_every_clip_has_its_target(j, seed=500)
 
 
 def step_agreement_report_from_the_study_page(j: Journey) -> None:
@@ -287,6 +334,12 @@ def step_agreement_report_from_the_study_page(j: Journey) -> None:
         expect(page.get_by_role("heading", name="Agreement", exact=True)).to_be_visible(timeout=WAIT)
     expect(page.locator("#report")).to_contain_text(f"{j.corpus.clips} clips")
     expect(page.locator("#report")).to_contain_text("Fleiss")
+    # The default is every usable annotation, said first; the rejected work is not usable.
+    usable = j.corpus.clips * TARGET
+    selection = page.locator("#report-selection")
+    expect(selection).to_contain_text(f"Computed from {usable} of {usable} usable annotations.")
+    expect(selection).to_contain_text("Every usable annotation is used")
+    expect(selection).to_contain_text(f"Not usable: {j.report_rejected} annotations of rejected participants.")
     # The pooled binary row has figures, not "undefined": the crowd agrees on most clips.
     pooled = page.locator("#report table").first.locator("tbody tr").first
     expect(pooled.locator("td.undefined")).to_have_count(0)

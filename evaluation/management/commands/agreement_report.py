@@ -18,7 +18,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("study", help="the study's slug")
         parser.add_argument("--language", help="only the clips of this language")
-        parser.add_argument("--subsample", type=int, help="annotations per clip (default: the study's target; 0 = all)")
+        parser.add_argument(
+            "--subsample", type=int, help="annotations per clip (default, or 0: every usable annotation)"
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--resamples", type=int, default=1000, help="clip bootstrap resamples (0 = none)")
         parser.add_argument("--exclude-flagged", action="store_true", help="leave out flagged annotators")

@@ -23,7 +23,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("name", help="the label set's name; an existing name gets a new version")
         parser.add_argument("--study", action="append", required=True, help="a study's slug (repeat for several)")
-        parser.add_argument("--subsample", type=int, help="annotations per clip (default: the study's target; 0 = all)")
+        parser.add_argument(
+            "--subsample", type=int, help="annotations per clip (default, or 0: every usable annotation)"
+        )
         parser.add_argument("--seed", type=int, default=0, help="the subsample's seed (the agreement report's)")
         parser.add_argument("--split-seed", type=int, default=0)
         parser.add_argument("--proportions", default="0.8,0.1,0.1", help="train,validation,test shares")
