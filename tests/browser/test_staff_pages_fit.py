@@ -99,7 +99,12 @@ def journey_pages(objects: dict) -> list[tuple[str, str]]:
     ]
     for model in admin.site._registry:
         opts = model._meta
-        pages.append((f"{opts.app_label}.{opts.model_name} list", reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")))
+        pages.append(
+            (
+                f"{opts.app_label}.{opts.model_name} list",
+                reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"),
+            )
+        )
     return pages
 
 
