@@ -5,11 +5,13 @@ import json
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.views.decorators.http import require_POST
 
 from annotation import headphone_stimuli
 from annotation.access import get_study_for_staff, require_perm
@@ -29,6 +31,7 @@ from annotation.selectors.headphone_results import headphone_results
 from annotation.selectors.study_counts import studies_with_counts
 from annotation.services.adaptive_model import adaptive_model_summary
 from annotation.services.studies import (
+    REACHABLE_FROM,
     study_create,
     study_setting_warnings,
     study_status_refusal,
@@ -301,6 +304,11 @@ class StudyAdmin(PlatformModelAdmin):
     def get_urls(self):
         return [
             path("<int:pk>/topup/", self.admin_site.admin_view(self.topup_view), name="annotation_study_topup"),
+            path(
+                "<int:pk>/status/<str:status>/",
+                self.admin_site.admin_view(require_POST(self.status_view)),
+                name="annotation_study_status",
+            ),
             *super().get_urls(),
         ]
 
@@ -312,7 +320,9 @@ class StudyAdmin(PlatformModelAdmin):
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):
             raise PermissionDenied
-        form = StudyCreateForm(request.POST or None)
+        # ?corpus=: the corpus page's "Create a study" button fills in its corpus
+        initial = {"corpus": request.GET["corpus"]} if request.GET.get("corpus", "").isdigit() else None
+        form = StudyCreateForm(request.POST or None, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
                 study = study_create(
@@ -375,6 +385,7 @@ class StudyAdmin(PlatformModelAdmin):
             participants_url = reverse("admin:annotation_participant_review", args=[object_id])
         study = Study.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
         extra_context = {
+            "status_moves": self._status_moves(request, study) if study is not None else [],
             "prolific_url": _prolific_link(request, study) if study is not None else None,
             "mismatch_review_url": review_url,
             "annotations_url": annotations_url,
@@ -384,6 +395,33 @@ class StudyAdmin(PlatformModelAdmin):
         return super().change_view(request, object_id, form_url, extra_context)
 
     # -- state changes ------------------------------------------------------
+
+    # The study page's buttons (and the list's actions) that move a study, by the status they set.
+    STATUS_BUTTONS = {
+        Status.LIVE: "Set live (hand out work)",
+        Status.PAUSED: "Pause (stop handing out work)",
+        Status.CLOSED: "Close",
+        Status.DRAFT: "Back to draft",
+    }
+
+    def _status_moves(self, request, study: Study) -> list[tuple[str, str]]:
+        """(status, button label) for each status the study can be set to from its own; what a
+        move still lacks (consent text, attention checks) the button's answer says."""
+        if not self.has_change_permission(request, study):
+            return []
+        return [
+            (status, label)
+            for status, label in self.STATUS_BUTTONS.items()
+            if study.status in REACHABLE_FROM[status] and study.status != status
+        ]
+
+    def status_view(self, request, pk: int, status: str):
+        """The study page's status buttons: the list's actions, for this one study."""
+        study = get_study_for_staff(request, pk, perm="annotation.change_study")
+        if status not in self.STATUS_BUTTONS:
+            raise Http404(f"no study status {status!r}")
+        self._move(request, Study.objects.filter(pk=study.pk), status)
+        return redirect(reverse("admin:annotation_study_change", args=[study.pk]))
 
     @admin.action(description="Set live (hand out work)", permissions=["change"])
     def set_live(self, request, queryset):
