@@ -1,6 +1,7 @@
 """Every staff page of a researcher's journey fits a 1366 x 768 screen: no page-level horizontal
 scrolling (a wide table scrolls inside its own box, long text wraps), measured in headless Chromium
-as document.documentElement.scrollWidth against clientWidth.
+as document.documentElement.scrollWidth against clientWidth; and no chart's text runs past the
+chart's edge.
 
 The pages are those a study goes through: the admin index, the study's page, its top-ups, the review
 page, the agreement report, the label set and its export, the benchmark run pages (one run, a
@@ -41,6 +42,15 @@ OVERFLOW = """() => {
       ? '.' + el.className.trim().split(/\\s+/).join('.') : '') + ' (' + Math.round(el.getBoundingClientRect().right) + ' px)');
   return {scroll: root.scrollWidth, client: root.clientWidth, wide};
 }"""
+
+# Text of a chart drawn beyond its own edges (cut off: "colour from 0 (ligh"); rotated labels are
+# measured before their rotation, so they are left out.
+CUT_TEXT = """() => [...document.querySelectorAll('#content svg[viewBox]')].flatMap(svg => {
+  const width = svg.viewBox.baseVal.width;
+  return [...svg.querySelectorAll('text:not([transform])')]
+    .filter(text => { const box = text.getBBox(); return box.x < -0.5 || box.x + box.width > width + 0.5; })
+    .map(text => (svg.getAttribute('aria-label') || 'a chart') + ': ' + JSON.stringify(text.textContent));
+})"""
 
 
 @pytest.fixture
@@ -117,7 +127,7 @@ def test_every_staff_page_of_the_journey_fits_1366_pixels(researcher_page, live_
     page.wait_for_selector("text=Agreement")
     shots = Path(os.environ["STAFF_SCREENSHOTS"]) if os.environ.get("STAFF_SCREENSHOTS") else None
 
-    overflowing = []
+    overflowing, cut = [], []
     for name, path in journey_pages(objects):
         response = page.goto(live_server.url + path)
         assert response.status == 200, f"{name} ({path}): {response.status}"
@@ -125,7 +135,9 @@ def test_every_staff_page_of_the_journey_fits_1366_pixels(researcher_page, live_
         if shots is not None:
             shots.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shots / f"{name.replace(' ', '-').replace('/', '-')}.png"), full_page=True)
+        cut += [f"{name}: {text}" for text in page.evaluate(CUT_TEXT)]
         if measured["scroll"] > measured["client"]:
             overflowing.append(f"{name} ({path}): {measured['scroll']} px wide; {', '.join(measured['wide'])}")
 
     assert not overflowing, "pages wider than the 1366 px screen:\n" + "\n".join(overflowing)
+    assert not cut, "chart text cut at the chart's edge:\n" + "\n".join(cut)
