@@ -95,6 +95,11 @@ def journey_pages(objects: dict) -> list[tuple[str, str]]:
         ("study page", reverse("admin:annotation_study_change", args=[study.pk])),
         ("top-ups", reverse("admin:annotation_study_topup", args=[study.pk])),
         ("review page", reverse("admin:annotation_participant_review", args=[study.pk])),
+        ("study design", reverse("admin:evaluation_agreementreport_design", args=[study.pk])),
+        (
+            "study's participants",
+            reverse("admin:annotation_participant_changelist") + f"?study__id__exact={study.pk}",
+        ),
         ("agreement report", reverse("admin:evaluation_agreementreport_study", args=[study.pk])),
         ("label set page", reverse("admin:evaluation_labelset_change", args=[label_set.pk])),
         ("export page", reverse("admin:evaluation_datasetexport_change", args=[objects["export"].pk])),

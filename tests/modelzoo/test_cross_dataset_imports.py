@@ -64,7 +64,7 @@ def test_trained_here_tested_on_the_imported_set(tiny, tmp_path, django_capture_
     page = admin_client.get(reverse("admin:modelzoo_benchmarkrun_change", args=[run.pk])).content.decode()
     assert "Tested against" in page and "EmphAssess: Prescribed by the script" in page
     # what the scores were measured against, named above them, with that set's own agreement first
-    assert "Tested on another set&#x27;s test split: <strong>EmphAssess v1</strong>: EmphAssess: Prescribed" in page
+    assert "Tested on another set's test split: <strong>EmphAssess v1</strong>: EmphAssess: Prescribed" in page
     assert page.index("Human agreement on the test set, EmphAssess v1") < page.index(
         "Human agreement on the training set, tiny v1"
     )
