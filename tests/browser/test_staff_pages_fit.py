@@ -6,7 +6,7 @@ chart's edge.
 The pages are those a study goes through: the admin index, the study's page, its top-ups, the review
 page, the agreement report, the label set and its export, the benchmark run pages (one run, a
 cross-lingual group with its heat maps, a cross-dataset run, the comparison), and the change list of
-every model the admin registers. A screenshot of each is saved to STAFF_SCREENSHOTS (a folder) when
+every model the admin registers, and the page of each group of them. A screenshot of each is saved to STAFF_SCREENSHOTS (a folder) when
 that variable is set, to look at.
 """
 
@@ -18,6 +18,7 @@ from django.contrib import admin
 from django.contrib.auth.models import User
 from django.urls import reverse
 
+from config.admin_site import GROUPS
 from evaluation.models import DatasetExport
 from evaluation.services.dataset_exports import dataset_export_request
 from modelzoo.models import BenchmarkRun
@@ -112,6 +113,8 @@ def journey_pages(objects: dict) -> list[tuple[str, str]]:
             reverse("admin:modelzoo_benchmarkrun_compare") + "?ids=" + ",".join(str(run.pk) for run in group),
         ),
     ]
+    for slug, name, _ in GROUPS:
+        pages.append((f"group {name}", reverse("admin:app_group", kwargs={"slug": slug})))
     for model in admin.site._registry:
         opts = model._meta
         pages.append(
