@@ -4,11 +4,16 @@ data-scale curve, several runs side by side, and their CSV. Pure: plain dicts in
 A run is given as a dict: id, label_set, detector, backbone, label_mode, setting (the Setting as a
 dict), setting_label and metrics (run_benchmark's: {"pooled": group, "by_language": {code:
 group}}, a group holding clips, words and each measure as {"value", "low", "high"}).
+
+An interval from fewer than MIN_UNITS clips is not shown (nor written to the CSV), whenever the
+run was scored: its entry says why instead (interval_undefined), as the agreement report does.
 """
 
 import csv
 import io
 from collections.abc import Iterable
+
+from evaluation.stats.intervals import too_few
 
 MEASURES = ("accuracy", "f1", "pearson")
 MEASURE_NAMES = {"accuracy": "accuracy", "f1": "F1", "pearson": "Pearson r"}
@@ -48,15 +53,28 @@ def scopes(metrics: dict) -> list[tuple[str, dict]]:
     return [(POOLED, metrics["pooled"]), *sorted(metrics.get("by_language", {}).items())]
 
 
+def shown(group: dict, measure: str) -> dict:
+    """The group's entry of the measure, without an interval when the group has too few clips (runs
+    scored before that rule carry one), saying why."""
+    entry = group[measure]
+    few = too_few(group["clips"], "clips")
+    if not few or entry["value"] is None or entry["low"] is None:
+        return entry
+    return {**entry, "low": None, "high": None, "interval_undefined": few}
+
+
 def metric_rows(metrics: dict, measures: Iterable[str] = MEASURES) -> list[dict]:
-    """One row per scope: scope, clips, words, and the chosen measures' entries in order."""
+    """One row per scope: scope, clips, words, the words emphasized by the labels and marked by the
+    detector (None for runs scored before they were counted), and the measures' entries in order."""
     measures = tuple(measures)
     return [
         {
             "scope": scope,
             "clips": group["clips"],
             "words": group["words"],
-            "entries": [(measure, group[measure]) for measure in measures],
+            "emphasized": group.get("emphasized"),
+            "marked": group.get("marked"),
+            "entries": [(measure, shown(group, measure)) for measure in measures],
         }
         for scope, group in scopes(metrics)
     ]
@@ -68,7 +86,7 @@ def result_records(runs: Iterable[dict]) -> list[dict]:
     for run in runs:
         for scope, group in scopes(run["metrics"]):
             for measure in MEASURES:
-                entry = group[measure]
+                entry = shown(group, measure)
                 records.append(
                     {
                         "run": run["id"],
@@ -117,7 +135,7 @@ def cross_lingual_matrix(runs: Iterable[dict], measure: str) -> dict:
         train = setting["language"]
         for test, group in metrics.get("by_language", {}).items():
             if (test == train) == (setting["kind"] == "monolingual"):
-                cells[(train, test)] = group[measure]
+                cells[(train, test)] = shown(group, measure)
     rows = sorted({train for train, _ in cells})
     columns = sorted({test for _, test in cells} | set(rows))
     return {"measure": measure, "rows": rows, "columns": columns, "cells": cells}
@@ -126,7 +144,7 @@ def cross_lingual_matrix(runs: Iterable[dict], measure: str) -> dict:
 def data_scale_curve(runs: Iterable[dict], measure: str) -> list[tuple[int, dict]]:
     """(percent of the training clips, the pooled entry of the measure), by percent."""
     points = [
-        (run["setting"]["percent"], run["metrics"]["pooled"][measure])
+        (run["setting"]["percent"], shown(run["metrics"]["pooled"], measure))
         for run in runs
         if run["setting"]["kind"] == "data-scale" and run["metrics"]
     ]
@@ -142,7 +160,7 @@ def comparison(runs: list[dict], measures: Iterable[str] = MEASURES) -> list[dic
         {
             "scope": scope,
             "measure": measure,
-            "entries": [groups[scope][measure] if scope in groups else None for groups in by_run],
+            "entries": [shown(groups[scope], measure) if scope in groups else None for groups in by_run],
         }
         for scope in names
         for measure in measures

@@ -2,10 +2,12 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError
 from django.db.models import Count
-from django.shortcuts import redirect
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.views.decorators.http import require_POST
 
 from annotation.access import get_import_job_for_staff
 from annotation.admin.base import PlatformModelAdmin
@@ -23,6 +25,27 @@ class CorpusAdmin(PlatformModelAdmin):
     list_display = ["name", "clip_count", "created_at"]
     search_fields = ["name", "description"]
     actions = ["studies_per_language", "studies_per_variety"]
+    change_form_template = "admin/annotation/corpus/change_form.html"
+    PER = {"language": "One draft study per language", "variety": "One draft study per regional variety"}
+
+    def get_urls(self):
+        per = self.admin_site.admin_view(require_POST(self.studies_per_view))
+        return [path("<int:pk>/studies-per/<str:by>/", per, name="annotation_corpus_studies_per"), *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The corpus page's buttons: a study of this corpus, or one draft study per language or variety."""
+        context = {"can_add_study": self.has_add_study_permission(request), "studies_per": list(self.PER.items())}
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
+
+    def studies_per_view(self, request, pk: int, by: str):
+        """The list's "one draft study per ..." actions, for this one corpus, from its page."""
+        if not self.has_add_study_permission(request):
+            raise PermissionDenied
+        if by not in self.PER:
+            raise Http404(f"no studies per {by!r}: language or variety")
+        corpus = get_object_or_404(Corpus, pk=pk)
+        self._studies_per(request, Corpus.objects.filter(pk=corpus.pk), by)
+        return redirect(reverse("admin:annotation_corpus_change", args=[corpus.pk]))
 
     @admin.action(description="Create one draft study per language", permissions=["add_study"])
     def studies_per_language(self, request, queryset):

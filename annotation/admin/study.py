@@ -10,7 +10,6 @@ from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
@@ -315,7 +314,7 @@ class StudyAdmin(PlatformModelAdmin):
             path("<int:pk>/topup/", self.admin_site.admin_view(self.topup_view), name="annotation_study_topup"),
             path(
                 "<int:pk>/status/<str:status>/",
-                self.admin_site.admin_view(self.status_view),
+                self.admin_site.admin_view(require_POST(self.status_view)),
                 name="annotation_study_status",
             ),
             *super().get_urls(),
@@ -329,7 +328,9 @@ class StudyAdmin(PlatformModelAdmin):
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):
             raise PermissionDenied
-        form = StudyCreateForm(request.POST or None)
+        # ?corpus=: the corpus page's "Create a study" button fills in its corpus
+        initial = {"corpus": request.GET["corpus"]} if request.GET.get("corpus", "").isdigit() else None
+        form = StudyCreateForm(request.POST or None, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
                 study = study_create(
@@ -378,16 +379,6 @@ class StudyAdmin(PlatformModelAdmin):
 
     # -- state changes from the study's page ---------------------------------
 
-    @method_decorator(require_POST)
-    def status_view(self, request, pk: int, status: str):
-        """The page's Set live / Pause / Close buttons: the list actions' rule, for this study; a
-        refusal comes back as the page's message, saying what is missing."""
-        study = get_study_for_staff(request, pk, perm="annotation.change_study")
-        if status not in Status.values:
-            raise Http404(f"unknown study status {status!r}")
-        self._move(request, Study.objects.filter(pk=study.pk), status)
-        return redirect(reverse("admin:annotation_study_change", args=[study.pk]))
-
     def _warn(self, request, study) -> None:
         for warning in study_setting_warnings(study=study):
             self.message_user(request, f"{study.name}: {warning}", messages.WARNING)
@@ -404,17 +395,44 @@ class StudyAdmin(PlatformModelAdmin):
             participants_url = reverse("admin:annotation_participant_review", args=[object_id])
         study = Study.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
         extra_context = {
+            "status_moves": self._status_moves(request, study) if study is not None else [],
             "prolific_url": _prolific_link(request, study) if study is not None else None,
             "mismatch_review_url": review_url,
             "annotations_url": annotations_url,
             "participant_review_url": participants_url,
-            "status_buttons": _status_buttons(request, study) if study is not None else [],
             "raw_export_choices": [("no", "opaque ids only"), ("yes", "with Prolific ids")],
             **(extra_context or {}),
         }
         return super().change_view(request, object_id, form_url, extra_context)
 
     # -- state changes ------------------------------------------------------
+
+    # The study page's buttons (and the list's actions) that move a study, by the status they set.
+    STATUS_BUTTONS = {
+        Status.LIVE: "Set live (hand out work)",
+        Status.PAUSED: "Pause (stop handing out work)",
+        Status.CLOSED: "Close",
+        Status.DRAFT: "Back to draft",
+    }
+
+    def _status_moves(self, request, study: Study) -> list[tuple[str, str]]:
+        """(status, button label) for each status the study can be set to from its own; what a
+        move still lacks (consent text, attention checks) the button's answer says."""
+        if not self.has_change_permission(request, study):
+            return []
+        return [
+            (status, label)
+            for status, label in self.STATUS_BUTTONS.items()
+            if study.status in REACHABLE_FROM[status] and study.status != status
+        ]
+
+    def status_view(self, request, pk: int, status: str):
+        """The study page's status buttons: the list's actions, for this one study."""
+        study = get_study_for_staff(request, pk, perm="annotation.change_study")
+        if status not in self.STATUS_BUTTONS:
+            raise Http404(f"no study status {status!r}")
+        self._move(request, Study.objects.filter(pk=study.pk), status)
+        return redirect(reverse("admin:annotation_study_change", args=[study.pk]))
 
     @admin.action(description="Set live (hand out work)", permissions=["change"])
     def set_live(self, request, queryset):
@@ -540,18 +558,3 @@ def _prolific_study_to_grow(request, study):
     if prolific_study is None or not prolific_study.created_on_prolific:
         return None
     return prolific_study if request.user.has_perm("prolific.change_prolificstudy") else None
-
-
-# The page's state buttons: each state the study may go to, as the list's actions name them.
-_STATUS_LABELS = {Status.LIVE: "Set live", Status.PAUSED: "Pause", Status.CLOSED: "Close"}
-
-
-def _status_buttons(request, study) -> list[tuple[str, str]]:
-    """(label, url) of the state buttons for this study; none without the change permission."""
-    if not request.user.has_perm("annotation.change_study"):
-        return []
-    return [
-        (label, reverse("admin:annotation_study_status", args=[study.pk, status]))
-        for status, label in _STATUS_LABELS.items()
-        if study.status != status and study.status in REACHABLE_FROM[status]
-    ]

@@ -26,6 +26,9 @@ from evaluation.services.label_sets import (
 
 # What a label set may be exported as (a study's raw annotations are exported from the API).
 
+# What launching a benchmark of a set needs (modelzoo.admin.benchmark_runs.ADD, named here: a lower floor)
+BENCHMARK_LAUNCH = ("modelzoo.add_benchmarkrun", "evaluation.view_labelset")
+
 
 @admin.register(LabelSet)
 class LabelSetAdmin(PlatformModelAdmin):
@@ -125,6 +128,8 @@ class LabelSetAdmin(PlatformModelAdmin):
         context = {
             "can_finalize": request.user.has_perm("evaluation.change_labelset"),
             "can_export": request.user.has_perm("evaluation.add_datasetexport"),
+            # the list's "Launch a benchmark" action, as a button on a final set's page
+            "can_benchmark": all(request.user.has_perm(perm) for perm in BENCHMARK_LAUNCH),
             "export_formats": [(value, DatasetExport.Format(value).label) for value in LABEL_SET_FORMATS],
         }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})

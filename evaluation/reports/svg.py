@@ -97,9 +97,15 @@ def heatmap_chart(
     darker is higher, on a scale from min(0, lowest value) to 1. Each cell prints its value and
     shows its interval on hover."""
     cell_w, cell_h, left, top = 76, 34, 90, 62
-    width, height = left + cell_w * max(1, len(columns)) + 20, top + cell_h * max(1, len(rows)) + 34
     values = [entry["value"] for entry in cells.values() if entry and entry["value"] is not None]
     low = min([0.0, *values])
+    caption = f"rows: {row_label}; colour from {low:g} (light) to 1 (dark)"
+    # as wide as the grid, or as its title or caption where those are longer (a 2 x 2 matrix's
+    # caption is wider than its cells: it was cut at the edge)
+    width = max(
+        left + cell_w * max(1, len(columns)) + 20, _text_width(title, bold=True) + 20, _text_width(caption) + 20
+    )
+    height = top + cell_h * max(1, len(rows)) + 34
     parts = [_open(width, height, title), _text(width / 2, 16, title, anchor="middle", bold=True)]
     parts.append(_text(left + cell_w * len(columns) / 2, 34, column_label, anchor="middle"))
     for c, column in enumerate(columns):
@@ -119,8 +125,14 @@ def heatmap_chart(
                     f"{row_label} {row}, {column_label} {column}",
                 )
             )
-    parts.append(_text(left, height - 10, f"rows: {row_label}; colour from {low:g} (light) to 1 (dark)"))
+    parts.append(_text(10, height - 10, caption))
     return "".join(parts) + "</svg>"
+
+
+def _text_width(text: str, *, bold: bool = False) -> float:
+    """A generous estimate of a text's width in the charts' 11 px sans-serif (no font metrics on
+    the server): about 0.62 em a character, more in bold."""
+    return len(text) * (7.4 if bold else 6.8)
 
 
 def _heat_cell(x: float, y: float, w: float, h: float, entry: dict | None, low: float, where: str) -> str:
@@ -134,11 +146,14 @@ def _heat_cell(x: float, y: float, w: float, h: float, entry: dict | None, low: 
     share = min(1.0, max(0.0, (value - low) / ((1.0 - low) or 1.0)))
     fill = _blend("#f7fbff", "#08306b", share)
     interval = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
+    few = entry.get("interval_undefined")  # too few clips: the value with an asterisk, the reason on hover
+    if few:
+        interval = f" (no interval: {few})"
     ink = "#fff" if share > 0.55 else "#222"
     return (
         f'<rect x="{x + 1:.1f}" y="{y + 1:.1f}" width="{w - 2:.1f}" height="{h - 2:.1f}" fill="{fill}">'
-        f"<title>{escape(where)}: {value:.3f}{interval}</title></rect>"
-        + _text(x + w / 2, y + h / 2 + 4, f"{value:.2f}", anchor="middle", colour=ink)
+        f"<title>{escape(where)}: {value:.3f}{escape(interval)}</title></rect>"
+        + _text(x + w / 2, y + h / 2 + 4, f"{value:.2f}{'*' if few else ''}", anchor="middle", colour=ink)
     )
 
 

@@ -187,7 +187,8 @@ class BenchmarkRunAdmin(PlatformModelAdmin):
     @admin.display(description="tested against")
     def tested_against(self, run):
         """Where the test labels come from (crowd, script, LLM, automatic): what the scores mean."""
-        return (run.test_label_set or run.label_set).provenance
+        tested = run.test_label_set or run.label_set
+        return f"{tested}, {'another set' if run.test_label_set else 'the set'}'s test split ({tested.provenance})"
 
     @admin.display(description="checkpoint size")
     def checkpoint_size_text(self, run):

@@ -154,8 +154,9 @@ class BenchmarkResultsSerializer(serializers.Serializer):
     setting = serializers.DictField()
     setting_label = serializers.CharField()
     metrics = serializers.DictField(
-        help_text='{"pooled": ..., "by_language": {...}}: clips, words, and accuracy, f1, pearson as '
-        '{"value", "low", "high"} (clip-bootstrap 95 % interval).'
+        help_text='{"pooled": ..., "by_language": {...}}: clips, words, emphasized (by the labels), marked (by '
+        'the detector), and accuracy, f1, pearson as {"value", "low", "high"} (clip-bootstrap 95 % interval; '
+        'none from fewer than 5 clips, with "interval_undefined": the reason).'
     )
     details = serializers.DictField(help_text="Hyperparameters used, backbone, clips per split, history, seconds.")
     human_agreement = serializers.ListField(child=serializers.DictField())

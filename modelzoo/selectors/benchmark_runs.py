@@ -72,7 +72,8 @@ def run_results(run: BenchmarkRun) -> dict:
         "setting_label": run.setting_label,
         "metrics": run.metrics,
         "details": run.details,
-        "human_agreement": human_agreement(label_sets=[run.label_set]),
+        # the test set's too, for a cross-dataset run: its labels are the ones scored
+        "human_agreement": human_agreement(label_sets=[s for s in (run.label_set, run.test_label_set) if s]),
         "trained_on": label_provenance(run.label_set),
         "tested_against": label_provenance(run.test_label_set or run.label_set),
     }

@@ -8,6 +8,11 @@ Each measure is a function of sums of per-clip statistics, which is what the boo
 - Pearson from n, sum x, sum y, sum x^2, sum y^2, sum xy of (label, prediction).
 The binary statistics are integers (exact in any order); the Pearson sums are floats, so their
 intervals can differ in the last bits between machines.
+
+With fewer than evaluation.stats.intervals.MIN_UNITS clips a group gets no interval (a bootstrap of
+one or two clips gives "1.000 [1.000, 1.000]"), its entries saying why (interval_undefined), as the
+agreement report does. Each group also counts the words its labels mark emphasized and the words
+the detector marked, which say what an F1 of 0 means (no word marked, or none labelled).
 """
 
 from collections import defaultdict
@@ -15,6 +20,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from evaluation.stats.intervals import too_few
 from evaluation.stats.resampling import METHOD, bootstrap_sums, percentile_interval
 
 # columns of the per-clip statistics
@@ -68,8 +74,9 @@ def score(
     """Metrics of per-word prediction rows (clip_id, language, binary_true, binary_pred,
     scalar_true, scalar_pred): {"pooled": group, "by_language": {language: group}, "interval": how},
     grouped by the rows' `by` column ("language", or "variety" for regional varieties),
-    a group being {"clips", "words", "accuracy", "f1", "pearson"}, each measure
-    {"value", "low", "high"} (None where undefined; no interval with resamples=0)."""
+    a group being {"clips", "words", "emphasized", "marked", "accuracy", "f1", "pearson"}, each measure
+    {"value", "low", "high"} (None where undefined; no interval with resamples=0, nor from too few
+    clips, which adds "interval_undefined": the reason)."""
     by_clip: dict[str, list[dict]] = defaultdict(list)
     group_of: dict[str, str] = {}
     for row in rows:
@@ -88,15 +95,26 @@ def score(
 
 
 def _group(per_clip: np.ndarray, *, resamples: int, seed: int, confidence: float) -> dict:
-    point = measures_from_sums(per_clip.sum(axis=0))
-    result = {"clips": int(per_clip.shape[0]), "words": int(per_clip[:, WORDS].sum())}
-    resampled = measures_from_sums(bootstrap_sums(per_clip, resamples=resamples, seed=seed)) if resamples else None
+    totals = per_clip.sum(axis=0)
+    point = measures_from_sums(totals)
+    clips = int(per_clip.shape[0])
+    result = {
+        "clips": clips,
+        "words": int(totals[WORDS]),
+        "emphasized": int(totals[TP] + totals[FN]),  # by the labels
+        "marked": int(totals[TP] + totals[FP]),  # by the detector
+    }
+    few = too_few(clips, "clips") if resamples else None
+    bootstrap = resamples and not few
+    resampled = measures_from_sums(bootstrap_sums(per_clip, resamples=resamples, seed=seed)) if bootstrap else None
     for measure in MEASURES:
         value = float(point[measure][0])
         entry = {"value": None if np.isnan(value) else value, "low": None, "high": None}
         if resampled is not None:
             interval = percentile_interval(resampled[measure], confidence=confidence)
             entry |= {"low": interval.low, "high": interval.high}
+        elif few and entry["value"] is not None:
+            entry["interval_undefined"] = few
         result[measure] = entry
     return result
 

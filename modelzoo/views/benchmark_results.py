@@ -82,8 +82,20 @@ def _results_context(runs: list[BenchmarkRun]) -> dict:
     return {
         "runs": runs,
         "comparison": [row | {"measure_name": MEASURE_NAMES[row["measure"]]} for row in rows],
-        "agreement_rows": human_agreement(label_sets=[run.label_set for run in runs]),
+        "agreement_panels": [_agreement_panel(runs)],
     }
+
+
+def _agreement_panel(runs: list[BenchmarkRun]) -> dict:
+    """The human agreement of every set the runs trained or were tested on."""
+    sets = list({s.pk: s for run in runs for s in (run.label_set, run.test_label_set) if s is not None}.values())
+    crossed = any(run.test_label_set is not None for run in runs)
+    title = (
+        "Human agreement on the label sets trained and tested on"
+        if crossed
+        else "Human agreement on the same label set"
+    )
+    return {"title": title, "agreement_rows": human_agreement(label_sets=sets), "label_sets": sets}
 
 
 def _charts(runs: list[dict], measures: tuple[str, ...]) -> list[str]:

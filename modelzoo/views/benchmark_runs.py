@@ -38,9 +38,24 @@ def run_page_context(request, run: BenchmarkRun) -> dict:
             "metric_rows": metric_rows(run.metrics, run.measures),
             "measures": run.measures,
             "history": history_rows((run.details or {}).get("history", [])),
-            "agreement_rows": human_agreement(label_sets=[run.label_set]),
+            "agreement_panels": agreement_panels(run),
         }
     return context
+
+
+def agreement_panels(run: BenchmarkRun) -> list[dict]:
+    """The human agreement behind the labels the scores were measured against: a cross-dataset
+    run's test set first (its labels are the ones scored), then the set it was trained on."""
+    if run.test_label_set is None:
+        return [_panel("Human agreement on the same label set", run.label_set)]
+    return [
+        _panel(f"Human agreement on the test set, {run.test_label_set}", run.test_label_set),
+        _panel(f"Human agreement on the training set, {run.label_set}", run.label_set),
+    ]
+
+
+def _panel(title: str, label_set) -> dict:
+    return {"title": title, "agreement_rows": human_agreement(label_sets=[label_set]), "label_sets": [label_set]}
 
 
 @require_safe

@@ -156,16 +156,17 @@ def test_set_live_pause_and_close_from_the_study_page(admin_page, live_server):
     open_admin(admin_page, live_server, "admin:annotation_study_change", study.pk)
     assert "Set live is refused: it has no consent text" in admin_page.inner_text("#content")
 
-    admin_page.get_by_role("button", name="Set live", exact=True).click()
+    admin_page.get_by_role("button", name="Set live (hand out work)").click()
 
     warning = admin_page.locator("ul.messagelist li.warning").inner_text()
     assert "Not set live: " in warning and "it has no consent text" in warning
     Study.objects.filter(pk=study.pk).update(consent_text="I agree to take part.")
     admin_page.reload()
-    admin_page.get_by_role("button", name="Set live", exact=True).click()
+    admin_page.get_by_role("button", name="Set live (hand out work)").click()
     assert f"Set live: {study.name}." in success_message(admin_page)
-    admin_page.get_by_role("button", name="Pause", exact=True).click()
+    admin_page.get_by_role("button", name="Pause (stop handing out work)").click()
     assert f"Set paused: {study.name}." in success_message(admin_page)
+    expect(admin_page.get_by_role("button", name="Pause (stop handing out work)")).to_have_count(0)  # it is paused
     admin_page.get_by_role("button", name="Close", exact=True).click()
     assert f"Set closed: {study.name}." in success_message(admin_page)
     assert Study.objects.get(pk=study.pk).status == Study.Status.CLOSED
@@ -181,6 +182,30 @@ def test_a_studys_raw_export_from_its_page(admin_page, live_server):
     export = DatasetExport.objects.get()
     assert (export.format, export.study_id, export.include_prolific_ids) == ("raw", study.pk, False)
     expect(admin_page.get_by_role("link", name=f"Download {export.file_name}")).to_be_visible()
+
+
+def test_the_corpus_page_makes_studies_of_its_clips(admin_page, live_server):
+    from tests.annotation.factories import ClipFactory
+
+    study = live_study(status=Study.Status.DRAFT)
+    corpus = study.corpus
+    ClipFactory(corpus=corpus, language="de", transcript="eins zwei", duration=2.0)
+    open_admin(admin_page, live_server, "admin:annotation_corpus_change", corpus.pk)
+
+    admin_page.get_by_role("button", name="One draft study per language").click()
+    assert f"{corpus.name}: created" in success_message(admin_page).lower()
+    assert Study.objects.filter(corpus=corpus).count() > 1
+    admin_page.get_by_role("link", name="Create a study of this corpus").click()
+    assert admin_page.get_by_label("Corpus").input_value() == str(corpus.pk)
+
+
+def test_a_final_label_sets_page_launches_a_benchmark(admin_page, live_server):
+    label_set = final_label_set([golden_study()], name="golden labels")
+    open_admin(admin_page, live_server, "admin:evaluation_labelset_change", label_set.pk)
+
+    admin_page.get_by_role("link", name="Launch a benchmark").click()
+
+    assert admin_page.locator("#id_label_set").input_value() == str(label_set.pk)
 
 
 def test_topups_open_the_missing_places(admin_page, live_server):

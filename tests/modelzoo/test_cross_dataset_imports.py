@@ -63,6 +63,14 @@ def test_trained_here_tested_on_the_imported_set(tiny, tmp_path, django_capture_
     assert results["trained_on"]["label_source"] == "human_crowd"
     page = admin_client.get(reverse("admin:modelzoo_benchmarkrun_change", args=[run.pk])).content.decode()
     assert "Tested against" in page and "EmphAssess: Prescribed by the script" in page
+    # what the scores were measured against, named above them, with that set's own agreement first
+    assert "Tested on another set's test split: <strong>EmphAssess v1</strong>: EmphAssess: Prescribed" in page
+    assert page.index("Human agreement on the test set, EmphAssess v1") < page.index(
+        "Human agreement on the training set, tiny v1"
+    )
+    assert "EmphAssess v1 (EmphAssess: Prescribed by the script" in page
+    assert "its labels were not marked by several annotators, so there is no agreement between annotators" in page
+    assert {row["label_set"] for row in results["human_agreement"]} == {"tiny v1"}  # EmphAssess has none
 
 
 def test_trained_on_the_imported_set_tested_here(tiny, tmp_path, django_capture_on_commit_callbacks):

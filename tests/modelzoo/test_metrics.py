@@ -78,3 +78,25 @@ def test_undefined_measures_are_none():
     assert pooled["accuracy"]["value"] == 1.0
     assert pooled["f1"]["value"] is None  # no positives at all
     assert pooled["pearson"]["value"] is None  # constant predictions
+
+
+def test_too_few_clips_give_the_value_without_an_interval_and_say_why():
+    rows = random_rows(clips=6)  # 2 clips a language
+    result = score(rows, resamples=200)
+
+    assert result["pooled"]["accuracy"]["low"] is not None and "interval_undefined" not in result["pooled"]["accuracy"]
+    for language in ("de", "en", "zh"):
+        entry = result["by_language"][language]["accuracy"]
+        assert entry["value"] is not None and (entry["low"], entry["high"]) == (None, None)
+        assert entry["interval_undefined"] == "too few clips for an interval: 2 (needs at least 5)"
+
+
+def test_each_group_counts_the_words_emphasized_by_the_labels_and_marked_by_the_detector():
+    """What an F1 of 0 means: here the detector marks no word, so TP = 0 and F1 = 0 by definition."""
+    rows = [
+        {**row, "binary_pred": 0} for row in random_rows(clips=9)
+    ]  # a detector that never marks (the acoustic baseline on a set with few emphasized words)
+    pooled = score(rows, resamples=0)["pooled"]
+
+    assert pooled["emphasized"] == sum(row["binary_true"] for row in rows) > 0
+    assert pooled["marked"] == 0 and pooled["f1"]["value"] == 0.0

@@ -11,6 +11,7 @@ from modelzoo.results import (
     cross_lingual_matrix,
     data_scale_curve,
     history_rows,
+    metric_rows,
     predictions_csv,
     results_csv,
 )
@@ -20,7 +21,7 @@ def entry(value, low=None, high=None):
     return {"value": value, "low": low, "high": high}
 
 
-def group(accuracy, f1=0.5, pearson=0.4, clips=3, words=20):
+def group(accuracy, f1=0.5, pearson=0.4, clips=12, words=20):
     return {
         "clips": clips,
         "words": words,
@@ -97,6 +98,48 @@ def test_the_results_csv_has_a_row_per_run_scope_and_measure_with_its_interval()
     )
     assert float(first["low"]) < float(first["value"]) < float(first["high"])
     assert rows[1]["low"] == ""  # no interval: an empty cell, not "None"
+
+
+def test_too_few_clips_show_no_interval_even_in_runs_scored_before_the_rule():
+    """A group of 1 or 2 clips stored with a bootstrap interval ("1.000 [1.000, 1.000]") loses it
+    on the pages, in the matrix and in the CSV, saying why, as the agreement report does."""
+    stored = run(8, "monolingual", "en", by_language={"en": 0.9})
+    stored["metrics"]["by_language"]["en"]["clips"] = 2
+
+    rows = list(csv.DictReader(io.StringIO(results_csv([stored]))))
+    en = next(row for row in metric_rows(stored["metrics"]) if row["scope"] == "en")
+    cell = cross_lingual_matrix([stored], "accuracy")["cells"][("en", "en")]
+
+    assert [(row["scope"], row["low"] == "") for row in rows if row["measure"] == "accuracy"] == [
+        ("pooled", False),
+        ("en", True),
+    ]
+    assert en["entries"][0][1] == {
+        "value": 0.9,
+        "low": None,
+        "high": None,
+        "interval_undefined": "too few clips for an interval: 2 (needs at least 5)",
+    }
+    assert cell["low"] is None and cell["interval_undefined"].startswith("too few clips")
+    chart = heatmap_chart(
+        ["en"], ["en"], {("en", "en"): cell}, title="t", row_label="trained on", column_label="tested on"
+    )
+    assert "0.90*" in chart and "(no interval: too few clips for an interval: 2 (needs at least 5))" in chart
+
+
+def test_a_heat_map_is_as_wide_as_its_caption():
+    """A one-column matrix's caption was cut at the chart's edge ("colour from 0 (ligh")."""
+    chart = heatmap_chart(
+        ["en"],
+        ["en"],
+        {("en", "en"): entry(0.5)},
+        title="Cross-lingual F1",
+        row_label="trained on",
+        column_label="tested on",
+    )
+    width = float(ET.fromstring(chart).get("width"))
+
+    assert width >= 10 + len("rows: trained on; colour from 0 (light) to 1 (dark)") * 6.8
 
 
 def test_the_predictions_csv_keeps_the_columns_in_order():
