@@ -26,7 +26,7 @@ of them mark it (level 1 or 2). With k annotations so far and m marks on a word:
 Scores, as in evaluation.stats.aggregation: levels 0, 1, 2 score 0, 0.5, 1.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -120,6 +120,19 @@ def clip_settled(
         return False
     flips = flip_probabilities(marks, seen, rule.target, predictive or BetaBinomialPredictive())
     return bool(np.all(flips < rule.epsilon))
+
+
+def rule_without(rule: StoppingRule, excluded: int) -> StoppingRule:
+    """The rule that judges a clip on the annotations a study keeps, once `excluded` of them are
+    left out (their listeners rejected, flagged or failing checks). The full design with the same
+    exclusions hears `target` listeners and keeps `target - excluded` of them, so the kept marks are
+    judged against that smaller target: `clip_settled(rule_without(rule, e), kept marks, kept heavy,
+    seen - e)`. A clip that stopped with 6 of 6 marks, 2 of those listeners then excluded, holds
+    4 of 4 against a target of 8: not decided, since 4 more unmarked listeners give 4 of 8. Exact
+    stopping stays exact against that design; a `minimum` counts kept annotations."""
+    if excluded < 0:
+        raise ValueError(f"excluded annotations cannot be negative (got {excluded})")
+    return replace(rule, target=rule.target - excluded)
 
 
 def label_errors(marks: np.ndarray, seen: np.ndarray | int, prior: BetaBinomialPredictive) -> np.ndarray:

@@ -19,6 +19,7 @@ from evaluation.stats.stopping import (
     error_reductions,
     flip_probabilities,
     label_errors,
+    rule_without,
     scalar_standard_errors,
 )
 
@@ -48,6 +49,47 @@ def test_exact_stopping_gives_the_full_designs_binary_labels_on_random_data(targ
         assert np.array_equal(binary_labels(level_counts(levels[:seen])), full)
         assert np.all(decided((levels[:seen] >= 1).sum(axis=0), seen, target))
     assert stopped_early > 0  # the test would prove nothing if no clip ever stopped
+
+
+def test_six_of_six_with_two_listeners_excluded_is_not_settled():
+    # 6 of 6 marked stops a clip of target 10; 2 of those listeners excluded leave 4 of 4, and the
+    # full design with the same exclusions may give 4 of 8 (four more listeners, none marking).
+    rule = StoppingRule(mode="exact", target=10)
+    assert clip_settled(rule, np.array([6]), np.array([0]), 6)
+    assert not clip_settled(rule_without(rule, 2), np.array([4]), np.array([0]), 4)
+    assert clip_settled(rule_without(rule, 2), np.array([5]), np.array([0]), 5)  # 5 of 8 is a majority
+
+
+@pytest.mark.parametrize("target", [4, 7, 10])
+def test_exact_stopping_with_late_exclusions_gives_the_full_designs_labels_under_them(target):
+    """Listeners are excluded after their clip stopped: the clip is judged again on the kept
+    annotations, listens on where that says so, and ends with the labels that the full design's
+    kept annotations give."""
+    rng = np.random.default_rng(100 + target)
+    rule = StoppingRule(mode="exact", target=target)
+    reopened = 0
+    for _ in range(600):
+        words = int(rng.integers(1, 8))
+        marked = rng.random((target, words)) < rng.beta(0.6, 1.0, size=words)
+        levels = marked * rng.integers(1, 3, size=(target, words))
+        excluded = rng.random(target) < 0.25
+        first_stop = _stop_point(rule, levels)  # nobody excluded yet
+        seen = first_stop
+        while seen < target and not _settled_without(rule, levels[:seen], excluded[:seen]):
+            seen += 1
+        reopened += seen > first_stop
+        kept = levels[~excluded]
+        if kept.shape[0] == 0:
+            continue
+        full = binary_labels(level_counts(kept))
+        assert np.array_equal(binary_labels(level_counts(levels[:seen][~excluded[:seen]])), full)
+    assert reopened > 0
+
+
+def _settled_without(rule: StoppingRule, levels: np.ndarray, excluded: np.ndarray) -> bool:
+    kept = levels[~excluded]
+    marks, heavy = (kept >= 1).sum(axis=0), (kept == 2).sum(axis=0)
+    return clip_settled(rule_without(rule, int(excluded.sum())), marks, heavy, kept.shape[0])
 
 
 def test_decided_exhaustively_matches_every_completion():
