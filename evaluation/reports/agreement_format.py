@@ -176,6 +176,59 @@ def _rows(report: dict):
             }
     yield from _headphone_rows(report.get("headphone_check"))
     yield from drilldown_csv_rows(report.get("drilldown"))
+    yield from adaptive_rows(report.get("adaptive_design"))
+
+
+def adaptive_rows(section: dict | None):
+    """An adaptive design (evaluation.reports.adaptive_disclosure): which, what it spent, its clips
+    by annotations, agreement over all clips and over those at the target, and the selection effect
+    in numbers. Nothing for a fixed design, whose CSV is as it was."""
+    if not section:
+        return
+    target = section["target"]
+    base = {"section": "adaptive_design"}
+    design = base | {"dimension": "design", "group": section["mode"], "note": section["design"]}
+    yield design | {"measure": "target", "value": target}
+    yield design | {"measure": "annotations", "value": section["annotations"]}
+    yield design | {"measure": "fixed_design_annotations", "value": section["fixed_design_annotations"]}
+    below = "clips_stopped_early" if section.get("stops_early", True) else "clips_below_target"
+    for key, measure in (("stopped_early", below), ("at_target", "clips_at_target"), ("past_target", "clips_past")):
+        yield design | {"measure": measure, "value": section["clips"][key]}
+    for name, row in section["agreement"].items():
+        group = "all clips" if name == "all_clips" else f"clips annotated to {target} or more"
+        for measure, undefined in (
+            ("fleiss_kappa", "fleiss_kappa_undefined"),
+            ("ordinal_alpha", "ordinal_alpha_undefined"),
+        ):
+            yield base | {
+                "dimension": "agreement",
+                "group": group,
+                "measure": measure,
+                "value": row[measure],
+                "words": row["words"],
+                "note": row[undefined],
+            }
+    effect = section.get("selection_effect")
+    if not effect:  # a report stored before the selection effect was given
+        return
+    replication = effect["replication"]
+    method = (
+        f"study designer, {replication['replicates']} replicates of {replication['simulated_clips']} clips "
+        "from this study's annotations as a pilot"
+        if "replicates" in replication
+        else None
+    )
+    for measure, value in effect.items():
+        if measure == "replication":
+            continue
+        replicated = "replicated" in measure
+        yield base | {
+            "dimension": "selection_effect",
+            "measure": measure,
+            "value": value,
+            "method": method if replicated else None,
+            "note": replication.get("undefined") if replicated and value is None else None,
+        }
 
 
 def _headphone_rows(section: dict | None):

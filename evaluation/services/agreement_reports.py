@@ -16,12 +16,11 @@ from annotation.models import HeadphoneTrial, Study
 from annotation.participant_names import opaque_annotator_id
 from annotation.selectors.headphone_results import headphone_results, participant_headphone_results
 from annotation.selectors.study_data import annotations_fingerprint, study_data, study_thresholds
-from annotation.services.adaptive_model import adaptive_model_summary
 from evaluation.models import AgreementReport
-from evaluation.reports.adaptive_disclosure import adaptive_disclosure
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.agreement_format import canonical, report_json
 from evaluation.reports.group_agreement import group_agreement
+from evaluation.services.adaptive_disclosures import adaptive_settings, study_adaptive_disclosure
 from evaluation.stats.quality import Thresholds
 from evaluation.stats.selection import select_annotations
 
@@ -92,9 +91,7 @@ def agreement_report_compute(*, study: Study, parameters: ReportParameters, prog
         report = report_compute(data, parameters, progress=progress, selection=selection, annotator_name=name)
         report["headphone_check"] = _headphone_section(study, data, selection, parameters)
     if study.is_adaptive:  # a section of its own; a fixed study's report is unchanged
-        report["adaptive_design"] = adaptive_disclosure(
-            data, mode=study.adaptive_mode, target=study.target_annotations, settings=_adaptive_settings(study)
-        )
+        report["adaptive_design"] = study_adaptive_disclosure(study=study, data=data)
     return report_json(report)
 
 
@@ -124,25 +121,13 @@ def _headphone_section(study: Study, data, selection, parameters: ReportParamete
     return {"results": results, "agreement_by_group": group_agreement(data, selection, parameters, groups)}
 
 
-def _adaptive_settings(study: Study) -> dict:
-    return {
-        "epsilon": study.adaptive_epsilon,
-        "minimum_annotators": study.adaptive_min_annotators,
-        "maximum_per_clip": study.adaptive_max_per_clip,
-        "scalar_se_bound": study.adaptive_scalar_se,
-        "prior": study.adaptive_prior,
-        "predictor": study.adaptive_predictor,
-        "ordinal_model": adaptive_model_summary(study),
-    }
-
-
 def report_fingerprint(*, study: Study) -> str:
     """What a cached report reflects: the annotations and, for an adaptive study, the design's
     settings and its fitted model, which a background refit changes with no new annotation."""
     fingerprint = annotations_fingerprint(study=study)
     if not study.is_adaptive:
         return fingerprint
-    settings = json.dumps({"mode": study.adaptive_mode, **_adaptive_settings(study)}, sort_keys=True)
+    settings = json.dumps({"mode": study.adaptive_mode, **adaptive_settings(study)}, sort_keys=True)
     return f"{fingerprint};adaptive={hashlib.sha256(settings.encode()).hexdigest()[:16]}"
 
 

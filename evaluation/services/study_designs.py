@@ -37,10 +37,13 @@ def study_design_compute(
     replicates: int = DEFAULT_REPLICATES,
     simulated_clips: int = DEFAULT_SIMULATED_CLIPS,
     seed: int = 0,
+    annotators: tuple[int, ...] | None = None,
+    modes: tuple[str, ...] | None = None,
 ):
     """The designs of `study` (evaluation.stats.study_designer.Design). `assumptions`: any field of
     DesignAssumptions to set (with source "pilot", they replace what the pilot gives); `probabilistic`:
-    epsilon and minimum of the probabilistic designs (ProbabilisticStopping's defaults otherwise)."""
+    epsilon and minimum of the probabilistic designs (ProbabilisticStopping's defaults otherwise);
+    `annotators` and `modes`: only these designs (the designer's whole grid by default)."""
     if study.kind != Study.Kind.EMPHASIS:
         raise DesignRefused(f"{study.slug} is a listening form; the designer plans emphasis studies")
     if source not in SOURCES:
@@ -74,6 +77,7 @@ def study_design_compute(
             replicates=replicates,
             simulated_clips=simulated_clips,
             seed=seed,
+            **{name: value for name, value in (("annotators", annotators), ("modes", modes)) if value is not None},
         )
     except (TypeError, ValueError) as error:
         raise DesignRefused(str(error)) from None
