@@ -35,6 +35,7 @@ from evaluation.stats.stopping import (
     clip_priority,
     clip_settled,
     label_errors,
+    rule_without,
 )
 
 PROBABILISTIC_MODES = (Study.Adaptive.PROBABILISTIC, Study.Adaptive.REALLOCATE)
@@ -79,26 +80,31 @@ def item_state(
     heavy: np.ndarray,
     seen: int,
     annotations: list[tuple[int, list[int]]] | None = None,
+    *,
+    excluded: int = 0,
 ) -> tuple[bool, float]:
-    """(settled, priority) of a clip with these counts after `seen` annotations. `annotations`
-    (participant pk, levels), the clip's own, are what the ordinal predictor reads; without them,
-    or before the study's model is fitted, the beta-binomial predicts the further marks."""
-    rule, prior = adaptive_rule(study), adaptive_prior(study)
+    """(settled, priority) of a clip with these counts after `seen` annotations, `excluded` of
+    which are left out (the marks count the others: a label set's exclusions,
+    evaluation.services.adaptive_disclosures). `annotations` (participant pk, levels), the clip's
+    kept ones, are what the ordinal predictor reads; without them, or before the study's model is
+    fitted, the beta-binomial predicts the further marks."""
+    rule, prior = rule_without(adaptive_rule(study), excluded), adaptive_prior(study)
+    kept = seen - excluded
     if study.adaptive_mode == Study.Adaptive.ALLOCATE:
-        return _allocation_state(study, marks, seen, annotations, prior)
-    priority = clip_priority(marks, seen, prior)
-    if study.adaptive_mode == Study.Adaptive.REALLOCATE and seen >= rule.target:
+        return _allocation_state(study, marks, seen, kept, annotations, prior)
+    priority = clip_priority(marks, kept, prior)
+    if study.adaptive_mode == Study.Adaptive.REALLOCATE and kept >= rule.target:
         # Past the target only the most contested clips listen on (the claim orders them by
         # priority), until the maximum or until every word's label is as sure as epsilon asks.
-        confident = bool(np.all(label_errors(marks, seen, prior) < rule.epsilon))
-        return seen >= rule.maximum or confident, priority
+        confident = bool(np.all(label_errors(marks, kept, prior) < rule.epsilon))
+        return seen >= study.adaptive_max_per_clip or confident, priority
     predictive = prior
     if annotations and ordinal_model_fitted(study):
         predictive = ordinal_clip_predictive(study, annotations)
-    return clip_settled(rule, marks, heavy, seen, predictive), priority
+    return clip_settled(rule, marks, heavy, kept, predictive), priority
 
 
-def _allocation_state(study, marks, seen, annotations, prior) -> tuple[bool, float]:
+def _allocation_state(study, marks, seen, kept, annotations, prior) -> tuple[bool, float]:
     """Model allocation: a clip listens on until the maximum, the claim choosing by priority; the
     ordinal model's once it is fitted, the beta-binomial's until then. The first fit is asked for
     once the study holds MIN_ANNOTATIONS_TO_FIT annotations, so claims past the minimum read the
@@ -107,7 +113,7 @@ def _allocation_state(study, marks, seen, annotations, prior) -> tuple[bool, flo
     if annotations and ordinal_model_fitted(study):
         priority = allocation_clip_priority(study, annotations)
     else:
-        priority = clip_priority(marks, seen, prior)
+        priority = clip_priority(marks, kept, prior)
     return seen >= study.adaptive_max_per_clip, priority
 
 

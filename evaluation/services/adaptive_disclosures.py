@@ -7,9 +7,10 @@ pilot (evaluation.services.study_designs), where it can make one.
 
 import dataclasses
 
-from annotation.models import Study
+from annotation.models import Study, StudyItem
+from annotation.services.adaptive import item_state
 from annotation.services.adaptive_model import adaptive_model_summary
-from evaluation.reports.adaptive_disclosure import adaptive_disclosure, designer_kappas
+from evaluation.reports.adaptive_disclosure import STOPPING_MODES, adaptive_disclosure, designer_kappas
 from evaluation.services.study_designs import DesignRefused, study_design_compute
 from evaluation.stats.study_designer import MODES as DESIGNER_MODES
 
@@ -65,3 +66,29 @@ def designer_replication(study: Study) -> dict:
     return designer_kappas(
         rows, target=target, mode=mode, replicates=design.replicates, simulated_clips=design.simulated_clips
     )
+
+
+def clips_not_settled(*, study: Study, data, kept) -> list[dict]:
+    """The clips of a stopping design (exact, probabilistic, reallocation) that the study's rule
+    does not settle on the annotations `kept` (a label set's), the others its design heard counted
+    as excluded: what a set's exclusions (flagged, failed checks) reopen, and the clips still
+    listening when it was built. Each as {"clip", "annotations" (heard), "kept"}. The beta-binomial
+    judges a probabilistic clip here, also where the study's predictor is the ordinal model."""
+    if study.adaptive_mode not in STOPPING_MODES:
+        return []
+    heard = dict(
+        StudyItem.objects.filter(study=study, form_item__isnull=True).values_list(
+            "clip__external_id", "completed_count"
+        )
+    )
+    unsettled = []
+    for index, key in enumerate(data.clip_keys):
+        levels = data.levels[kept & (data.clip == index), : data.clip_words[index]]
+        seen = max(heard.get(key, 0), levels.shape[0])
+        if seen == 0:
+            continue
+        marks, heavy = (levels >= 1).sum(axis=0), (levels == 2).sum(axis=0)
+        settled, _ = item_state(study, marks, heavy, seen, excluded=seen - levels.shape[0])
+        if not settled:
+            unsettled.append({"clip": key, "annotations": int(seen), "kept": int(levels.shape[0])})
+    return unsettled

@@ -10,7 +10,7 @@ from django.db.models import Max
 
 from annotation.models import Annotation, Study
 from evaluation.models import DatasetExport, LabelSet
-from evaluation.reports.export_cards import agreement_lines, left_out_lines
+from evaluation.reports.export_cards import adaptive_lines, agreement_lines, left_out_lines
 from evaluation.reports.label_set_files import data_card
 from evaluation.services.dataset_export_files import Written
 from evaluation.services.label_sets import code_version
@@ -33,6 +33,8 @@ def label_set_card(*, label_set: LabelSet, export_format: str, written: Written)
         "split proportions (train, validation, test)": ", ".join(str(p) for p in parameters.get("proportions", [])),
         "splits by speaker": "yes" if parameters.get("split_by_speaker") else "no",
         **_unmapped_emotions(summary),
+        # Studies run with an adaptive design (a set of fixed designs has no such lines).
+        **adaptive_lines(summary.get("adaptive_design", {})),
         **_annotator_model(label_set.annotator_model),
         # sort_keys: the parameters as stored, in the same order on any database
         "parameters": "`" + json.dumps(parameters, sort_keys=True, ensure_ascii=False) + "`",

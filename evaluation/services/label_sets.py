@@ -27,6 +27,7 @@ from evaluation.models import LabelSet, LabelSetClip
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.label_set_files import canonical_line
 from evaluation.selectors.label_sets import clip_details, label_set_rows
+from evaluation.services.adaptive_disclosures import clips_not_settled, study_adaptive_disclosure
 from evaluation.services.agreement_reports import default_subsample
 from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, MODELS, word_posteriors
 from evaluation.stats.label_sets import (
@@ -175,7 +176,7 @@ def _build(label_set: LabelSet, progress) -> dict:
         raise JobFailed("only a new draft is built; its rows are never rebuilt")
     parameters = LabelSetParameters.from_dict(label_set.parameters)
     studies = list(label_set.studies.order_by("slug"))
-    entries, left_out, agreement, fits = [], {}, {}, {}
+    entries, left_out, agreement, fits, adaptive = [], {}, {}, {}, {}
     for index, study in enumerate(studies):
         progress(f"reading {study.slug}", index, len(studies))
         data = study_data(study=study)
@@ -194,6 +195,10 @@ def _build(label_set: LabelSet, progress) -> dict:
             fits[study.slug] = _model_fit(study, data, selection.kept, parameters)
         entries += [(study, clip, details[clip.key]) for clip in clips]
         left_out[study.slug] = _left_out(study, data, selection)
+        if study.is_adaptive:
+            progress(f"adaptive design of {study.slug}", index, len(studies))
+            adaptive[study.slug] = study_adaptive_disclosure(study=study, data=data, rows=selection.kept)
+            left_out[study.slug]["clips_not_settled"] = clips_not_settled(study=study, data=data, kept=selection.kept)
         progress(f"agreement of {study.slug}", index, len(studies))
         report = report_compute(data, parameters.report_parameters(study), selection=selection)
         agreement[study.slug] = _agreement_summary(report)
@@ -205,6 +210,8 @@ def _build(label_set: LabelSet, progress) -> dict:
     summary = label_set_summary(rows, left_out, agreement)
     # An arousal left empty says why: every emotion the mapping did not cover, with its clips.
     summary["emotions_without_arousal"] = emotions_without_arousal([row.emotion for row in rows], parameters.arousal)
+    if adaptive:  # only then: a set of fixed designs has the summary (and the data card) it always had
+        summary["adaptive_design"] = adaptive
     if not parameters.annotator_model:
         return {"summary": summary}
     return {"summary": summary, "annotator_model": _model_record(parameters, fits)}
