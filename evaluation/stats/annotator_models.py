@@ -52,9 +52,11 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from importlib.metadata import version
 
 import numpy as np
+from scipy import sparse
 from scipy.optimize import minimize
 from scipy.special import log_ndtr, ndtr
 from scipy.stats import binom
@@ -227,6 +229,15 @@ class _Table:
             n_annotators=n_annotators,
         )
 
+    @cached_property
+    def word_cells(self):
+        """(words, annotators x 3) sparse: 1 where the word has a row of that annotator at that
+        level (cell annotator * 3 + level). The ordinal model's E and M steps are products with it."""
+        cells = self.row_annotator * 3 + self.row_level
+        shape = (self.word_clip.size, self.n_annotators * 3)
+        ones = np.ones(self.row_word.size)
+        return sparse.csr_matrix((ones, (self.row_word, cells)), shape=shape)
+
     def resampled(self, clips: np.ndarray) -> "_Table":
         """The clips drawn (with repeats), each draw a clip of its own."""
         order = np.argsort(self.word_clip[self.row_word], kind="stable")
@@ -359,11 +370,11 @@ def _thresholds(parameters):
 
 def _ordinal_e_step(table, parameters, prior, words):
     """Posterior of each word's prominence on the grid, and the log-likelihood."""
-    log_confusion = np.log(ordinal_confusion(parameters))
-    per_row = log_confusion[table.row_annotator, :, table.row_level]  # (rows, grid)
-    log_joint = np.log(prior)[None, :] + np.stack(
-        [np.bincount(table.row_word, per_row[:, g], words) for g in range(GRID.size)], axis=1
-    )
+    log_confusion = np.log(ordinal_confusion(parameters))  # (A, grid, level)
+    # Each word's sum over its rows of log P(level | prominence), as one sparse product: the
+    # word's (annotator, level) cells times that cell's log-probabilities on the grid.
+    by_cell = log_confusion.transpose(0, 2, 1).reshape(-1, GRID.size)  # (A * 3, grid)
+    log_joint = np.log(prior)[None, :] + table.word_cells @ by_cell
     top = log_joint.max(axis=1, keepdims=True)
     norm = top[:, 0] + np.log(np.exp(log_joint - top).sum(axis=1))
     return np.exp(log_joint - norm[:, None]), float(norm.sum())
@@ -373,9 +384,8 @@ def _ordinal_m_step(table, posterior, parameters):
     """Maximize every annotator's expected log-likelihood (plus the prior) at once; they are
     independent given the posterior, so one L-BFGS over all parameters is a sum of small ones."""
     annotators = table.n_annotators
-    expected = np.zeros((annotators, GRID.size, 3))  # annotator, prominence, given level
-    # With the slice between the two index arrays, each row adds its word's whole posterior.
-    np.add.at(expected, (table.row_annotator, slice(None), table.row_level), posterior[table.row_word])
+    # annotator, prominence, given level: each row adds its word's whole posterior to its cell
+    expected = (table.word_cells.T @ posterior).reshape(annotators, 3, GRID.size).transpose(0, 2, 1)
 
     def objective(flat):
         theta = flat.reshape(annotators, 3)
