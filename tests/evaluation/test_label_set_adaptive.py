@@ -5,17 +5,51 @@ fixed designs says none of it (its card stays as it was: the golden export)."""
 import numpy as np
 import pytest
 
-from annotation.models import Participant
+from annotation.models import Participant, Study, StudyItem
 from annotation.selectors.study_data import study_data
+from annotation.services.assignment import assignment_claim
+from annotation.services.review import participant_decide
+from annotation.services.submission import annotation_submit
 from evaluation.models import LabelSet
 from evaluation.services.adaptive_disclosures import clips_not_settled
 from evaluation.services.dataset_export_cards import label_set_card
 from evaluation.services.dataset_export_files import Written
 from evaluation.services.label_sets import label_set_create, label_set_default_parameters
+from tests.annotation.study_helpers import first_pending, listened, live_study, marks, ready_participant
 from tests.annotation.test_adaptive_designs import run_study
-from tests.annotation.test_adaptive_exclusions import annotate, exact_study, reject, six_of_six
 
 pytestmark = pytest.mark.django_db
+
+TARGET = 10
+MESSAGE = "You marked every clip the same way without listening to it, as the playback records show. " * 2
+
+
+def exact_study(**settings) -> Study:
+    """One clip, target 10, exact stopping."""
+    settings = {"target_annotations": TARGET, "adaptive_mode": Study.Adaptive.EXACT, "min_marked_words": 0, **settings}
+    return live_study(clips=1, clips_per_task=1, **settings)
+
+
+def annotate(study: Study, *marked: int) -> Participant:
+    """A new participant claims the study's clip and submits with these words marked."""
+    participant = ready_participant(study)
+    item = first_pending(assignment_claim(participant=participant))
+    listened(item)
+    annotation_submit(participant_id=participant.pk, item_id=item.pk, levels=marks(item, *marked), mismatch=False)
+    return participant
+
+
+def reject(participant: Participant) -> None:
+    participant_decide(
+        participant=participant, decision=Participant.Decision.REJECTED, note=MESSAGE, category="FAILED_CHECK"
+    )
+
+
+def six_of_six(study: Study) -> list[Participant]:
+    """Six listeners mark the first word: exact stopping settles the clip at 6 of 10."""
+    listeners = [annotate(study, 0) for _ in range(6)]
+    assert StudyItem.objects.get(study=study).settled
+    return listeners
 
 
 def built(study, django_capture_on_commit_callbacks, **overrides) -> LabelSet:
@@ -61,16 +95,16 @@ def test_a_set_built_while_a_reopened_clip_waits_for_listeners_lists_it(django_c
     study = exact_study()
     listeners = six_of_six(study)
     reject(listeners[0])
-    reject(listeners[1])  # reopened: 4 of 4 kept against 8
+    reject(listeners[1])  # their places freed (annotation.services.review): 4 of 4 kept, reopened
 
     label_set = built(study, django_capture_on_commit_callbacks)
 
     key = study.items.get().clip.external_id
     assert label_set.summary["left_out"][study.slug]["clips_not_settled"] == [
-        {"clip": key, "annotations": 6, "kept": 4}
+        {"clip": key, "annotations": 4, "kept": 4}
     ]
     assert f"{study.slug}: 1 clip(s) not settled under this set's exclusions" in card(label_set)
-    assert f"{key} (4 kept of 6)" in card(label_set)
+    assert f"{key} (4 kept of 4)" in card(label_set)
 
 
 def test_a_sets_own_exclusions_unsettle_a_clip_the_study_still_counts_as_settled():
@@ -93,10 +127,11 @@ def test_a_clip_filled_again_after_the_rejections_is_settled_in_the_set(django_c
     listeners = six_of_six(study)
     reject(listeners[0])
     reject(listeners[1])
-    for _ in range(4):
+    for _ in range(5):  # the rejected work's places are handed out again
         annotate(study)
+    assert study.items.get().settled  # 4 of 9: a tenth listener cannot make it a majority
     label_set = built(study, django_capture_on_commit_callbacks)
     assert label_set.summary["left_out"][study.slug]["clips_not_settled"] == []
     words = label_set.clips.get().words
-    assert words[0]["binary"] is False  # 4 of 8 kept: the full design's label with the same exclusions
+    assert words[0]["binary"] is False  # the full design's label, the rejected work replaced
     assert Participant.objects.filter(study=study, decision=Participant.Decision.REJECTED).count() == 2
