@@ -1,8 +1,8 @@
 """Time `make run` on a fresh clone: seconds from the command to the demo page's 200.
 
-    .venv/bin/python bench/first_start.py [--runs 3] [--load 0] [--cold-bytecode] [--source .]
+    .venv/bin/python bench/first_start.py [--runs 3] [--load 0] [--cold-bytecode] [--rev HEAD]
 
-Each run clones the tree (its last commit) into a temporary folder, links this
+Each run clones this repository at --rev (a commit before a change, to compare) into a temporary folder, links this
 tree's `.venv` into the clone, and runs `make run` there with the install
 skipped (`make -o`): installing needs PyPI and would write into the shared
 venv, so what is timed is everything after the install. The demo page
@@ -50,14 +50,14 @@ def main() -> None:
     totals = []
     with busy(args.load):
         for run in range(1, args.runs + 1):
-            total, phases = timed_start(Path(args.source).resolve(), cold=args.cold_bytecode)
+            total, phases = timed_start(args.rev, cold=args.cold_bytecode)
             totals.append(total)
             marks = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in phases)
             print(f"run {run}: demo page after {total:.1f} s ({marks}); load average {load()}")
     print(
         f"first start to the demo page: median {statistics.median(totals):.1f} s over {len(totals)} run(s) "
         f"(min {min(totals):.1f}, max {max(totals):.1f}; --load {args.load}, "
-        f"{'cold' if args.cold_bytecode else 'warm'} bytecode)"
+        f"{'cold' if args.cold_bytecode else 'warm'} bytecode, {args.rev})"
     )
 
 
@@ -66,14 +66,16 @@ def parse_args():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--load", type=int, default=0, help="busy processes to run beside the start")
     parser.add_argument("--cold-bytecode", action="store_true", help="compile every module anew (fresh install)")
-    parser.add_argument("--source", default=str(ROOT), help="the git tree to clone (its HEAD)")
+    parser.add_argument("--rev", default="HEAD", help="the commit to clone (committed work only)")
     return parser.parse_args()
 
 
-def timed_start(source: Path, *, cold: bool) -> tuple[float, list[tuple[str, float]]]:
+def timed_start(rev: str, *, cold: bool) -> tuple[float, list[tuple[str, float]]]:
     with tempfile.TemporaryDirectory(prefix="bench-first-start-") as scratch:
         clone = Path(scratch) / "clone"
-        subprocess.run(["git", "clone", "--quiet", str(source), str(clone)], check=True)
+        subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(clone)], check=True)
+        commit = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True, check=True)
+        subprocess.run(["git", "checkout", "--quiet", commit.stdout.strip()], cwd=clone, check=True)
         (clone / ".venv").symlink_to((ROOT / ".venv").resolve())
         env = dict(os.environ, PYTHONUNBUFFERED="1")  # each line as it is written, for the milestones
         env.pop("DATA_DIR", None)
