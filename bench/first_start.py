@@ -50,7 +50,7 @@ def main() -> None:
     totals = []
     with busy(args.load):
         for run in range(1, args.runs + 1):
-            total, phases = timed_start(args.rev, cold=args.cold_bytecode)
+            total, phases = timed_start(args.rev, cold=args.cold_bytecode, echo=args.echo)
             totals.append(total)
             marks = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in phases)
             print(f"run {run}: demo page after {total:.1f} s ({marks}); load average {load()}")
@@ -66,11 +66,12 @@ def parse_args():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--load", type=int, default=0, help="busy processes to run beside the start")
     parser.add_argument("--cold-bytecode", action="store_true", help="compile every module anew (fresh install)")
+    parser.add_argument("--echo", action="store_true", help="print make run's output, each line with its second")
     parser.add_argument("--rev", default="HEAD", help="the commit to clone (committed work only)")
     return parser.parse_args()
 
 
-def timed_start(rev: str, *, cold: bool) -> tuple[float, list[tuple[str, float]]]:
+def timed_start(rev: str, *, cold: bool, echo: bool) -> tuple[float, list[tuple[str, float]]]:
     with tempfile.TemporaryDirectory(prefix="bench-first-start-") as scratch:
         clone = Path(scratch) / "clone"
         subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(clone)], check=True)
@@ -84,25 +85,28 @@ def timed_start(rev: str, *, cold: bool) -> tuple[float, list[tuple[str, float]]
         port = free_port()
         uv_version = UV_STAMP.search((clone / "Makefile").read_text()).group(1)
         command = ["make", "-o", ".venv/.synced-run", "-o", f".venv/.uv-{uv_version}", "run", f"PORT={port}"]
-        started = time.monotonic()
+        started, cpu_before = time.monotonic(), _children_cpu()
         make = subprocess.Popen(
             command, cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True,
         )  # fmt: skip
         phases: list[tuple[str, float]] = []
-        reader = threading.Thread(target=read_milestones, args=(make.stdout, started, phases), daemon=True)
+        reader = threading.Thread(target=read_milestones, args=(make.stdout, started, phases, echo), daemon=True)
         reader.start()
         try:
             total = wait_for_demo_page(port, started, make)
         finally:
             os.killpg(make.pid, signal.SIGTERM)
             make.wait(timeout=60)
+        phases.append(("CPU of its processes until stopped", _children_cpu() - cpu_before))
         return total, phases
 
 
-def read_milestones(stream, started: float, phases: list) -> None:
+def read_milestones(stream, started: float, phases: list, echo: bool) -> None:
     pending = list(MILESTONES)
     for line in stream:
+        if echo:
+            print(f"{time.monotonic() - started:7.1f} {line.rstrip()}")
         if pending and pending[0][1].search(line):
             phases.append((pending.pop(0)[0], time.monotonic() - started))
 
@@ -133,6 +137,13 @@ def busy(count: int):
 def spin() -> None:
     while True:
         pass
+
+
+def _children_cpu() -> float:
+    """User and system seconds of the children waited for (make, and through it every process of
+    make run): the work a quiet machine would do, whatever else runs beside it."""
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def free_port() -> int:
