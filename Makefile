@@ -26,7 +26,7 @@ SYNC := $(UV) sync --locked --inexact
 # all of .venv ahead (--compile-bytecode took longer than the whole first start).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test lint install install-test
+.PHONY: run test lint install install-test gpu-worker
 
 # uv comes from PyPI into .venv/bin. The venv gets no pip of its own when
 # $(PYTHON) has one that can install into it (pip >= 22.3, --python): that
@@ -63,6 +63,36 @@ $(VENV)/.torch-$(TORCH_VERSION): | $(VENV)/.uv-$(UV_VERSION)
 
 install: $(VENV)/.synced-run
 install-test: $(VENV)/.synced-test $(VENV)/.torch-$(TORCH_VERSION)
+
+# A GPU worker on this machine in one command (docs/operations.md#the-gpu-workers): the model zoo's
+# packages (the `zoo` extra of uv.lock), torch $(TORCH_VERSION) built for this machine's GPU from
+# PyTorch's index (not in the lock, as for docker/Dockerfile.gpu), the BACKBONES in
+# MODELZOO_CHECKPOINT_DIR (downloaded once; `tiny-random`: tiny random ones made here, for a
+# laptop), then a Celery worker on the `gpu` queue with the settings of the environment.
+# TORCH_CUDA, found only for this target: cu126 (driver 560 or newer; GPUs up to Hopper), cu130
+# for Blackwell (compute capability 10 and up; driver 580), cpu where nvidia-smi is missing.
+BACKBONES ?= whisper-small xls-r-1b
+GPU_WORKER_NAME ?= gpu@%h
+ifneq ($(filter gpu-worker,$(MAKECMDGOALS)),)
+TORCH_CUDA ?= $(shell command -v nvidia-smi >/dev/null 2>&1 || { echo cpu; exit; }; \
+  nvidia-smi --query-gpu=compute_cap --format=csv,noheader | awk -F. '$$1 >= 10 {new = 1} END {print new ? "cu130" : "cu126"}')
+endif
+
+$(VENV)/.synced-zoo: pyproject.toml uv.lock | $(VENV)/.uv-$(UV_VERSION)
+	$(SYNC) --extra zoo
+	touch $@
+
+# The import check fails here, not at the first benchmark, when the driver cannot run this build.
+$(VENV)/.torch-$(TORCH_VERSION)-$(TORCH_CUDA): | $(VENV)/.uv-$(UV_VERSION)
+	$(UV) pip install --python $(PY) --index-url https://download.pytorch.org/whl/$(TORCH_CUDA) torch==$(TORCH_VERSION)
+	$(PY) -c 'import sys, torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "GPUs", torch.cuda.device_count()); \
+	  sys.exit("$(TORCH_CUDA)" != "cpu" and not torch.cuda.is_available() and "torch sees no GPU: the NVIDIA driver must be 560 or newer for cu126, 580 for cu130")'
+	touch $@
+
+gpu-worker: $(VENV)/.synced-zoo $(VENV)/.torch-$(TORCH_VERSION)-$(TORCH_CUDA)
+	$(PY) manage.py backbones_prepare $(BACKBONES)
+	$(PY) -m celery -A config worker -Q gpu --concurrency 1 --prefetch-multiplier 1 --max-tasks-per-child 1 \
+	  --hostname $(GPU_WORKER_NAME) --loglevel INFO
 
 run: install
 	$(PY) manage.py demo_crowd --migrate

@@ -43,6 +43,8 @@ COMMAND_TESTS = {
     "import_emphasis_dataset": "tests/evaluation/test_emphasis_dataset_imports.py",
     "requeue_stale_jobs": "tests/annotation/test_jobs.py",
     "demo_crowd": "tests/evaluation/test_demo_crowd.py",
+    "demo_database_template": "tests/annotation/test_demo_database_template.py",
+    "backbones_prepare": "tests/modelzoo/test_backbones_prepare.py",
     "collectstatic": "tests/browser/conftest.py",
     "drf_create_token": "tests/docs/test_docs_commands.py",
     "spectacular": "tests/api/test_schema_unchanged.py",

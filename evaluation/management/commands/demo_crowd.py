@@ -1,6 +1,8 @@
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.db import connection
 
+from annotation.demo.database_template import template_load
 from annotation.models import Corpus, Study
 from annotation.services.studies import ClipSelection, study_create, study_status_set
 from evaluation.services.demo_crowd import demo_crowd_seed
@@ -18,11 +20,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--migrate", action="store_true", help="migrate the database first (make run: one Django start fewer)"
+            "--migrate",
+            action="store_true",
+            help=(
+                "migrate the database first (make run: one Django start fewer); a fresh SQLite database is "
+                "loaded from the migrated template first (annotation/demo/database_template.py)"
+            ),
         )
 
     def handle(self, *args, **options):
         if options["migrate"]:
+            loaded = template_load(connection=connection)
+            self.stdout.write(f"Demo database: {loaded.why}.")
             call_command("migrate", interactive=False, stdout=self.stdout)
         call_command("demo_setup", stdout=self.stdout)
         study = Study.objects.filter(slug=CROWD_STUDY_SLUG).first() or _crowd_study()
