@@ -23,6 +23,7 @@
 -- migration annotation.0020_upload_limits_and_refusals f4c28a2241e0c5b5
 -- migration annotation.0021_headphone_check 8e55aa93bf899749
 -- migration annotation.0022_prolific_app 279d7499f71e78e4
+-- migration annotation.0023_attention_check_rule b41e59082f9f6d90
 -- migration auth.0001_initial 845cff319606332f
 -- migration auth.0002_alter_permission_name_max_length feaf97e0e8f7d148
 -- migration auth.0003_alter_user_email_max_length 9d5657b4db9872dc
@@ -60,7 +61,7 @@ PRAGMA foreign_keys=OFF;
 BEGIN TRANSACTION;
 CREATE TABLE "annotation_annotation" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "mismatch_reported" bool NOT NULL, "attention_passed" bool NULL, "coverage" real NOT NULL, "seconds_spent" real NOT NULL, "submitted_at" datetime NOT NULL, "clip_id" bigint NOT NULL REFERENCES "annotation_clip" ("id") DEFERRABLE INITIALLY DEFERRED, "participant_id" bigint NOT NULL REFERENCES "annotation_participant" ("id") DEFERRABLE INITIALLY DEFERRED, "item_id" bigint NOT NULL UNIQUE REFERENCES "annotation_taskitem" ("id") DEFERRABLE INITIALLY DEFERRED, "response" text NOT NULL CHECK ((JSON_VALID("response") OR "response" IS NULL)), "levels" text NOT NULL CHECK ((JSON_VALID("levels") OR "levels" IS NULL)));
 CREATE TABLE "annotation_apiidempotencykey" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "key" varchar(255) NOT NULL, "method" varchar(10) NOT NULL, "path" varchar(500) NOT NULL, "request_hash" varchar(64) NOT NULL, "status_code" smallint unsigned NOT NULL CHECK ("status_code" >= 0), "body" text NULL CHECK ((JSON_VALID("body") OR "body" IS NULL)), "location" varchar(1000) NOT NULL, "created_at" datetime NOT NULL, "user_id" integer NOT NULL REFERENCES "auth_user" ("id") DEFERRABLE INITIALLY DEFERRED, CONSTRAINT "api_idempotency_key_unique" UNIQUE ("user_id", "key", "method", "path"));
-CREATE TABLE "annotation_attentioncheck" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "kind" varchar(12) NOT NULL, "expected" text NOT NULL CHECK ((JSON_VALID("expected") OR "expected" IS NULL)), "clip_id" bigint NOT NULL REFERENCES "annotation_clip" ("id") DEFERRABLE INITIALLY DEFERRED, "study_id" bigint NOT NULL REFERENCES "annotation_study" ("id") DEFERRABLE INITIALLY DEFERRED);
+CREATE TABLE "annotation_attentioncheck" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "kind" varchar(12) NOT NULL, "expected" text NOT NULL CHECK ((JSON_VALID("expected") OR "expected" IS NULL)), "clip_id" bigint NOT NULL REFERENCES "annotation_clip" ("id") DEFERRABLE INITIALLY DEFERRED, "study_id" bigint NOT NULL REFERENCES "annotation_study" ("id") DEFERRABLE INITIALLY DEFERRED, "rule" varchar(8) NOT NULL);
 CREATE TABLE "annotation_clip" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "external_id" varchar(200) NOT NULL, "transcript" text NOT NULL, "language" varchar(35) NOT NULL, "variety" varchar(35) NOT NULL, "emotion" varchar(64) NOT NULL, "source_path" varchar(500) NOT NULL, "original_audio" varchar(300) NOT NULL, "model_audio" varchar(300) NOT NULL, "browser_audio" varchar(300) NOT NULL, "duration" real NOT NULL, "sample_rate" integer unsigned NOT NULL CHECK ("sample_rate" >= 0), "channels" smallint unsigned NOT NULL CHECK ("channels" >= 0), "checksum" varchar(64) NOT NULL, "metadata" text NOT NULL CHECK ((JSON_VALID("metadata") OR "metadata" IS NULL)), "created_at" datetime NOT NULL, "corpus_id" bigint NOT NULL REFERENCES "annotation_corpus" ("id") DEFERRABLE INITIALLY DEFERRED, "speaker_id" bigint NULL REFERENCES "annotation_speaker" ("id") DEFERRABLE INITIALLY DEFERRED, "tags" text NOT NULL CHECK ((JSON_VALID("tags") OR "tags" IS NULL)), CONSTRAINT "clip_unique_id_per_corpus" UNIQUE ("corpus_id", "external_id"));
 CREATE TABLE "annotation_clipwarning" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "code" varchar(32) NOT NULL, "detail" varchar(300) NOT NULL, "clip_id" bigint NOT NULL REFERENCES "annotation_clip" ("id") DEFERRABLE INITIALLY DEFERRED, CONSTRAINT "warning_unique_code_per_clip" UNIQUE ("clip_id", "code"));
 CREATE TABLE "annotation_corpus" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "name" varchar(200) NOT NULL UNIQUE, "description" text NOT NULL, "created_at" datetime NOT NULL);
@@ -422,18 +423,19 @@ INSERT INTO "django_migrations" VALUES(43,'annotation','0019_adaptive_help_texts
 INSERT INTO "django_migrations" VALUES(44,'annotation','0020_upload_limits_and_refusals','2000-01-01 00:00:00');
 INSERT INTO "django_migrations" VALUES(45,'annotation','0021_headphone_check','2000-01-01 00:00:00');
 INSERT INTO "django_migrations" VALUES(46,'annotation','0022_prolific_app','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(47,'authtoken','0001_initial','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(48,'authtoken','0002_auto_20160226_1747','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(49,'authtoken','0003_tokenproxy','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(50,'authtoken','0004_alter_tokenproxy_options','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(51,'evaluation','0008_vocabulary_agreement_report_label_set_lifecycle','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(52,'evaluation','0010_label_uncertainty','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(53,'evaluation','0012_label_provenance','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(54,'modelzoo','0001_benchmark_runs','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(55,'modelzoo','0002_detection_runs','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(56,'modelzoo','0003_benchmark_run_devices','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(57,'prolific','0001_prolific_app','2000-01-01 00:00:00');
-INSERT INTO "django_migrations" VALUES(58,'sessions','0001_initial','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(47,'annotation','0023_attention_check_rule','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(48,'authtoken','0001_initial','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(49,'authtoken','0002_auto_20160226_1747','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(50,'authtoken','0003_tokenproxy','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(51,'authtoken','0004_alter_tokenproxy_options','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(52,'evaluation','0008_vocabulary_agreement_report_label_set_lifecycle','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(53,'evaluation','0010_label_uncertainty','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(54,'evaluation','0012_label_provenance','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(55,'modelzoo','0001_benchmark_runs','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(56,'modelzoo','0002_detection_runs','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(57,'modelzoo','0003_benchmark_run_devices','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(58,'prolific','0001_prolific_app','2000-01-01 00:00:00');
+INSERT INTO "django_migrations" VALUES(59,'sessions','0001_initial','2000-01-01 00:00:00');
 CREATE TABLE "django_session" ("session_key" varchar(40) NOT NULL PRIMARY KEY, "session_data" text NOT NULL, "expire_date" datetime NOT NULL);
 CREATE TABLE "evaluation_agreementreport" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "language" varchar(35) NOT NULL, "parameters" text NOT NULL CHECK ((JSON_VALID("parameters") OR "parameters" IS NULL)), "parameters_key" varchar(64) NOT NULL, "fingerprint" varchar(200) NOT NULL, "phase" varchar(100) NOT NULL, "done" integer unsigned NOT NULL CHECK ("done" >= 0), "total" integer unsigned NOT NULL CHECK ("total" >= 0), "result_json" text NOT NULL, "error" text NOT NULL, "created_at" datetime NOT NULL, "started_at" datetime NULL, "finished_at" datetime NULL, "created_by_id" integer NULL REFERENCES "auth_user" ("id") DEFERRABLE INITIALLY DEFERRED, "study_id" bigint NOT NULL REFERENCES "annotation_study" ("id") DEFERRABLE INITIALLY DEFERRED, "attempts" smallint unsigned NOT NULL CHECK ("attempts" >= 0), "heartbeat_at" datetime NULL, "status" varchar(16) NOT NULL);
 CREATE TABLE "evaluation_castitem" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "external_id" varchar(200) NOT NULL, "sentence" text NOT NULL, "words" text NOT NULL CHECK ((JSON_VALID("words") OR "words" IS NULL)), "context_a" text NOT NULL, "context_b" text NOT NULL, "word_a" integer unsigned NOT NULL CHECK ("word_a" >= 0), "word_b" integer unsigned NOT NULL CHECK ("word_b" >= 0), "metadata" text NOT NULL CHECK ((JSON_VALID("metadata") OR "metadata" IS NULL)), "cast_set_id" bigint NOT NULL REFERENCES "evaluation_castset" ("id") DEFERRABLE INITIALLY DEFERRED, CONSTRAINT "cast_item_unique_id_per_set" UNIQUE ("cast_set_id", "external_id"), CONSTRAINT "cast_item_two_words" CHECK (NOT ("word_a" = ("word_b"))));
@@ -488,8 +490,6 @@ CREATE UNIQUE INDEX "participant_unique_prolific_pid" ON "annotation_participant
 CREATE INDEX "annotation_prerequisitequestion_study_id_34cebf92" ON "annotation_prerequisitequestion" ("study_id");
 CREATE INDEX "annotation_participant_prolific_pid_313bdaeb" ON "annotation_participant" ("prolific_pid");
 CREATE INDEX "annotation_participant_study_id_9c9a0247" ON "annotation_participant" ("study_id");
-CREATE INDEX "annotation_attentioncheck_clip_id_d7729d00" ON "annotation_attentioncheck" ("clip_id");
-CREATE INDEX "annotation_attentioncheck_study_id_aece9304" ON "annotation_attentioncheck" ("study_id");
 CREATE INDEX "annotation_task_participant_id_e9eae828" ON "annotation_task" ("participant_id");
 CREATE INDEX "annotation_task_study_id_8dd64db7" ON "annotation_task" ("study_id");
 CREATE INDEX "annotation__study_i_a542db_idx" ON "annotation_task" ("study_id", "status", "expires_at");
@@ -560,6 +560,8 @@ CREATE INDEX "annotation_study_status_be99e107" ON "annotation_study" ("status")
 CREATE INDEX "annotation_study_corpus_id_6e0a44ff" ON "annotation_study" ("corpus_id");
 CREATE INDEX "annotation_study_example_clip_id_b20303c3" ON "annotation_study" ("example_clip_id");
 CREATE INDEX "annotation_headphonetrial_participant_id_32852a2c" ON "annotation_headphonetrial" ("participant_id");
+CREATE INDEX "annotation_attentioncheck_clip_id_d7729d00" ON "annotation_attentioncheck" ("clip_id");
+CREATE INDEX "annotation_attentioncheck_study_id_aece9304" ON "annotation_attentioncheck" ("study_id");
 CREATE INDEX "evaluation__study_i_d4cb5c_idx" ON "evaluation_agreementreport" ("study_id", "parameters_key", "status");
 CREATE INDEX "evaluation_labelset_created_by_id_865606cf" ON "evaluation_labelset" ("created_by_id");
 CREATE INDEX "evaluation_labelset_finalized_by_id_623d546f" ON "evaluation_labelset" ("finalized_by_id");
@@ -587,7 +589,7 @@ CREATE UNIQUE INDEX "bonus_once_per_participant_and_reason" ON "prolific_bonusli
 CREATE INDEX "prolific_prolificwebhookjob_created_by_id_4591dd21" ON "prolific_prolificwebhookjob" ("created_by_id");
 CREATE INDEX "django_session_expire_date_a5c62663" ON "django_session" ("expire_date");
 DELETE FROM "sqlite_sequence";
-INSERT INTO "sqlite_sequence" VALUES('django_migrations',58);
+INSERT INTO "sqlite_sequence" VALUES('django_migrations',59);
 INSERT INTO "sqlite_sequence" VALUES('django_admin_log',0);
 INSERT INTO "sqlite_sequence" VALUES('annotation_speaker',0);
 INSERT INTO "sqlite_sequence" VALUES('annotation_word',0);
@@ -610,6 +612,7 @@ INSERT INTO "sqlite_sequence" VALUES('evaluation_systemoutput',0);
 INSERT INTO "sqlite_sequence" VALUES('prolific_prolificstudy',0);
 INSERT INTO "sqlite_sequence" VALUES('annotation_studyitem',0);
 INSERT INTO "sqlite_sequence" VALUES('annotation_study',0);
+INSERT INTO "sqlite_sequence" VALUES('annotation_attentioncheck',0);
 INSERT INTO "sqlite_sequence" VALUES('evaluation_labelset',0);
 INSERT INTO "sqlite_sequence" VALUES('evaluation_labelsetclip',0);
 INSERT INTO "sqlite_sequence" VALUES('modelzoo_benchmarkrun',0);
