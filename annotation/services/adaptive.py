@@ -227,4 +227,5 @@ def _state_after(study: Study, counts, levels: list[int]) -> ClipState | None:
         return None
     marks, heavy = _added(word_marks, word_heavy, levels)
     settled, priority = item_state(study, marks, heavy, completed + 1)
-    return ClipState(completed, list(word_marks or []), marks.tolist(), heavy.tolist(), bool(settled), float(priority))
+    before = (completed, list(word_marks or []), list(word_heavy or []))
+    return ClipState(*before, marks.tolist(), heavy.tolist(), bool(settled), float(priority))

@@ -58,12 +58,15 @@ class StudyRules:
 @dataclass(frozen=True)
 class ClipState:
     """An adaptive design's state of a clip (attribute names as on StudyItem), as a submission
-    computed it from the clip's counts as it read them (`seen_before` annotations, `marks_before`):
-    the submission is written, with it, only if the clip still holds exactly those, that is if no
-    other submission's counts or state were written in between."""
+    computed it from the clip's counts as it read them (`seen_before` annotations, `marks_before`,
+    `heavy_before`): the submission is written, with it, only if the clip still holds exactly
+    those. All three are compared: a rejection takes annotations out of the counts
+    (annotation.services.review), so a count can come back to a value it had with other marks
+    under it, and the state is a function of all three."""
 
     seen_before: int
     marks_before: list[int]
+    heavy_before: list[int]
     word_marks: list[int]
     word_heavy: list[int]
     settled: bool
@@ -272,7 +275,8 @@ _CLAIMABLE = f"""SELECT id FROM {_ITEM}
                  WHERE id = %s AND status = %s
                    AND EXISTS (SELECT 1 FROM {_TASK} t WHERE t.id = %s AND t.status = %s AND t.expires_at > %s)
                  FOR NO KEY UPDATE"""
-_FRESH = f"""SELECT completed_count = %s AND word_marks = CAST(%s AS JSONB) AS ok FROM {_STUDY_ITEM}
+_FRESH = f"""SELECT completed_count = %s AND word_marks = CAST(%s AS JSONB) AND word_heavy = CAST(%s AS JSONB) AS ok
+             FROM {_STUDY_ITEM}
              WHERE id = %s AND EXISTS (SELECT 1 FROM claimable) FOR NO KEY UPDATE"""
 
 
@@ -285,7 +289,7 @@ def _in_one_statement(item_id, task_id, now, writes, study_item_id, state: ClipS
     if state is not None:
         parts += [f"claimable AS MATERIALIZED ({_CLAIMABLE})", f"fresh AS MATERIALIZED ({_FRESH})"]
         params = [item_id, PENDING, task_id, OPEN, _when(now)]
-        params += [state.seen_before, json.dumps(state.marks_before), study_item_id]
+        params += [state.seen_before, json.dumps(state.marks_before), json.dumps(state.heavy_before), study_item_id]
         claim = f"""UPDATE {_ITEM} SET status = %s
                     WHERE id = (SELECT id FROM claimable) AND status = %s AND (SELECT ok FROM fresh) RETURNING id"""
         params += [SUBMITTED, PENDING]
@@ -317,9 +321,9 @@ def _in_one_transaction(claim, writes, study_item_id, state: ClipState | None) -
 
 
 def _counts_stand(cursor, study_item_id: int, state: ClipState) -> bool:
-    cursor.execute(f"SELECT completed_count, word_marks FROM {_STUDY_ITEM} WHERE id = %s", [study_item_id])
-    completed, marks = cursor.fetchone()
-    return completed == state.seen_before and _json(marks) == state.marks_before
+    cursor.execute(f"SELECT completed_count, word_marks, word_heavy FROM {_STUDY_ITEM} WHERE id = %s", [study_item_id])
+    completed, marks, heavy = cursor.fetchone()
+    return (completed, _json(marks), _json(heavy)) == (state.seen_before, state.marks_before, state.heavy_before)
 
 
 def _claim(item_id: int, task_id: int, now: datetime) -> tuple[str, list]:

@@ -18,6 +18,7 @@ from annotation.models import Annotation, Study, StudyItem, TaskItem
 from annotation.services import adaptive
 from annotation.services.adaptive import item_state
 from annotation.services.assignment import assignment_claim
+from annotation.services.review import participant_decide
 from annotation.services.submission import annotation_submit, item_for_participant
 from tests.annotation.study_helpers import first_pending, listened, live_study, marks, ready_participant
 
@@ -124,6 +125,37 @@ def test_an_overtaken_submission_whose_count_in_fails_leaves_nothing_stored(desi
     resent = annotation_submit(participant_id=participant, item_id=first.pk, levels=marks(first, 0), mismatch=False)
     assert not resent.duplicate
     assert_counts_are_the_stored_annotations(Study.objects.get(pk=study.pk), first.study_item_id)
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_counts_that_come_back_to_their_value_over_other_marks_are_not_written_over(design):
+    """A rejection takes annotations out of a clip's counts (annotation.services.review), so its
+    count and marks can come back to the values a submission read while its heavy marks did not:
+    X marks the first word, A's item is read, C marks it heavily, X is rejected. A's state, computed
+    from counts that no longer stand, must not be written: the clip's heavy marks are C's and A's."""
+    study = live_study(clips=1, clips_per_task=1, target_annotations=5, adaptive_mode=design)
+    rejected = claimed_item(study)
+    submit(rejected, marks(rejected, 0))
+    first, later = claimed_item(study), claimed_item(study)
+    stale = item_for_participant(participant_id=first.task.participant_id, item_id=first.pk)
+    submit(later, marks(later, 0, level=2))
+    participant_decide(
+        participant=rejected.task.participant, decision="rejected", note="x" * 120, category="LOW_EFFORT"
+    )
+    clip = StudyItem.objects.get(pk=first.study_item_id)
+    assert (clip.completed_count, clip.word_marks[0], clip.word_heavy[0]) == (1, 1, 1)  # count and marks as read
+
+    submit(first, marks(first, 0), item=stale)
+
+    clip = StudyItem.objects.get(pk=first.study_item_id)
+    assert (clip.completed_count, clip.word_marks[0], clip.word_heavy[0]) == (2, 2, 1)
+    expected = item_state(Study.objects.get(pk=study.pk), *map(_array, (clip.word_marks, clip.word_heavy)), 2)
+    assert (clip.settled, clip.priority) == pytest.approx(expected)
+
+
+def submit(task_item: TaskItem, levels: list[int], **extra) -> None:
+    participant = task_item.task.participant_id
+    annotation_submit(participant_id=participant, item_id=task_item.pk, levels=levels, mismatch=False, **extra)
 
 
 @pytest.mark.postgres
