@@ -45,7 +45,7 @@ for every N (common random numbers), so that differences between designs are not
 """
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -57,6 +57,8 @@ ANNOTATORS = tuple(range(3, 16))
 MODES = ("fixed", "exact", "probabilistic")
 Z95 = 1.959964
 DIFFERING_OF_FLIP = 0.1  # a probabilistic design may change at most this share of the flip target's labels
+FIT_TOLERANCE = 0.25  # the simulated crowd's flips may be this far from the pilot's own (relative), beyond noise
+HIGH_QUANTILE = 0.9  # a design meets the flip target when it does in this share of the pilot's resamples
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,11 @@ class DesignAssumptions:
     spammers: float = 0.0  # share of annotations by annotators who mark at random
     heterogeneity: float = 0.25  # intra-word correlation of marks: 0 every word equally clear
     heavy_share: float = 0.35  # of the marks on an emphasized word, the share at level 2
+    clips_per_task: int = 20  # clips a listener hears: their behaviour holds over all of them
+    listener_spread: float = 0.0  # sd of honest listeners' own shifts of a word's marking chance (logit)
+    # The pilot's spammers, each (their marking rate, their share of marks at level 2): a simulated
+    # spammer is one of them; none: a spammer marks at the crowd's overall rate.
+    spammer_profiles: tuple[tuple[float, float], ...] = ()
     words_per_clip: int = 15
     clips: int = 1000
     durations: tuple[float, ...] = (5.0,)  # seconds of audio, one a clip (or one for all)
@@ -87,10 +94,21 @@ class DesignAssumptions:
             raise ValueError("durations and seconds per audio second must be positive")
         if self.hourly_rate < 0:
             raise ValueError("the hourly rate cannot be negative")
+        if self.clips_per_task < 1:
+            raise ValueError("a listener hears at least one clip (clips_per_task)")
+        if not 0 <= self.listener_spread <= 5:
+            raise ValueError("listener_spread must be between 0 and 5 (logit units)")
+        if any(not (0 <= rate <= 1 and 0 <= heavy <= 1) for rate, heavy in self.spammer_profiles):
+            raise ValueError("a spammer profile is a marking rate and a level-2 share, both between 0 and 1")
 
     def as_dict(self) -> dict:
         values = asdict(self)
         values["durations"] = {"clips": len(self.durations), "mean_seconds": round(float(np.mean(self.durations)), 3)}
+        rates = [rate for rate, _ in self.spammer_profiles]
+        values["spammer_profiles"] = {
+            "listeners": len(rates),
+            "mean_rate": round(float(np.mean(rates)), 4) if rates else None,
+        }
         return values
 
     @property
@@ -134,6 +152,7 @@ class DesignRow:
     alpha_width_se: float
     flip_share: float
     flip_share_se: float
+    flip_share_high: float  # HIGH_QUANTILE of the flip share over the pilot's resamples (flip_share without)
     differing_share: float  # words whose binary label differs from the fixed design's of the same N
     differing_share_se: float
     annotations_per_clip: float
@@ -141,6 +160,17 @@ class DesignRow:
     participant_hours: float
     cost: float
     meets_targets: bool = False
+
+
+@dataclass(frozen=True)
+class MeasuredFlips:
+    """The share of labels one more listener flips at n listeners a clip, measured on the pilot
+    itself (evaluation.stats.design_check.measured_flips)."""
+
+    n: int
+    share: float
+    se: float
+    clips: int
 
 
 @dataclass(frozen=True)
@@ -153,6 +183,8 @@ class Design:
     rows: list[DesignRow]
     recommendation: dict = field(default_factory=dict)
     probabilistic: ProbabilisticStopping = ProbabilisticStopping()
+    check: dict = field(default_factory=dict)  # can the designer tell? (the pilot's own flips against its crowd's)
+    resamples: int = 0  # the pilot's resampled assumptions its replicates were simulated under
 
     def as_dict(self) -> dict:
         return {
@@ -164,6 +196,8 @@ class Design:
             "seed": self.seed,
             "rows": [asdict(row) for row in self.rows],
             "recommendation": self.recommendation,
+            "check": self.check,
+            "resamples": self.resamples,
         }
 
 
@@ -177,9 +211,19 @@ def design_study(
     replicates: int = 20,
     simulated_clips: int = 200,
     seed: int = 0,
+    measured: tuple[MeasuredFlips, ...] = (),
+    resamples: tuple[DesignAssumptions, ...] = (),
 ) -> Design:
     """Every design of `annotators` x `modes`, with the cheapest that meets `targets` recommended;
-    `probabilistic` sets the probabilistic designs' rule."""
+    `probabilistic` sets the probabilistic designs' rule.
+
+    From a pilot: `resamples` (evaluation.stats.design_check.pilot_resamples), the assumptions
+    estimated again from resampled listeners: replicates go in pairs, each pair under the next
+    resample, so that the flip shares carry the pilot's uncertainty (a design meets the flip target
+    only at HIGH_QUANTILE of the resamples) while the kappa widths, from the spread within pairs,
+    stay the study's sampling error. `measured`: the pilot's own flips (design_check.
+    pilot_measurements); where the simulated crowd's differ by more than FIT_TOLERANCE beyond
+    their noise, the designer says it cannot tell and recommends no design as meeting the targets."""
     if replicates < 2:
         raise ValueError("the designer needs at least two replicates for its Monte Carlo error")
     if not annotators or min(annotators) < 2:
@@ -189,35 +233,130 @@ def design_study(
         raise ValueError(f"unknown design mode(s) {', '.join(unknown)}; choose from {', '.join(MODES)}")
     simulated_clips = min(simulated_clips, assumptions.clips) if simulated_clips > 0 else assumptions.clips
     rng = np.random.default_rng(seed)
-    pool = max(annotators) + 1
+    checked = tuple(sorted({figure.n for figure in measured}))
+    pool = max((*annotators, *checked)) + 1
     figures: dict[tuple[int, str], list[tuple]] = {(n, m): [] for n in annotators for m in modes}
-    for _ in range(replicates):
-        levels = simulated_levels(assumptions, clips=simulated_clips, annotators=pool, rng=rng)
+    predicted: dict[int, list[float]] = {n: [] for n in checked}
+    pairs = np.arange(replicates) // 2 if resamples else np.zeros(replicates, dtype=np.int64)
+    for replicate in range(replicates):
+        crowd = resamples[pairs[replicate] % len(resamples)] if resamples else assumptions
+        levels = simulated_levels(crowd, clips=simulated_clips, annotators=pool, rng=rng)
         rule = (probabilistic, fitted_prior(levels, probabilistic.minimum)) if "probabilistic" in modes else None
         for n in annotators:
             for mode in modes:
                 figures[(n, mode)].append(design_figures(levels, n, mode, probabilistic=rule))
+        for n in checked:
+            predicted[n].append(design_figures(levels, n, "fixed")[2])
     scale = math.sqrt(simulated_clips / assumptions.clips)
-    rows = [_row(n, mode, figures[(n, mode)], assumptions, targets, scale) for n in annotators for mode in modes]
-    recommendation = _recommend(rows, targets)
-    return Design(assumptions, targets, replicates, simulated_clips, seed, rows, recommendation, probabilistic)
+    rows = [_row(n, mode, figures[(n, mode)], pairs, assumptions, targets, scale) for n in annotators for mode in modes]
+    check = _fit_check(measured, predicted)
+    if not check["can_tell"]:
+        rows = [replace(row, meets_targets=False) for row in rows]
+    recommendation = _recommend(rows, targets, check)
+    return Design(
+        assumptions,
+        targets,
+        replicates,
+        simulated_clips,
+        seed,
+        rows,
+        recommendation,
+        probabilistic,
+        check,
+        len(resamples),
+    )
+
+
+def _fit_check(measured: tuple[MeasuredFlips, ...], predicted: dict[int, list[float]]) -> dict:
+    """Can the designer tell? Its simulated crowd's flip share at each n the pilot measured, against
+    the pilot's: apart by more than FIT_TOLERANCE of the pilot's figure plus twice their combined
+    standard error, the crowd is not one the designer simulates."""
+    if not measured:
+        return {"can_tell": True, "checked": [], "reason": "not checked: no pilot with three or more listeners a clip"}
+    checked, apart = [], []
+    for figure in measured:
+        ours = np.array(predicted[figure.n])
+        ours_se = float(ours.std(ddof=1) / math.sqrt(ours.size)) if ours.size > 1 else 0.0
+        allowed = FIT_TOLERANCE * figure.share + 2 * math.hypot(figure.se, ours_se)
+        holds = abs(float(ours.mean()) - figure.share) <= allowed
+        checked.append({"n": figure.n, "pilot": figure.share, "pilot_se": figure.se, "designer": float(ours.mean()),
+                        "designer_se": ours_se, "holds": holds})  # fmt: skip
+        if not holds:
+            apart.append(
+                f"{figure.n} listeners: the pilot's {figure.share:.2%}, the designer's crowd {ours.mean():.2%}"
+            )
+    if apart:
+        reason = (
+            "cannot tell: the labels one more listener flips, measured on the pilot, are not what the designer's "
+            f"simulated crowd gives ({'; '.join(apart)}), more than {FIT_TOLERANCE:.0%} apart beyond noise. The crowd "
+            "behaves in a way the designer does not simulate (listeners who mark the same position, say), so its "
+            "figures for other designs would not hold"
+        )
+        return {"can_tell": False, "checked": checked, "reason": reason}
+    return {
+        "can_tell": True,
+        "checked": checked,
+        "reason": "the designer's crowd flips the pilot's labels as the pilot does",
+    }
 
 
 def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: int, rng) -> np.ndarray:
-    """(clips, annotators, words) levels 0, 1, 2 of a crowd made by `assumptions` (see the module)."""
+    """(clips, annotators, words) levels 0, 1, 2 of a crowd made by `assumptions` (see the module).
+
+    Listeners are people who hear a task of `clips_per_task` clips, as on Prolific: slot s of every
+    clip (the s-th listener) shuffles the clips into tasks, one new listener a task, and a
+    listener's kind (spammer or honest), a spammer's profile and an honest listener's own shift
+    hold over their whole task. Which listeners a study happens to draw then moves its figures
+    together, as it does in a real study (the kappa of a crowd with a few heavy markers swings
+    with how many it drew)."""
     a = assumptions
     words = a.words_per_clip
     emphasized = rng.random((clips, words)) < a.emphasis_rate
     mean = np.where(emphasized, a.accuracy, 1 - a.accuracy)
     concentration = (1 - a.heterogeneity) / a.heterogeneity  # a + b of the Beta
     p = rng.beta(mean * concentration, (1 - mean) * concentration)
-    overall = a.emphasis_rate * a.accuracy + (1 - a.emphasis_rate) * (1 - a.accuracy)
-    spammer = rng.random((clips, annotators, 1)) < a.spammers
-    chance = np.where(spammer, overall, p[:, None, :])
+    person = listeners_of(clips, annotators, a.clips_per_task, rng)  # (clips, annotators)
+    people = int(person.max()) + 1
+    spammer = (rng.random(people) < a.spammers)[person][..., None]
+    shift = rng.normal(0.0, a.listener_spread, size=people)[person][..., None] if a.listener_spread > 0 else 0.0
+    honest = _expit(_logit(p)[:, None, :] + shift)
+    rate, heavy_rate = _spammer_rates(a, people, rng)
+    chance = np.where(spammer, rate[person][..., None], honest)
     marked = rng.random((clips, annotators, words)) < chance
     heavy_chance = np.where(emphasized, a.heavy_share, a.heavy_share / 3)[:, None, :]
+    if heavy_rate is not None:
+        heavy_chance = np.where(spammer, heavy_rate[person][..., None], heavy_chance)
     heavy = rng.random((clips, annotators, words)) < heavy_chance
     return (marked.astype(np.int8) + (marked & heavy)).astype(np.int8)
+
+
+def listeners_of(clips: int, slots: int, per_task: int, rng) -> np.ndarray:
+    """(clips, slots) the person in each slot: each slot shuffles the clips into tasks of `per_task`."""
+    tasks = -(-clips // per_task)
+    person = np.empty((clips, slots), dtype=np.int64)
+    for slot in range(slots):
+        person[rng.permutation(clips), slot] = slot * tasks + np.arange(clips) // per_task
+    return person
+
+
+def _spammer_rates(a: DesignAssumptions, people: int, rng) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each person's marking rate and level-2 share were they a spammer: one of the pilot's
+    spammers' profiles; or the crowd's overall rate, and the word's level-2 chance (None)."""
+    if a.spammer_profiles:
+        profiles = np.asarray(a.spammer_profiles, dtype=np.float64)
+        drawn = profiles[rng.integers(0, len(profiles), size=people)]
+        return drawn[:, 0], drawn[:, 1]
+    overall = a.emphasis_rate * a.accuracy + (1 - a.emphasis_rate) * (1 - a.accuracy)
+    return np.full(people, overall), None
+
+
+def _logit(p):
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    return np.log(p) - np.log1p(-p)
+
+
+def _expit(x):
+    return 1 / (1 + np.exp(-x))
 
 
 def fitted_prior(levels: np.ndarray, minimum: int) -> BetaBinomialPredictive:
@@ -294,16 +433,19 @@ def probabilistic_stop_points(
     return stops
 
 
-def _row(n, mode, replicate_figures, assumptions: DesignAssumptions, targets: Targets, scale: float) -> DesignRow:
+def _row(
+    n, mode, replicate_figures, pairs, assumptions: DesignAssumptions, targets: Targets, scale: float
+) -> DesignRow:
+    """One design's figures over the replicates; `pairs`: each replicate's resample (all 0 without)."""
     values = np.array(replicate_figures, dtype=np.float64)  # (replicates, 5)
     r = values.shape[0]
 
     def width(column):
-        finite = values[np.isfinite(values[:, column]), column]
-        if finite.size < 2:
+        finite = np.isfinite(values[:, column])
+        sd, df = _within_sd(values[finite, column], pairs[finite])
+        if df < 1:
             return float("nan"), float("nan")
-        sd = float(np.std(finite, ddof=1))
-        return 2 * Z95 * sd * scale, 2 * Z95 * sd * scale / math.sqrt(2 * (finite.size - 1))
+        return 2 * Z95 * sd * scale, 2 * Z95 * sd * scale / math.sqrt(2 * df)
 
     def mean_and_se(column):
         return float(values[:, column].mean()), float(values[:, column].std(ddof=1) / math.sqrt(r))
@@ -311,6 +453,7 @@ def _row(n, mode, replicate_figures, assumptions: DesignAssumptions, targets: Ta
     kappa_width, kappa_width_se = width(0)
     alpha_width, alpha_width_se = width(1)
     flip, flip_se = mean_and_se(2)
+    flip_high = _high(values[:, 2], pairs)
     differing, differing_se = mean_and_se(3)
     per_clip, per_clip_se = mean_and_se(4)
     hours = per_clip * assumptions.audio_seconds * assumptions.seconds_per_audio_second / 3600
@@ -325,6 +468,7 @@ def _row(n, mode, replicate_figures, assumptions: DesignAssumptions, targets: Ta
         alpha_width_se=alpha_width_se,
         flip_share=flip,
         flip_share_se=flip_se,
+        flip_share_high=flip_high,
         differing_share=differing,
         differing_share_se=differing_se,
         annotations_per_clip=per_clip,
@@ -333,10 +477,30 @@ def _row(n, mode, replicate_figures, assumptions: DesignAssumptions, targets: Ta
         cost=hours * assumptions.hourly_rate,
         meets_targets=bool(
             kappa_width <= targets.kappa_width
-            and flip <= targets.flip_share
+            and flip_high <= targets.flip_share
             and differing <= DIFFERING_OF_FLIP * targets.flip_share
         ),
     )
+
+
+def _within_sd(values: np.ndarray, pairs: np.ndarray) -> tuple[float, int]:
+    """The standard deviation of a statistic among replicates under the same assumptions (pooled
+    within resamples: the study's sampling error, not the pilot's uncertainty), and its degrees of
+    freedom."""
+    groups, group_of = np.unique(pairs, return_inverse=True)
+    df = values.size - groups.size
+    if df < 1:
+        return float("nan"), 0
+    means = np.bincount(group_of, values) / np.bincount(group_of)
+    return float(math.sqrt(np.sum((values - means[group_of]) ** 2) / df)), df
+
+
+def _high(values: np.ndarray, pairs: np.ndarray) -> float:
+    """HIGH_QUANTILE over the resamples of the statistic's mean under each (the mean without)."""
+    groups, group_of = np.unique(pairs, return_inverse=True)
+    if groups.size < 2:
+        return float(values.mean())
+    return float(np.quantile(np.bincount(group_of, values) / np.bincount(group_of), HIGH_QUANTILE))
 
 
 def _finite_mean(column: np.ndarray) -> float:
@@ -346,7 +510,7 @@ def _finite_mean(column: np.ndarray) -> float:
     return float(finite.mean()) if finite.size else float("nan")
 
 
-def _recommend(rows: list[DesignRow], targets: Targets) -> dict:
+def _recommend(rows: list[DesignRow], targets: Targets, check: dict) -> dict:
     """The cheapest design that meets both targets (a probabilistic one only if it changes at most
     DIFFERING_OF_FLIP of the flip target's share of the fixed design's labels, which meets_targets
     holds); else, of those that change so few, the one with the fewest flips."""
@@ -363,6 +527,10 @@ def _recommend(rows: list[DesignRow], targets: Targets) -> dict:
                 f"; its stopping changes {best.differing_share:.2%} of the fixed design's labels, at most "
                 f"{DIFFERING_OF_FLIP:.0%} of that share"
             )
+    elif not check["can_tell"]:
+        # Figures that do not hold cannot pick the cheapest: the most listeners, fixed, is the safe side.
+        best = max((row for row in rows if row.mode == "fixed"), key=lambda row: row.annotators, default=rows[-1])
+        reason = f"{check['reason']}; the most listeners tried, fixed, is the safe side, and a larger pilot may tell"
     else:
         close = [row for row in rows if row.differing_share <= DIFFERING_OF_FLIP * targets.flip_share] or rows
         best = min(close, key=lambda row: (row.flip_share, row.participant_hours))
@@ -380,6 +548,7 @@ def _recommend(rows: list[DesignRow], targets: Targets) -> dict:
         "participant_hours": best.participant_hours,
         "cost": best.cost,
         "meets_targets": best.meets_targets,
+        "can_tell": check["can_tell"],
         "differing_share": best.differing_share,
         "reason": reason,
         "saving_against_10_fixed": saving,
@@ -428,6 +597,7 @@ def assumptions_from_pilot(
     who = annotator[row]
     spam = _spammers(who, mark, majority, judged)
     honest = judged & ~spam[who]
+    others_share = np.where(others > 0, others_marks / np.maximum(others, 1), np.nan)
     emphasis_rate = float(np.mean(2 * marks[total >= 2] > total[total >= 2]))
     accuracy = float(np.clip(agree[honest].mean() if honest.any() else agree[judged].mean(), 0.55, 0.99))
     estimated = {
@@ -436,6 +606,9 @@ def assumptions_from_pilot(
         "spammers": float(spam[who].mean()),
         "heterogeneity": _heterogeneity(marks, total, emphasis_rate, accuracy),
         "heavy_share": _heavy_share(levels[row, word], word_of, marks, total),
+        "clips_per_task": _clips_per_task(clip, annotator),
+        "listener_spread": _listener_spread(who[honest], mark[honest], others_share[honest]),
+        "spammer_profiles": _spammer_profiles(who, levels[row, word], spam),
         "words_per_clip": round(float(np.mean(np.bincount(np.unique(keys) // levels.shape[1])[np.unique(clip)]))),
         "clips": int(clips),
         **_timing(clip, durations, seconds),
@@ -445,16 +618,56 @@ def assumptions_from_pilot(
 
 
 def _spammers(who, mark, majority, judged) -> np.ndarray:
+    """Per annotator: do their marks, against the other annotators' majorities, say nothing
+    (Youden's J below 0.2, with at least 20 words judged)?"""
     annotators = int(who.max()) + 1
-    spam = np.zeros(annotators, dtype=bool)
-    for person in range(annotators):
-        mine = judged & (who == person)
-        positive, negative = mine & majority, mine & ~majority
-        if mine.sum() < 20 or not positive.any() or not negative.any():
-            continue
-        youden = mark[positive].mean() - mark[negative].mean()
-        spam[person] = youden < 0.2
-    return spam
+    positive, negative = judged & majority, judged & ~majority
+
+    def count(mask, weights=None):
+        return np.bincount(who[mask], weights=None if weights is None else weights[mask], minlength=annotators)
+
+    on_positive, on_negative = count(positive), count(negative)
+    judged_enough = (count(judged) >= 20) & (on_positive > 0) & (on_negative > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        youden = count(positive, mark) / on_positive - count(negative, mark) / on_negative
+    return judged_enough & (youden < 0.2)
+
+
+def _clips_per_task(clip, annotator) -> int:
+    """The median number of clips an annotator heard: how long a listener's behaviour holds."""
+    pairs = np.unique(np.stack([annotator, clip], axis=1), axis=0)
+    return max(1, round(float(np.median(np.bincount(pairs[:, 0])[np.unique(pairs[:, 0])]))))
+
+
+def _listener_spread(who, mark, others_share) -> float:
+    """The sd of honest annotators' own shifts (logit) of a word's marking chance: each one's
+    marking rate against the others' shares on the same words, less its binomial noise (moments);
+    annotators with 20 or more such words."""
+    usable = np.isfinite(others_share)
+    who, mark, others_share = who[usable], mark[usable], others_share[usable]
+    if who.size == 0:
+        return 0.0
+    size = np.bincount(who)
+    people = np.nonzero(size >= 20)[0]
+    if people.size < 5:
+        return 0.0
+    n = size[people]
+    rate = np.clip(np.bincount(who, mark)[people] / n, 0.5 / n, 1 - 0.5 / n)
+    expected = np.clip(np.bincount(who, others_share)[people] / n, 0.5 / n, 1 - 0.5 / n)
+    shift = _logit(rate) - _logit(expected)
+    noise = 1 / (n * rate * (1 - rate))
+    return float(np.clip(math.sqrt(max(0.0, shift.var(ddof=1) - noise.mean())), 0.0, 5.0))
+
+
+def _spammer_profiles(who, given, spam) -> tuple[tuple[float, float], ...]:
+    """(marking rate, share of marks at level 2) of each annotator judged a spammer."""
+    profiles = []
+    for person in np.nonzero(spam)[0]:
+        mine = given[who == person]
+        marked = mine >= 1
+        heavy = float((mine[marked] == 2).mean()) if marked.any() else 0.0
+        profiles.append((round(float(marked.mean()), 4), round(heavy, 4)))
+    return tuple(profiles)
 
 
 def _heterogeneity(marks, total, emphasis_rate: float, accuracy: float) -> float:
