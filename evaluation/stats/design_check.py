@@ -12,10 +12,10 @@ honest:
   hypergeometric draw). The designer predicts the same figure from its simulated crowd and says
   it cannot tell when the two are more than 25 % apart beyond their noise
   (study_designer.FIT_TOLERANCE).
-- `pilot_resamples`: the pilot's own uncertainty. Its listeners are resampled (each listener with
-  all their annotations, with replacement: a bootstrap of people, as the study draws people) and
-  the assumptions estimated again; the designer simulates its replicates under these draws, so
-  that its flip shares carry what the pilot does not know.
+- `pilot_resamples`: the pilot's own uncertainty. Its clips and its listeners are resampled (a
+  bootstrap of words and of people, as the study draws both) and the assumptions estimated again;
+  the designer simulates its replicates under these draws, so that its flip shares carry what the
+  pilot does not know.
 """
 
 import numpy as np
@@ -80,25 +80,31 @@ def pilot_measurements(clip: np.ndarray, levels: np.ndarray) -> tuple[MeasuredFl
 def pilot_resamples(
     *, clip: np.ndarray, annotator: np.ndarray, levels: np.ndarray, clips: int, draws: int, seed: int = 0, **kwargs
 ) -> tuple[DesignAssumptions, ...]:
-    """`draws` assumptions, each estimated (assumptions_from_pilot, with `clips` and `kwargs`) from
-    the pilot's listeners drawn with replacement, each with all their annotations; a listener
-    drawn twice counts as two."""
+    """`draws` assumptions, each estimated (assumptions_from_pilot, with `clips` and `kwargs`) from a
+    bootstrap of the pilot: its clips and its listeners each drawn with replacement, as weights (a
+    listener drawn twice counts twice in the crowd's make-up, without hearing a clip twice, which
+    would make them agree with themselves)."""
     clip, annotator = np.asarray(clip, dtype=np.int64), np.asarray(annotator, dtype=np.int64)
-    levels = np.asarray(levels)
-    people = np.unique(annotator)
-    rows_of = {person: np.nonzero(annotator == person)[0] for person in people}
+    clip_ids, people = np.unique(clip), np.unique(annotator)
     rng = np.random.default_rng(seed)
     resampled = []
     for _ in range(draws):
-        chosen = rng.choice(people, size=people.size, replace=True)
-        rows = np.concatenate([rows_of[person] for person in chosen])
-        relabelled = np.repeat(np.arange(chosen.size), [rows_of[person].size for person in chosen])
+        clip_weight = np.zeros(int(clip.max()) + 1)
+        clip_weight[clip_ids] = rng.multinomial(clip_ids.size, np.full(clip_ids.size, 1 / clip_ids.size))
+        person_weight = np.zeros(int(annotator.max()) + 1)
+        person_weight[people] = rng.multinomial(people.size, np.full(people.size, 1 / people.size))
         try:
             resampled.append(
                 assumptions_from_pilot(
-                    clip=clip[rows], annotator=relabelled, levels=levels[rows], clips=clips, **kwargs
+                    clip=clip,
+                    annotator=annotator,
+                    levels=levels,
+                    clips=clips,
+                    clip_weight=clip_weight,
+                    person_weight=person_weight,
+                    **kwargs,
                 )
             )
         except ValueError:
-            continue  # a draw with no word that three listeners heard estimates nothing
+            continue  # a draw that leaves too little to estimate from
     return tuple(resampled)

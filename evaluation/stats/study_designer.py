@@ -48,6 +48,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
+from scipy.stats import binom
 
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
@@ -73,6 +74,10 @@ class DesignAssumptions:
     # The pilot's spammers, each (their marking rate, their share of marks at level 2): a simulated
     # spammer is one of them; none: a spammer marks at the crowd's overall rate.
     spammer_profiles: tuple[tuple[float, float], ...] = ()
+    # From a pilot: the distribution of a word's chance of a mark by an honest listener, as (chance,
+    # weight) points (estimated from the honest listeners' marks of every word, _word_chances);
+    # none: the two classes of emphasis_rate, accuracy and heterogeneity.
+    word_chances: tuple[tuple[float, float], ...] = ()
     words_per_clip: int = 15
     clips: int = 1000
     durations: tuple[float, ...] = (5.0,)  # seconds of audio, one a clip (or one for all)
@@ -98,6 +103,11 @@ class DesignAssumptions:
             raise ValueError("a listener hears at least one clip (clips_per_task)")
         if not 0 <= self.listener_spread <= 5:
             raise ValueError("listener_spread must be between 0 and 5 (logit units)")
+        if self.word_chances and (
+            any(not 0 <= chance <= 1 or weight < 0 for chance, weight in self.word_chances)
+            or not math.isclose(sum(weight for _, weight in self.word_chances), 1, abs_tol=1e-6)
+        ):
+            raise ValueError("word_chances are (chance between 0 and 1, weight) points whose weights add up to 1")
         if any(not (0 <= rate <= 1 and 0 <= heavy <= 1) for rate, heavy in self.spammer_profiles):
             raise ValueError("a spammer profile is a marking rate and a level-2 share, both between 0 and 1")
 
@@ -105,6 +115,7 @@ class DesignAssumptions:
         values = asdict(self)
         values["durations"] = {"clips": len(self.durations), "mean_seconds": round(float(np.mean(self.durations)), 3)}
         rates = [rate for rate, _ in self.spammer_profiles]
+        values["word_chances"] = {"points": len(self.word_chances)}
         values["spammer_profiles"] = {
             "listeners": len(rates),
             "mean_rate": round(float(np.mean(rates)), 4) if rates else None,
@@ -311,10 +322,7 @@ def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: 
     with how many it drew)."""
     a = assumptions
     words = a.words_per_clip
-    emphasized = rng.random((clips, words)) < a.emphasis_rate
-    mean = np.where(emphasized, a.accuracy, 1 - a.accuracy)
-    concentration = (1 - a.heterogeneity) / a.heterogeneity  # a + b of the Beta
-    p = rng.beta(mean * concentration, (1 - mean) * concentration)
+    p, emphasized = _word_chance_draws(a, (clips, words), rng)
     person = listeners_of(clips, annotators, a.clips_per_task, rng)  # (clips, annotators)
     people = int(person.max()) + 1
     spammer = (rng.random(people) < a.spammers)[person][..., None]
@@ -328,6 +336,19 @@ def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: 
         heavy_chance = np.where(spammer, heavy_rate[person][..., None], heavy_chance)
     heavy = rng.random((clips, annotators, words)) < heavy_chance
     return (marked.astype(np.int8) + (marked & heavy)).astype(np.int8)
+
+
+def _word_chance_draws(a: DesignAssumptions, shape, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Every word's chance of an honest mark, and whether it is emphasized: from the pilot's
+    distribution (emphasized: a chance above one half), else from the two Beta classes."""
+    if a.word_chances:
+        points = np.asarray(a.word_chances, dtype=np.float64)
+        p = points[rng.choice(len(points), size=shape, p=points[:, 1] / points[:, 1].sum()), 0]
+        return p, p > 0.5
+    emphasized = rng.random(shape) < a.emphasis_rate
+    mean = np.where(emphasized, a.accuracy, 1 - a.accuracy)
+    concentration = (1 - a.heterogeneity) / a.heterogeneity  # a + b of the Beta
+    return rng.beta(mean * concentration, (1 - mean) * concentration), emphasized
 
 
 def listeners_of(clips: int, slots: int, per_task: int, rng) -> np.ndarray:
@@ -564,6 +585,8 @@ def assumptions_from_pilot(
     durations: np.ndarray | None = None,
     seconds: np.ndarray | None = None,
     source: str = "pilot",
+    clip_weight: np.ndarray | None = None,
+    person_weight: np.ndarray | None = None,
     **overrides,
 ) -> DesignAssumptions:
     """Assumptions estimated from a pilot's annotations (StudyData's arrays), by moments:
@@ -576,8 +599,15 @@ def assumptions_from_pilot(
     - heterogeneity: the spread of the words' marking shares beyond what the two classes and
       binomial noise give (a beta-binomial moment estimate), between 0.02 and 0.9;
     - heavy share: the share of marks on majority-emphasized words that are at level 2;
+    - clips per task: the median clips an annotator heard; listener spread: the spread of honest
+      annotators' own marking rates beyond chance (_listener_spread); spammer profiles: each
+      spammer's marking rate and level-2 share; word chances: the distribution of a word's chance
+      of an honest mark (_word_chances);
     - durations: the pilot's clips' (unknown ones: 5 s); seconds per audio second: the median of
       an annotation's time over its clip's duration.
+    `clip_weight` and `person_weight` (by clip and annotator index; 1 each when not given): how many
+    times each clip and each annotator counts, for a bootstrap (design_check.pilot_resamples) that
+    keeps who is a spammer as the whole pilot says and never puts a listener twice on one clip.
     `overrides` replace any of them (and give `hourly_rate`)."""
     clip, annotator = np.asarray(clip, dtype=np.int64), np.asarray(annotator, dtype=np.int64)
     levels = np.asarray(levels)
@@ -598,17 +628,27 @@ def assumptions_from_pilot(
     spam = _spammers(who, mark, majority, judged)
     honest = judged & ~spam[who]
     others_share = np.where(others > 0, others_marks / np.maximum(others, 1), np.nan)
-    emphasis_rate = float(np.mean(2 * marks[total >= 2] > total[total >= 2]))
-    accuracy = float(np.clip(agree[honest].mean() if honest.any() else agree[judged].mean(), 0.55, 0.99))
+    by_clip = np.ones(int(clip.max()) + 1) if clip_weight is None else np.asarray(clip_weight, dtype=np.float64)
+    by_person = (
+        np.ones(spam.size) if person_weight is None else np.asarray(person_weight, dtype=np.float64)[: spam.size]
+    )
+    word_weight = np.bincount(word_of, by_clip[clip[row]]) / total  # the word's clip's weight
+    row_weight = by_clip[clip[row]] * by_person[who]
+    paired = total >= 2
+    emphasis_rate = _weighted_mean(2 * marks[paired] > total[paired], word_weight[paired])
+    accuracy = float(
+        np.clip(_weighted_mean(agree[honest], row_weight[honest]) if honest.any() else agree[judged].mean(), 0.55, 0.99)
+    )
     estimated = {
         "emphasis_rate": emphasis_rate,
         "accuracy": accuracy,
-        "spammers": float(spam[who].mean()),
-        "heterogeneity": _heterogeneity(marks, total, emphasis_rate, accuracy),
-        "heavy_share": _heavy_share(levels[row, word], word_of, marks, total),
+        "spammers": _weighted_mean(spam[who], row_weight),
+        "heterogeneity": _heterogeneity(marks, total, emphasis_rate, accuracy, word_weight),
+        "heavy_share": _heavy_share(levels[row, word], word_of, marks, total, row_weight),
         "clips_per_task": _clips_per_task(clip, annotator),
-        "listener_spread": _listener_spread(who[honest], mark[honest], others_share[honest]),
-        "spammer_profiles": _spammer_profiles(who, levels[row, word], spam),
+        "listener_spread": _listener_spread(who[honest], mark[honest], others_share[honest], by_person),
+        "spammer_profiles": _spammer_profiles(who, levels[row, word], spam, by_person),
+        "word_chances": _word_chances(word_of[~spam[who]], mark[~spam[who]], marks.size, word_weight),
         "words_per_clip": round(float(np.mean(np.bincount(np.unique(keys) // levels.shape[1])[np.unique(clip)]))),
         "clips": int(clips),
         **_timing(clip, durations, seconds),
@@ -633,13 +673,45 @@ def _spammers(who, mark, majority, judged) -> np.ndarray:
     return judged_enough & (youden < 0.2)
 
 
+CHANCE_GRID = np.linspace(0.0, 1.0, 51)
+
+
+def _word_chances(word_of, mark, words: int, word_weight, iterations: int = 300) -> tuple[tuple[float, float], ...]:
+    """The distribution of a word's chance of a mark, by nonparametric maximum likelihood (EM on a
+    grid of chances, Laird 1978) from each word's marks m of k annotations (words with two or more):
+    no shape is assumed, so words that one kind of listener marks all together (a clip's first
+    word, say) keep their own share of chances near one half. Points of weight below 1e-4 are
+    dropped. `word_weight`: how many times each word counts."""
+    marks = np.bincount(word_of, mark, minlength=words).astype(np.int64)
+    total = np.bincount(word_of, minlength=words)
+    used = (total >= 2) & (word_weight > 0)
+    if used.sum() < 10:
+        return ()
+    pairs, pair_of = np.unique(np.stack([marks[used], total[used]], axis=1), axis=0, return_inverse=True)
+    count = np.bincount(pair_of.ravel(), word_weight[used])
+    likelihood = binom.pmf(pairs[:, :1], pairs[:, 1:], CHANCE_GRID[None, :])  # (pairs, grid)
+    weights = np.full(CHANCE_GRID.size, 1 / CHANCE_GRID.size)
+    for _ in range(iterations):
+        posterior = likelihood * weights
+        posterior /= posterior.sum(axis=1, keepdims=True)
+        weights = count @ posterior / count.sum()
+    kept = weights >= 1e-4
+    weights = weights[kept] / weights[kept].sum()
+    return tuple((round(float(c), 4), float(w)) for c, w in zip(CHANCE_GRID[kept], weights, strict=True))
+
+
+def _weighted_mean(values, weights) -> float:
+    total = float(np.sum(weights))
+    return float(np.sum(np.asarray(values, dtype=np.float64) * weights) / total) if total > 0 else 0.0
+
+
 def _clips_per_task(clip, annotator) -> int:
     """The median number of clips an annotator heard: how long a listener's behaviour holds."""
     pairs = np.unique(np.stack([annotator, clip], axis=1), axis=0)
     return max(1, round(float(np.median(np.bincount(pairs[:, 0])[np.unique(pairs[:, 0])]))))
 
 
-def _listener_spread(who, mark, others_share) -> float:
+def _listener_spread(who, mark, others_share, person_weight) -> float:
     """The sd of honest annotators' own shifts (logit) of a word's marking chance: each one's
     marking rate against the others' shares on the same words, less its binomial noise (moments);
     annotators with 20 or more such words."""
@@ -656,13 +728,19 @@ def _listener_spread(who, mark, others_share) -> float:
     expected = np.clip(np.bincount(who, others_share)[people] / n, 0.5 / n, 1 - 0.5 / n)
     shift = _logit(rate) - _logit(expected)
     noise = 1 / (n * rate * (1 - rate))
-    return float(np.clip(math.sqrt(max(0.0, shift.var(ddof=1) - noise.mean())), 0.0, 5.0))
+    weight = person_weight[people]
+    if weight.sum() < 5:
+        return 0.0
+    mean = _weighted_mean(shift, weight)
+    variance = float(np.sum(weight * (shift - mean) ** 2) / (weight.sum() - 1))
+    return float(np.clip(math.sqrt(max(0.0, variance - _weighted_mean(noise, weight))), 0.0, 5.0))
 
 
-def _spammer_profiles(who, given, spam) -> tuple[tuple[float, float], ...]:
-    """(marking rate, share of marks at level 2) of each annotator judged a spammer."""
+def _spammer_profiles(who, given, spam, person_weight) -> tuple[tuple[float, float], ...]:
+    """(marking rate, share of marks at level 2) of each annotator judged a spammer, as many times
+    as their weight."""
     profiles = []
-    for person in np.nonzero(spam)[0]:
+    for person in np.repeat(np.nonzero(spam)[0], np.round(person_weight[spam]).astype(np.int64)):
         mine = given[who == person]
         marked = mine >= 1
         heavy = float((mine[marked] == 2).mean()) if marked.any() else 0.0
@@ -670,27 +748,28 @@ def _spammer_profiles(who, given, spam) -> tuple[tuple[float, float], ...]:
     return tuple(profiles)
 
 
-def _heterogeneity(marks, total, emphasis_rate: float, accuracy: float) -> float:
+def _heterogeneity(marks, total, emphasis_rate: float, accuracy: float, word_weight) -> float:
     """rho from the variance of the words' marking shares (beta-binomial moments): what is left of
     it after the split into two classes (emphasis rate, accuracy) is rho + (1 - rho) / k times the
     classes' binomial variance."""
-    used = total >= 2
+    used = (total >= 2) & (word_weight > 0)
     if used.sum() < 10:
         return 0.25
-    share, n = marks[used] / total[used], total[used]
+    share, n, weight = marks[used] / total[used], total[used], word_weight[used]
     means = np.array([1 - accuracy, accuracy])
     weights = np.array([1 - emphasis_rate, emphasis_rate])
     between = weights @ (means - weights @ means) ** 2
     within = weights @ (means * (1 - means))
-    inverse = float(np.mean(1 / n))
-    rho = ((share.var() - between) / within - inverse) / (1 - inverse)
+    inverse = _weighted_mean(1 / n, weight)
+    variance = _weighted_mean((share - _weighted_mean(share, weight)) ** 2, weight)
+    rho = ((variance - between) / within - inverse) / (1 - inverse)
     return float(np.clip(rho, 0.02, 0.9))
 
 
-def _heavy_share(given, word_of, marks, total) -> float:
+def _heavy_share(given, word_of, marks, total, row_weight) -> float:
     emphasized = (2 * marks > total)[word_of]
-    marked = emphasized & (given >= 1)
-    return float((given[marked] == 2).mean()) if marked.any() else 0.35
+    marked = emphasized & (given >= 1) & (row_weight > 0)
+    return _weighted_mean(given[marked] == 2, row_weight[marked]) if marked.any() else 0.35
 
 
 def _timing(clip, durations, seconds) -> dict:
