@@ -74,10 +74,10 @@ class DesignAssumptions:
     # The pilot's spammers, each (their marking rate, their share of marks at level 2): a simulated
     # spammer is one of them; none: a spammer marks at the crowd's overall rate.
     spammer_profiles: tuple[tuple[float, float], ...] = ()
-    # From a pilot: the distribution of a word's chance of a mark by an honest listener, as (chance,
-    # weight) points (estimated from the honest listeners' marks of every word, _word_chances);
-    # none: the two classes of emphasis_rate, accuracy and heterogeneity.
-    word_chances: tuple[tuple[float, float], ...] = ()
+    # From a pilot: the joint distribution of a word's chance of a mark by an honest listener and by
+    # a spammer, as (honest chance, spammer chance, weight) points (_word_chances); none: the two
+    # classes of emphasis_rate, accuracy and heterogeneity, and spammers marking any word alike.
+    word_chances: tuple[tuple[float, float, float], ...] = ()
     words_per_clip: int = 15
     clips: int = 1000
     durations: tuple[float, ...] = (5.0,)  # seconds of audio, one a clip (or one for all)
@@ -104,10 +104,13 @@ class DesignAssumptions:
         if not 0 <= self.listener_spread <= 5:
             raise ValueError("listener_spread must be between 0 and 5 (logit units)")
         if self.word_chances and (
-            any(not 0 <= chance <= 1 or weight < 0 for chance, weight in self.word_chances)
-            or not math.isclose(sum(weight for _, weight in self.word_chances), 1, abs_tol=1e-6)
+            any(not (0 <= honest <= 1 and 0 <= spam <= 1) or weight < 0 for honest, spam, weight in self.word_chances)
+            or not math.isclose(sum(point[2] for point in self.word_chances), 1, abs_tol=1e-6)
         ):
-            raise ValueError("word_chances are (chance between 0 and 1, weight) points whose weights add up to 1")
+            raise ValueError(
+                "word_chances are (honest chance, spammer chance, weight) points, chances between 0 and 1 and "
+                "weights adding up to 1"
+            )
         if any(not (0 <= rate <= 1 and 0 <= heavy <= 1) for rate, heavy in self.spammer_profiles):
             raise ValueError("a spammer profile is a marking rate and a level-2 share, both between 0 and 1")
 
@@ -322,14 +325,19 @@ def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: 
     with how many it drew)."""
     a = assumptions
     words = a.words_per_clip
-    p, emphasized = _word_chance_draws(a, (clips, words), rng)
+    p, spam_p, emphasized = _word_chance_draws(a, (clips, words), rng)
     person = listeners_of(clips, annotators, a.clips_per_task, rng)  # (clips, annotators)
     people = int(person.max()) + 1
     spammer = (rng.random(people) < a.spammers)[person][..., None]
     shift = rng.normal(0.0, a.listener_spread, size=people)[person][..., None] if a.listener_spread > 0 else 0.0
     honest = _expit(_logit(p)[:, None, :] + shift)
     rate, heavy_rate = _spammer_rates(a, people, rng)
-    chance = np.where(spammer, rate[person][..., None], honest)
+    if spam_p is None:
+        spam_chance = rate[person][..., None]
+    else:
+        # A spammer marks the words spammers mark (a clip's first word, say), as often as their own rate.
+        spam_chance = _expit(_logit(spam_p)[:, None, :] + _rate_shifts(rate, a.word_chances)[person][..., None])
+    chance = np.where(spammer, spam_chance, honest)
     marked = rng.random((clips, annotators, words)) < chance
     heavy_chance = np.where(emphasized, a.heavy_share, a.heavy_share / 3)[:, None, :]
     if heavy_rate is not None:
@@ -338,17 +346,31 @@ def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: 
     return (marked.astype(np.int8) + (marked & heavy)).astype(np.int8)
 
 
-def _word_chance_draws(a: DesignAssumptions, shape, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Every word's chance of an honest mark, and whether it is emphasized: from the pilot's
-    distribution (emphasized: a chance above one half), else from the two Beta classes."""
+def _word_chance_draws(a: DesignAssumptions, shape, rng) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Every word's chance of an honest mark, of a spammer's mark (None: any word alike) and whether
+    it is emphasized: from the pilot's distribution (emphasized: an honest chance above one half;
+    spammers' chances only with the pilot's spammers), else from the two Beta classes."""
     if a.word_chances:
         points = np.asarray(a.word_chances, dtype=np.float64)
-        p = points[rng.choice(len(points), size=shape, p=points[:, 1] / points[:, 1].sum()), 0]
-        return p, p > 0.5
+        drawn = points[rng.choice(len(points), size=shape, p=points[:, 2] / points[:, 2].sum())]
+        return drawn[..., 0], drawn[..., 1] if a.spammer_profiles else None, drawn[..., 0] > 0.5
     emphasized = rng.random(shape) < a.emphasis_rate
     mean = np.where(emphasized, a.accuracy, 1 - a.accuracy)
     concentration = (1 - a.heterogeneity) / a.heterogeneity  # a + b of the Beta
-    return rng.beta(mean * concentration, (1 - mean) * concentration), emphasized
+    return rng.beta(mean * concentration, (1 - mean) * concentration), None, emphasized
+
+
+def _rate_shifts(rates: np.ndarray, points) -> np.ndarray:
+    """Per spammer, the shift (logit) of the spammers' word chances that gives them their own
+    marking rate over the distribution of words (bisection; a rate of 0 or 1 marks nothing or all)."""
+    points = np.asarray(points, dtype=np.float64)
+    base, weight = _logit(points[:, 1])[None, :], points[:, 2][None, :] / points[:, 2].sum()
+    low, high = np.full(rates.size, -60.0), np.full(rates.size, 60.0)
+    for _ in range(50):
+        middle = (low + high) / 2
+        above = (_expit(base + middle[:, None]) * weight).sum(axis=1) > rates
+        high, low = np.where(above, middle, high), np.where(above, low, middle)
+    return (low + high) / 2
 
 
 def listeners_of(clips: int, slots: int, per_task: int, rng) -> np.ndarray:
@@ -648,7 +670,7 @@ def assumptions_from_pilot(
         "clips_per_task": _clips_per_task(clip, annotator),
         "listener_spread": _listener_spread(who[honest], mark[honest], others_share[honest], by_person),
         "spammer_profiles": _spammer_profiles(who, levels[row, word], spam, by_person),
-        "word_chances": _word_chances(word_of[~spam[who]], mark[~spam[who]], marks.size, word_weight),
+        "word_chances": _word_chances(word_of, mark, spam[who], marks.size, word_weight),
         "words_per_clip": round(float(np.mean(np.bincount(np.unique(keys) // levels.shape[1])[np.unique(clip)]))),
         "clips": int(clips),
         **_timing(clip, durations, seconds),
@@ -673,31 +695,45 @@ def _spammers(who, mark, majority, judged) -> np.ndarray:
     return judged_enough & (youden < 0.2)
 
 
-CHANCE_GRID = np.linspace(0.0, 1.0, 51)
+CHANCE_GRID = np.linspace(0.0, 1.0, 26)
 
 
-def _word_chances(word_of, mark, words: int, word_weight, iterations: int = 300) -> tuple[tuple[float, float], ...]:
-    """The distribution of a word's chance of a mark, by nonparametric maximum likelihood (EM on a
-    grid of chances, Laird 1978) from each word's marks m of k annotations (words with two or more):
-    no shape is assumed, so words that one kind of listener marks all together (a clip's first
-    word, say) keep their own share of chances near one half. Points of weight below 1e-4 are
+def _word_chances(word_of, mark, by_spammer, words: int, word_weight, iterations: int = 200) -> tuple:
+    """The joint distribution of a word's chance of a mark by an honest listener and by a spammer, by
+    nonparametric maximum likelihood (EM on a grid of chance pairs, Laird 1978) from each word's
+    honest marks of its honest annotations (words with two or more) and spammer marks of its
+    spammer annotations: no shape is assumed, so words that one kind of listener marks all together
+    (a clip's first word, say) keep their own share of chances. Points of weight below 1e-4 are
     dropped. `word_weight`: how many times each word counts."""
-    marks = np.bincount(word_of, mark, minlength=words).astype(np.int64)
-    total = np.bincount(word_of, minlength=words)
-    used = (total >= 2) & (word_weight > 0)
+    honest_marks = np.bincount(word_of[~by_spammer], mark[~by_spammer], minlength=words).astype(np.int64)
+    honest_total = np.bincount(word_of[~by_spammer], minlength=words)
+    spam_marks = np.bincount(word_of[by_spammer], mark[by_spammer], minlength=words).astype(np.int64)
+    spam_total = np.bincount(word_of[by_spammer], minlength=words)
+    used = (honest_total >= 2) & (word_weight > 0)
     if used.sum() < 10:
         return ()
-    pairs, pair_of = np.unique(np.stack([marks[used], total[used]], axis=1), axis=0, return_inverse=True)
-    count = np.bincount(pair_of.ravel(), word_weight[used])
-    likelihood = binom.pmf(pairs[:, :1], pairs[:, 1:], CHANCE_GRID[None, :])  # (pairs, grid)
-    weights = np.full(CHANCE_GRID.size, 1 / CHANCE_GRID.size)
+    observed = np.stack([honest_marks, honest_total, spam_marks, spam_total], axis=1)[used]
+    kinds, kind_of = np.unique(observed, axis=0, return_inverse=True)
+    count = np.bincount(kind_of.ravel(), word_weight[used])
+    honest, spam = (grid.ravel() for grid in np.meshgrid(CHANCE_GRID, CHANCE_GRID, indexing="ij"))
+    likelihood = binom.pmf(kinds[:, :1], kinds[:, 1:2], honest[None, :]) * binom.pmf(
+        kinds[:, 2:3], kinds[:, 3:4], spam[None, :]
+    )  # (kinds of word, grid points)
+    weights = np.full(honest.size, 1 / honest.size)
     for _ in range(iterations):
         posterior = likelihood * weights
         posterior /= posterior.sum(axis=1, keepdims=True)
         weights = count @ posterior / count.sum()
+    if not spam_total.any():
+        # No spammer in the pilot: the spammers' chances say nothing; keep the honest distribution.
+        weights = weights.reshape(CHANCE_GRID.size, CHANCE_GRID.size).sum(axis=1)
+        honest = spam = CHANCE_GRID
     kept = weights >= 1e-4
     weights = weights[kept] / weights[kept].sum()
-    return tuple((round(float(c), 4), float(w)) for c, w in zip(CHANCE_GRID[kept], weights, strict=True))
+    return tuple(
+        (round(float(h), 4), round(float(p), 4), float(w))
+        for h, p, w in zip(honest[kept], spam[kept], weights, strict=True)
+    )
 
 
 def _weighted_mean(values, weights) -> float:
