@@ -21,7 +21,8 @@ honest:
 import numpy as np
 from scipy.stats import hypergeom
 
-from evaluation.stats.study_designer import DesignAssumptions, MeasuredFlips, assumptions_from_pilot
+from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.study_designer import DesignAssumptions, MeasuredFlips, MeasuredKappa, assumptions_from_pilot
 
 MIN_CLIPS = 20  # fewer clips with n + 1 annotations than this measure nothing
 
@@ -64,6 +65,36 @@ def _flip_chance(marks: np.ndarray, total: np.ndarray, n: int) -> np.ndarray:
         after = 2 * j > n + 1
         chance += p_j * (last_marks * ((2 * (j - 1) > n) != after) + (1 - last_marks) * ((2 * j > n) != after))
     return chance
+
+
+def measured_kappa(clip: np.ndarray, levels: np.ndarray) -> MeasuredKappa | None:
+    """The standard error of Fleiss' kappa of the binary marks of the first k annotations of every
+    clip with k or more (k: the median annotations a clip), its words clustered by clip (what the
+    agreement report gives); None with fewer than MIN_CLIPS such clips or no kappa."""
+    clip = np.asarray(clip, dtype=np.int64)
+    levels = np.asarray(levels)
+    if clip.size == 0:
+        return None
+    per_clip = np.bincount(clip)
+    k = int(np.median(per_clip[np.unique(clip)]))
+    order = np.argsort(clip, kind="stable")
+    rank = np.empty(clip.size, dtype=np.int64)
+    rank[order] = np.arange(clip.size) - np.searchsorted(clip[order], clip[order])
+    kept = (per_clip[clip] >= k) & (rank < k)
+    clips = np.unique(clip[kept])
+    if k < 2 or clips.size < MIN_CLIPS:
+        return None
+    marks = np.zeros((int(clip.max()) + 1, levels.shape[1]), dtype=np.int64)
+    np.add.at(marks, clip[kept], levels[kept] >= 1)
+    heard = np.zeros_like(marks)
+    np.add.at(heard, clip[kept], levels[kept] >= 0)
+    marks, heard = marks[clips], heard[clips]
+    words = heard == k
+    counts = np.stack([(heard - marks)[words], marks[words]], axis=1)
+    result = fleiss_kappa(counts, np.broadcast_to(clips[:, None], words.shape)[words])
+    if result.value is None or result.se is None:
+        return None
+    return MeasuredKappa(n=k, se=float(result.se), clips=int(clips.size))
 
 
 def pilot_measurements(clip: np.ndarray, levels: np.ndarray) -> tuple[MeasuredFlips, ...]:

@@ -78,6 +78,11 @@ class DesignAssumptions:
     # a spammer, as (honest chance, spammer chance, weight) points (_word_chances); none: the two
     # classes of emphasis_rate, accuracy and heterogeneity, and spammers marking any word alike.
     word_chances: tuple[tuple[float, float, float], ...] = ()
+    # With word_chances: the pilot's clips, each the kinds of its words, and each kind's posterior
+    # over the word_chances points (the last: a word the pilot says nothing of); simulated clips
+    # are the pilot's clips drawn again, each word's chances drawn from its posterior.
+    pilot_clips: tuple[tuple[int, ...], ...] = ()
+    word_posteriors: tuple[tuple[float, ...], ...] = ()
     words_per_clip: int = 15
     clips: int = 1000
     durations: tuple[float, ...] = (5.0,)  # seconds of audio, one a clip (or one for all)
@@ -119,6 +124,8 @@ class DesignAssumptions:
         values["durations"] = {"clips": len(self.durations), "mean_seconds": round(float(np.mean(self.durations)), 3)}
         rates = [rate for rate, _ in self.spammer_profiles]
         values["word_chances"] = {"points": len(self.word_chances)}
+        values["pilot_clips"] = {"clips": len(self.pilot_clips)}
+        values["word_posteriors"] = {"kinds": len(self.word_posteriors)}
         values["spammer_profiles"] = {
             "listeners": len(rates),
             "mean_rate": round(float(np.mean(rates)), 4) if rates else None,
@@ -166,7 +173,8 @@ class DesignRow:
     alpha_width_se: float
     flip_share: float
     flip_share_se: float
-    flip_share_high: float  # HIGH_QUANTILE of the flip share over the pilot's resamples (flip_share without)
+    flip_share_low: float  # 1 - HIGH_QUANTILE of the flip share over the pilot's resamples (flip_share without)
+    flip_share_high: float  # HIGH_QUANTILE of it: the pilot's uncertainty (and the replicates' noise)
     differing_share: float  # words whose binary label differs from the fixed design's of the same N
     differing_share_se: float
     annotations_per_clip: float
@@ -174,6 +182,9 @@ class DesignRow:
     participant_hours: float
     cost: float
     meets_targets: bool = False
+    # The pilot pins the flip share within FIT_TOLERANCE (its band inside point / 1.25 to point x 1.25)
+    # and the designer's crowd flips the pilot's labels as the pilot does (Design.check).
+    can_tell: bool = True
 
 
 @dataclass(frozen=True)
@@ -183,6 +194,17 @@ class MeasuredFlips:
 
     n: int
     share: float
+    se: float
+    clips: int
+
+
+@dataclass(frozen=True)
+class MeasuredKappa:
+    """The standard error of Fleiss' kappa (binary marks) at n listeners a clip, measured on the
+    pilot's `clips` clips (the words of a clip as one cluster; evaluation.stats.design_check.
+    measured_kappa)."""
+
+    n: int
     se: float
     clips: int
 
@@ -227,6 +249,7 @@ def design_study(
     seed: int = 0,
     measured: tuple[MeasuredFlips, ...] = (),
     resamples: tuple[DesignAssumptions, ...] = (),
+    measured_kappa: MeasuredKappa | None = None,
 ) -> Design:
     """Every design of `annotators` x `modes`, with the cheapest that meets `targets` recommended;
     `probabilistic` sets the probabilistic designs' rule.
@@ -237,7 +260,12 @@ def design_study(
     only at HIGH_QUANTILE of the resamples) while the kappa widths, from the spread within pairs,
     stay the study's sampling error. `measured`: the pilot's own flips (design_check.
     pilot_measurements); where the simulated crowd's differ by more than FIT_TOLERANCE beyond
-    their noise, the designer says it cannot tell and recommends no design as meeting the targets."""
+    their noise, the designer says it cannot tell and recommends no design as meeting the targets.
+    `measured_kappa`: the pilot's own standard error of kappa; the designer simulates the pilot as
+    it was measured (its clips, n listeners a clip, each clip's words one cluster: listeners drawn
+    afresh for every clip) and scales every kappa width by the pilot's figure over its own, so that
+    the widths rest on what the pilot shows of its clips, and the model adds only what it cannot
+    (listeners over a task, other numbers of listeners)."""
     if replicates < 2:
         raise ValueError("the designer needs at least two replicates for its Monte Carlo error")
     if not annotators or min(annotators) < 2:
@@ -252,6 +280,7 @@ def design_study(
     figures: dict[tuple[int, str], list[tuple]] = {(n, m): [] for n in annotators for m in modes}
     predicted: dict[int, list[float]] = {n: [] for n in checked}
     pairs = np.arange(replicates) // 2 if resamples else np.zeros(replicates, dtype=np.int64)
+    anchor: list[float] = []
     for replicate in range(replicates):
         crowd = resamples[pairs[replicate] % len(resamples)] if resamples else assumptions
         levels = simulated_levels(crowd, clips=simulated_clips, annotators=pool, rng=rng)
@@ -261,11 +290,21 @@ def design_study(
                 figures[(n, mode)].append(design_figures(levels, n, mode, probabilistic=rule))
         for n in checked:
             predicted[n].append(design_figures(levels, n, "fixed")[2])
+        if measured_kappa is not None:
+            as_measured = replace(crowd, clips_per_task=1)
+            pilot = simulated_levels(as_measured, clips=measured_kappa.clips, annotators=measured_kappa.n + 1, rng=rng)
+            anchor.append(design_figures(pilot, measured_kappa.n, "fixed")[0])
     scale = math.sqrt(simulated_clips / assumptions.clips)
-    rows = [_row(n, mode, figures[(n, mode)], pairs, assumptions, targets, scale) for n in annotators for mode in modes]
-    check = _fit_check(measured, predicted)
+    calibration = _kappa_calibration(measured_kappa, np.array(anchor), pairs)
+    factor = calibration.get("factor", 1.0)
+    rows = [
+        _row(n, mode, figures[(n, mode)], pairs, assumptions, targets, scale, factor)
+        for n in annotators
+        for mode in modes
+    ]
+    check = {**_fit_check(measured, predicted), "kappa": calibration}
     if not check["can_tell"]:
-        rows = [replace(row, meets_targets=False) for row in rows]
+        rows = [replace(row, meets_targets=False, can_tell=False) for row in rows]
     recommendation = _recommend(rows, targets, check)
     return Design(
         assumptions,
@@ -279,6 +318,19 @@ def design_study(
         check,
         len(resamples),
     )
+
+
+def _kappa_calibration(measured: MeasuredKappa | None, simulated: np.ndarray, pairs: np.ndarray) -> dict:
+    """The pilot's standard error of kappa over the designer's for the pilot as measured: the factor
+    every kappa width is scaled by (1 without a measurement)."""
+    if measured is None or not np.isfinite(measured.se) or measured.se <= 0:
+        return {}
+    finite = np.isfinite(simulated)
+    ours, df = _within_sd(simulated[finite], pairs[finite])
+    if df < 1 or not ours > 0:
+        return {}
+    return {"n": measured.n, "clips": measured.clips, "pilot_se": measured.se, "designer_se": ours,
+            "factor": measured.se / ours}  # fmt: skip
 
 
 def _fit_check(measured: tuple[MeasuredFlips, ...], predicted: dict[int, list[float]]) -> dict:
@@ -352,12 +404,28 @@ def _word_chance_draws(a: DesignAssumptions, shape, rng) -> tuple[np.ndarray, np
     spammers' chances only with the pilot's spammers), else from the two Beta classes."""
     if a.word_chances:
         points = np.asarray(a.word_chances, dtype=np.float64)
-        drawn = points[rng.choice(len(points), size=shape, p=points[:, 2] / points[:, 2].sum())]
+        drawn = points[
+            _pilot_word_points(a, shape, rng)
+            if a.pilot_clips
+            else rng.choice(len(points), size=shape, p=points[:, 2] / points[:, 2].sum())
+        ]
         return drawn[..., 0], drawn[..., 1] if a.spammer_profiles else None, drawn[..., 0] > 0.5
     emphasized = rng.random(shape) < a.emphasis_rate
     mean = np.where(emphasized, a.accuracy, 1 - a.accuracy)
     concentration = (1 - a.heterogeneity) / a.heterogeneity  # a + b of the Beta
     return rng.beta(mean * concentration, (1 - mean) * concentration), None, emphasized
+
+
+def _pilot_word_points(a: DesignAssumptions, shape, rng) -> np.ndarray:
+    """(clips, words) index of each word's chances among word_chances: the pilot's clips drawn with
+    replacement (a clip of other length: its words taken in turn), a point for each word from its
+    kind's posterior."""
+    clips, words = shape
+    chosen = rng.integers(0, len(a.pilot_clips), size=clips)
+    kinds = np.array([[a.pilot_clips[c][w % len(a.pilot_clips[c])] for w in range(words)] for c in chosen])
+    cumulative = np.cumsum(np.asarray(a.word_posteriors, dtype=np.float64), axis=1)
+    drawn = rng.random(shape)[..., None] * cumulative[kinds, -1:]
+    return np.minimum((cumulative[kinds] < drawn).sum(axis=-1), cumulative.shape[1] - 1)
 
 
 def _rate_shifts(rates: np.ndarray, points) -> np.ndarray:
@@ -477,9 +545,10 @@ def probabilistic_stop_points(
 
 
 def _row(
-    n, mode, replicate_figures, pairs, assumptions: DesignAssumptions, targets: Targets, scale: float
+    n, mode, replicate_figures, pairs, assumptions: DesignAssumptions, targets: Targets, scale: float, factor: float
 ) -> DesignRow:
-    """One design's figures over the replicates; `pairs`: each replicate's resample (all 0 without)."""
+    """One design's figures over the replicates; `pairs`: each replicate's resample (all 0 without);
+    `factor`: the pilot's calibration of the kappa widths (_kappa_calibration)."""
     values = np.array(replicate_figures, dtype=np.float64)  # (replicates, 5)
     r = values.shape[0]
 
@@ -493,10 +562,11 @@ def _row(
     def mean_and_se(column):
         return float(values[:, column].mean()), float(values[:, column].std(ddof=1) / math.sqrt(r))
 
-    kappa_width, kappa_width_se = width(0)
+    kappa_width, kappa_width_se = (factor * value for value in width(0))
     alpha_width, alpha_width_se = width(1)
     flip, flip_se = mean_and_se(2)
-    flip_high = _high(values[:, 2], pairs)
+    flip_low, flip_high = _band(values[:, 2], pairs)
+    can_tell = flip_high <= (1 + FIT_TOLERANCE) * flip and flip_low >= flip / (1 + FIT_TOLERANCE)
     differing, differing_se = mean_and_se(3)
     per_clip, per_clip_se = mean_and_se(4)
     hours = per_clip * assumptions.audio_seconds * assumptions.seconds_per_audio_second / 3600
@@ -511,6 +581,7 @@ def _row(
         alpha_width_se=alpha_width_se,
         flip_share=flip,
         flip_share_se=flip_se,
+        flip_share_low=flip_low,
         flip_share_high=flip_high,
         differing_share=differing,
         differing_share_se=differing_se,
@@ -518,9 +589,11 @@ def _row(
         annotations_per_clip_se=per_clip_se,
         participant_hours=hours,
         cost=hours * assumptions.hourly_rate,
+        can_tell=bool(can_tell),
         meets_targets=bool(
             kappa_width <= targets.kappa_width
             and flip_high <= targets.flip_share
+            and can_tell
             and differing <= DIFFERING_OF_FLIP * targets.flip_share
         ),
     )
@@ -538,12 +611,14 @@ def _within_sd(values: np.ndarray, pairs: np.ndarray) -> tuple[float, int]:
     return float(math.sqrt(np.sum((values - means[group_of]) ** 2) / df)), df
 
 
-def _high(values: np.ndarray, pairs: np.ndarray) -> float:
-    """HIGH_QUANTILE over the resamples of the statistic's mean under each (the mean without)."""
+def _band(values: np.ndarray, pairs: np.ndarray) -> tuple[float, float]:
+    """The 1 - HIGH_QUANTILE and HIGH_QUANTILE quantiles over the resamples of the statistic's mean
+    under each (the mean, twice, without resamples)."""
     groups, group_of = np.unique(pairs, return_inverse=True)
     if groups.size < 2:
-        return float(values.mean())
-    return float(np.quantile(np.bincount(group_of, values) / np.bincount(group_of), HIGH_QUANTILE))
+        return float(values.mean()), float(values.mean())
+    means = np.bincount(group_of, values) / np.bincount(group_of)
+    return float(np.quantile(means, 1 - HIGH_QUANTILE)), float(np.quantile(means, HIGH_QUANTILE))
 
 
 def _finite_mean(column: np.ndarray) -> float:
@@ -581,6 +656,12 @@ def _recommend(rows: list[DesignRow], targets: Targets, check: dict) -> dict:
             "no design from the ones tried meets both targets; this one flips the fewest labels "
             "(a pilot, more clips or other targets may tell more)"
         )
+        untold = sum(not row.can_tell for row in rows)
+        if untold:
+            reason += (
+                f"; for {untold} of the designs the designer cannot tell: the pilot leaves their flip share more "
+                f"than {FIT_TOLERANCE:.0%} open (a larger pilot may tell)"
+            )
     fixed_ten = next((row for row in rows if row.annotators == 10 and row.mode == "fixed"), None)
     saving = None
     if fixed_ten is not None and fixed_ten.participant_hours > 0:
@@ -591,7 +672,7 @@ def _recommend(rows: list[DesignRow], targets: Targets, check: dict) -> dict:
         "participant_hours": best.participant_hours,
         "cost": best.cost,
         "meets_targets": best.meets_targets,
-        "can_tell": check["can_tell"],
+        "can_tell": bool(check["can_tell"] and best.can_tell),
         "differing_share": best.differing_share,
         "reason": reason,
         "saving_against_10_fixed": saving,
@@ -637,7 +718,8 @@ def assumptions_from_pilot(
         raise ValueError("the pilot has no annotations yet: give assumptions instead")
     row, word = np.nonzero(levels >= 0)
     keys = clip[row] * levels.shape[1] + word
-    _, word_of = np.unique(keys, return_inverse=True)
+    unique_keys, word_of = np.unique(keys, return_inverse=True)
+    word_clip = unique_keys // levels.shape[1]
     mark = (levels[row, word] >= 1).astype(np.int64)
     marks, total = np.bincount(word_of, mark), np.bincount(word_of)
     others_marks, others = marks[word_of] - mark, total[word_of] - 1
@@ -670,7 +752,7 @@ def assumptions_from_pilot(
         "clips_per_task": _clips_per_task(clip, annotator),
         "listener_spread": _listener_spread(who[honest], mark[honest], others_share[honest], by_person),
         "spammer_profiles": _spammer_profiles(who, levels[row, word], spam, by_person),
-        "word_chances": _word_chances(word_of, mark, spam[who], marks.size, word_weight),
+        **_word_chances(word_of, word_clip, mark, spam[who], word_weight, by_clip),
         "words_per_clip": round(float(np.mean(np.bincount(np.unique(keys) // levels.shape[1])[np.unique(clip)]))),
         "clips": int(clips),
         **_timing(clip, durations, seconds),
@@ -698,42 +780,62 @@ def _spammers(who, mark, majority, judged) -> np.ndarray:
 CHANCE_GRID = np.linspace(0.0, 1.0, 26)
 
 
-def _word_chances(word_of, mark, by_spammer, words: int, word_weight, iterations: int = 200) -> tuple:
+def _word_chances(word_of, word_clip, mark, by_spammer, word_weight, clip_weight, iterations: int = 200) -> dict:
     """The joint distribution of a word's chance of a mark by an honest listener and by a spammer, by
     nonparametric maximum likelihood (EM on a grid of chance pairs, Laird 1978) from each word's
     honest marks of its honest annotations (words with two or more) and spammer marks of its
     spammer annotations: no shape is assumed, so words that one kind of listener marks all together
     (a clip's first word, say) keep their own share of chances. Points of weight below 1e-4 are
-    dropped. `word_weight`: how many times each word counts."""
+    dropped. `word_weight`: how many times each word counts.
+
+    Besides (DesignAssumptions' pilot_clips and word_posteriors): the pilot's clips as lists of
+    their words' kinds (a kind: the words with the same marks of the same annotations; each clip
+    as many times as `clip_weight` says), and each kind's posterior over the points, so that the
+    designer can simulate clips as the pilot's clips are, words that go together (a hard clip, a
+    clip with three stresses) kept together."""
+    words = word_clip.size
     honest_marks = np.bincount(word_of[~by_spammer], mark[~by_spammer], minlength=words).astype(np.int64)
     honest_total = np.bincount(word_of[~by_spammer], minlength=words)
     spam_marks = np.bincount(word_of[by_spammer], mark[by_spammer], minlength=words).astype(np.int64)
     spam_total = np.bincount(word_of[by_spammer], minlength=words)
     used = (honest_total >= 2) & (word_weight > 0)
     if used.sum() < 10:
-        return ()
-    observed = np.stack([honest_marks, honest_total, spam_marks, spam_total], axis=1)[used]
+        return {}
+    observed = np.stack([honest_marks, honest_total, spam_marks, spam_total], axis=1)
     kinds, kind_of = np.unique(observed, axis=0, return_inverse=True)
-    count = np.bincount(kind_of.ravel(), word_weight[used])
-    honest, spam = (grid.ravel() for grid in np.meshgrid(CHANCE_GRID, CHANCE_GRID, indexing="ij"))
-    likelihood = binom.pmf(kinds[:, :1], kinds[:, 1:2], honest[None, :]) * binom.pmf(
-        kinds[:, 2:3], kinds[:, 3:4], spam[None, :]
-    )  # (kinds of word, grid points)
+    kind_of = kind_of.ravel()
+    count = np.bincount(kind_of[used], word_weight[used], minlength=len(kinds))
+    if spam_total.any():
+        honest, spam = (grid.ravel() for grid in np.meshgrid(CHANCE_GRID, CHANCE_GRID, indexing="ij"))
+    else:  # no spammer in the pilot: their chances say nothing; the honest distribution alone
+        honest = spam = CHANCE_GRID
+    likelihood = binom.pmf(kinds[:, :1], kinds[:, 1:2], honest[None, :])
+    if spam_total.any():
+        likelihood = likelihood * binom.pmf(kinds[:, 2:3], kinds[:, 3:4], spam[None, :])  # (kinds, points)
     weights = np.full(honest.size, 1 / honest.size)
     for _ in range(iterations):
         posterior = likelihood * weights
         posterior /= posterior.sum(axis=1, keepdims=True)
         weights = count @ posterior / count.sum()
-    if not spam_total.any():
-        # No spammer in the pilot: the spammers' chances say nothing; keep the honest distribution.
-        weights = weights.reshape(CHANCE_GRID.size, CHANCE_GRID.size).sum(axis=1)
-        honest = spam = CHANCE_GRID
     kept = weights >= 1e-4
     weights = weights[kept] / weights[kept].sum()
-    return tuple(
-        (round(float(h), 4), round(float(p), 4), float(w))
-        for h, p, w in zip(honest[kept], spam[kept], weights, strict=True)
-    )
+    posterior = likelihood[:, kept] * weights
+    posterior = posterior / np.maximum(posterior.sum(axis=1, keepdims=True), 1e-300)
+    # A word with fewer than two honest annotations says little of itself: it takes the distribution.
+    kind_of = np.where(honest_total >= 2, kind_of, len(kinds))
+    posterior = np.vstack([posterior, weights])
+    clips = []
+    for clip in np.unique(word_clip):
+        times = round(float(clip_weight[clip]))
+        clips += [tuple(int(k) for k in kind_of[word_clip == clip])] * times
+    return {
+        "word_chances": tuple(
+            (round(float(h), 4), round(float(p), 4), float(w))
+            for h, p, w in zip(honest[kept], spam[kept], weights, strict=True)
+        ),
+        "pilot_clips": tuple(clips),
+        "word_posteriors": tuple(tuple(float(x) for x in row) for row in posterior),
+    }
 
 
 def _weighted_mean(values, weights) -> float:
