@@ -48,7 +48,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
-from scipy.stats import binom
+from scipy.stats import binom, norm
 
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
@@ -59,6 +59,7 @@ MODES = ("fixed", "exact", "probabilistic")
 Z95 = 1.959964
 DIFFERING_OF_FLIP = 0.1  # a probabilistic design may change at most this share of the flip target's labels
 FIT_TOLERANCE = 0.25  # the simulated crowd's flips may be this far from the pilot's own (relative), beyond noise
+ANCHOR_SIMULATIONS = 3  # simulations of the pilot as measured, per replicate (the kappa calibration's noise)
 HIGH_QUANTILE = 0.9  # a design meets the flip target when it does in this share of the pilot's resamples
 
 
@@ -292,10 +293,13 @@ def design_study(
             predicted[n].append(design_figures(levels, n, "fixed")[2])
         if measured_kappa is not None:
             as_measured = replace(crowd, clips_per_task=1)
-            pilot = simulated_levels(as_measured, clips=measured_kappa.clips, annotators=measured_kappa.n + 1, rng=rng)
-            anchor.append(design_figures(pilot, measured_kappa.n, "fixed")[0])
+            for _ in range(ANCHOR_SIMULATIONS):
+                pilot = simulated_levels(
+                    as_measured, clips=measured_kappa.clips, annotators=measured_kappa.n + 1, rng=rng
+                )
+                anchor.append(design_figures(pilot, measured_kappa.n, "fixed")[0])
     scale = math.sqrt(simulated_clips / assumptions.clips)
-    calibration = _kappa_calibration(measured_kappa, np.array(anchor), pairs)
+    calibration = _kappa_calibration(measured_kappa, np.array(anchor), np.repeat(pairs, ANCHOR_SIMULATIONS))
     factor = calibration.get("factor", 1.0)
     rows = [
         _row(n, mode, figures[(n, mode)], pairs, assumptions, targets, scale, factor)
@@ -612,13 +616,20 @@ def _within_sd(values: np.ndarray, pairs: np.ndarray) -> tuple[float, int]:
 
 
 def _band(values: np.ndarray, pairs: np.ndarray) -> tuple[float, float]:
-    """The 1 - HIGH_QUANTILE and HIGH_QUANTILE quantiles over the resamples of the statistic's mean
-    under each (the mean, twice, without resamples)."""
+    """The central 2 x HIGH_QUANTILE - 1 band of the statistic over the pilot's uncertainty: the
+    spread of its means under each resample, less what the replicates' own noise adds to them
+    (the spread within resamples), as a normal band about the mean; the mean, twice, without
+    resamples."""
+    mean = float(values.mean())
     groups, group_of = np.unique(pairs, return_inverse=True)
-    if groups.size < 2:
-        return float(values.mean()), float(values.mean())
-    means = np.bincount(group_of, values) / np.bincount(group_of)
-    return float(np.quantile(means, 1 - HIGH_QUANTILE)), float(np.quantile(means, HIGH_QUANTILE))
+    within, df = _within_sd(values, pairs)
+    if groups.size < 2 or df < 1:
+        return mean, mean
+    size = np.bincount(group_of)
+    means = np.bincount(group_of, values) / size
+    pilot_variance = max(0.0, float(means.var(ddof=1)) - within**2 * float(np.mean(1 / size)))
+    half = float(norm.ppf(HIGH_QUANTILE)) * math.sqrt(pilot_variance)
+    return max(0.0, mean - half), mean + half
 
 
 def _finite_mean(column: np.ndarray) -> float:
