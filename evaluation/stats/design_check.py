@@ -16,6 +16,8 @@ honest:
   bootstrap of words and of people, as the study draws both) and the assumptions estimated again;
   the designer simulates its replicates under these draws, so that its flip shares carry what the
   pilot does not know.
+- `measured_kappa`: the pilot's own standard error of kappa (its words clustered by clip), which
+  the designer's kappa widths are scaled to.
 """
 
 import numpy as np

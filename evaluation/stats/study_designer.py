@@ -13,6 +13,15 @@ study's own first annotations, `assumptions_from_pilot`):
   annotations) with the crowd's overall marking rate whatever the word; a mark is heavy (level 2)
   with probability `heavy_share` on an emphasized word and a third of it on the others.
 
+Listeners are people: each hears a task of `clips_per_task` clips, and their kind (spammer or
+honest), a spammer's rate and an honest listener's own shift (`listener_spread`) hold over it, so
+that which listeners a study draws moves its figures as in a real study. From a pilot, besides,
+the words' chances are not the two Beta classes: the joint chance of an honest and of a spammer
+mark comes from the pilot by nonparametric maximum likelihood (`word_chances`), simulated clips
+are the pilot's clips drawn again (`pilot_clips`), and design_study takes the pilot's resamples
+(its uncertainty), its own flips (a check: the designer says when it cannot tell) and its own
+kappa error (a calibration of the widths); evaluation.stats.design_check computes them.
+
 For each design (N annotators a clip; fixed; exact stopping: a clip stops once every word's binary
 label is decided, m > N/2 or m + (N - k) <= N/2; or probabilistic stopping, `ProbabilisticStopping`:
 a clip stops once it has at least `minimum` annotations and, for every word, the probability that N
