@@ -10,6 +10,7 @@ import numpy as np
 
 from annotation.models import Study
 from annotation.selectors.study_data import study_data
+from evaluation.stats.design_check import measured_kappa, pilot_measurements, pilot_resamples
 from evaluation.stats.study_designer import (
     DesignAssumptions,
     ProbabilisticStopping,
@@ -54,21 +55,35 @@ def study_design_compute(
     if clips == 0:
         raise DesignRefused(f"{study.slug} has no clips to plan for")
     durations = np.where(np.isfinite(data.clip_durations), data.clip_durations, 5.0)
+    from_pilot = {}
     try:
         if source == "pilot":
-            planned = assumptions_from_pilot(
-                clip=data.clip,
-                annotator=data.annotator,
-                levels=data.levels,
-                clips=clips,
-                durations=durations,
-                seconds=data.seconds,
-                source=f"pilot of {study.slug}: {data.n_annotations} annotations",
+            estimate = {
+                "clip": data.clip,
+                "annotator": data.annotator,
+                "levels": data.levels,
+                "clips": clips,
+                "durations": durations,
+                "seconds": data.seconds,
+                "source": f"pilot of {study.slug}: {data.n_annotations} annotations",
                 **given,
-            )
+            }
+            planned = assumptions_from_pilot(**estimate)
+            # What the pilot itself says (design_check): its own flips and kappa error, and its
+            # uncertainty, one resample for each pair of replicates.
+            from_pilot = {
+                "measured": pilot_measurements(data.clip, data.levels),
+                "measured_kappa": measured_kappa(data.clip, data.levels),
+                "resamples": pilot_resamples(**estimate, draws=max(2, replicates // 2), seed=seed),
+            }
         else:
             words = round(float(np.mean(data.clip_words))) if data.clip_words.size else 15
-            defaults = {"words_per_clip": max(words, 1), "clips": clips, "durations": tuple(durations.tolist())}
+            defaults = {
+                "words_per_clip": max(words, 1),
+                "clips": clips,
+                "durations": tuple(durations.tolist()),
+                "clips_per_task": study.clips_per_task,
+            }
             planned = DesignAssumptions(**{**defaults, **given})
         return design_study(
             planned,
@@ -77,6 +92,7 @@ def study_design_compute(
             replicates=replicates,
             simulated_clips=simulated_clips,
             seed=seed,
+            **from_pilot,
             **{name: value for name, value in (("annotators", annotators), ("modes", modes)) if value is not None},
         )
     except (TypeError, ValueError) as error:

@@ -13,6 +13,15 @@ study's own first annotations, `assumptions_from_pilot`):
   annotations) with the crowd's overall marking rate whatever the word; a mark is heavy (level 2)
   with probability `heavy_share` on an emphasized word and a third of it on the others.
 
+Listeners are people: each hears a task of `clips_per_task` clips, and their kind (spammer or
+honest), a spammer's rate and an honest listener's own shift (`listener_spread`) hold over it, so
+that which listeners a study draws moves its figures as in a real study. From a pilot, besides,
+the words' chances are not the two Beta classes: the joint chance of an honest and of a spammer
+mark comes from the pilot by nonparametric maximum likelihood (`word_chances`), simulated clips
+are the pilot's clips drawn again (`pilot_clips`), and design_study takes the pilot's resamples
+(its uncertainty), its own flips (a check: the designer says when it cannot tell) and its own
+kappa error (a calibration of the widths); evaluation.stats.design_check computes them.
+
 For each design (N annotators a clip; fixed; exact stopping: a clip stops once every word's binary
 label is decided, m > N/2 or m + (N - k) <= N/2; or probabilistic stopping, `ProbabilisticStopping`:
 a clip stops once it has at least `minimum` annotations and, for every word, the probability that N
@@ -45,9 +54,10 @@ for every N (common random numbers), so that differences between designs are not
 """
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
+from scipy.stats import binom, norm
 
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
@@ -57,6 +67,9 @@ ANNOTATORS = tuple(range(3, 16))
 MODES = ("fixed", "exact", "probabilistic")
 Z95 = 1.959964
 DIFFERING_OF_FLIP = 0.1  # a probabilistic design may change at most this share of the flip target's labels
+FIT_TOLERANCE = 0.25  # the simulated crowd's flips may be this far from the pilot's own (relative), beyond noise
+ANCHOR_SIMULATIONS = 3  # simulations of the pilot as measured, per replicate (the kappa calibration's noise)
+HIGH_QUANTILE = 0.9  # a design meets the flip target when it does in this share of the pilot's resamples
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,20 @@ class DesignAssumptions:
     spammers: float = 0.0  # share of annotations by annotators who mark at random
     heterogeneity: float = 0.25  # intra-word correlation of marks: 0 every word equally clear
     heavy_share: float = 0.35  # of the marks on an emphasized word, the share at level 2
+    clips_per_task: int = 20  # clips a listener hears: their behaviour holds over all of them
+    listener_spread: float = 0.0  # sd of honest listeners' own shifts of a word's marking chance (logit)
+    # The pilot's spammers, each (their marking rate, their share of marks at level 2): a simulated
+    # spammer is one of them; none: a spammer marks at the crowd's overall rate.
+    spammer_profiles: tuple[tuple[float, float], ...] = ()
+    # From a pilot: the joint distribution of a word's chance of a mark by an honest listener and by
+    # a spammer, as (honest chance, spammer chance, weight) points (_word_chances); none: the two
+    # classes of emphasis_rate, accuracy and heterogeneity, and spammers marking any word alike.
+    word_chances: tuple[tuple[float, float, float], ...] = ()
+    # With word_chances: the pilot's clips, each the kinds of its words, and each kind's posterior
+    # over the word_chances points (the last: a word the pilot says nothing of); simulated clips
+    # are the pilot's clips drawn again, each word's chances drawn from its posterior.
+    pilot_clips: tuple[tuple[int, ...], ...] = ()
+    word_posteriors: tuple[tuple[float, ...], ...] = ()
     words_per_clip: int = 15
     clips: int = 1000
     durations: tuple[float, ...] = (5.0,)  # seconds of audio, one a clip (or one for all)
@@ -87,10 +114,32 @@ class DesignAssumptions:
             raise ValueError("durations and seconds per audio second must be positive")
         if self.hourly_rate < 0:
             raise ValueError("the hourly rate cannot be negative")
+        if self.clips_per_task < 1:
+            raise ValueError("a listener hears at least one clip (clips_per_task)")
+        if not 0 <= self.listener_spread <= 5:
+            raise ValueError("listener_spread must be between 0 and 5 (logit units)")
+        if self.word_chances and (
+            any(not (0 <= honest <= 1 and 0 <= spam <= 1) or weight < 0 for honest, spam, weight in self.word_chances)
+            or not math.isclose(sum(point[2] for point in self.word_chances), 1, abs_tol=1e-6)
+        ):
+            raise ValueError(
+                "word_chances are (honest chance, spammer chance, weight) points, chances between 0 and 1 and "
+                "weights adding up to 1"
+            )
+        if any(not (0 <= rate <= 1 and 0 <= heavy <= 1) for rate, heavy in self.spammer_profiles):
+            raise ValueError("a spammer profile is a marking rate and a level-2 share, both between 0 and 1")
 
     def as_dict(self) -> dict:
         values = asdict(self)
         values["durations"] = {"clips": len(self.durations), "mean_seconds": round(float(np.mean(self.durations)), 3)}
+        rates = [rate for rate, _ in self.spammer_profiles]
+        values["word_chances"] = {"points": len(self.word_chances)}
+        values["pilot_clips"] = {"clips": len(self.pilot_clips)}
+        values["word_posteriors"] = {"kinds": len(self.word_posteriors)}
+        values["spammer_profiles"] = {
+            "listeners": len(rates),
+            "mean_rate": round(float(np.mean(rates)), 4) if rates else None,
+        }
         return values
 
     @property
@@ -134,6 +183,8 @@ class DesignRow:
     alpha_width_se: float
     flip_share: float
     flip_share_se: float
+    flip_share_low: float  # 1 - HIGH_QUANTILE of the flip share over the pilot's resamples (flip_share without)
+    flip_share_high: float  # HIGH_QUANTILE of it: the pilot's uncertainty (and the replicates' noise)
     differing_share: float  # words whose binary label differs from the fixed design's of the same N
     differing_share_se: float
     annotations_per_clip: float
@@ -141,6 +192,31 @@ class DesignRow:
     participant_hours: float
     cost: float
     meets_targets: bool = False
+    # The pilot pins the flip share within FIT_TOLERANCE (its band inside point / 1.25 to point x 1.25)
+    # and the designer's crowd flips the pilot's labels as the pilot does (Design.check).
+    can_tell: bool = True
+
+
+@dataclass(frozen=True)
+class MeasuredFlips:
+    """The share of labels one more listener flips at n listeners a clip, measured on the pilot
+    itself (evaluation.stats.design_check.measured_flips)."""
+
+    n: int
+    share: float
+    se: float
+    clips: int
+
+
+@dataclass(frozen=True)
+class MeasuredKappa:
+    """The standard error of Fleiss' kappa (binary marks) at n listeners a clip, measured on the
+    pilot's `clips` clips (the words of a clip as one cluster; evaluation.stats.design_check.
+    measured_kappa)."""
+
+    n: int
+    se: float
+    clips: int
 
 
 @dataclass(frozen=True)
@@ -153,6 +229,8 @@ class Design:
     rows: list[DesignRow]
     recommendation: dict = field(default_factory=dict)
     probabilistic: ProbabilisticStopping = ProbabilisticStopping()
+    check: dict = field(default_factory=dict)  # can the designer tell? (the pilot's own flips against its crowd's)
+    resamples: int = 0  # the pilot's resampled assumptions its replicates were simulated under
 
     def as_dict(self) -> dict:
         return {
@@ -164,6 +242,8 @@ class Design:
             "seed": self.seed,
             "rows": [asdict(row) for row in self.rows],
             "recommendation": self.recommendation,
+            "check": self.check,
+            "resamples": self.resamples,
         }
 
 
@@ -177,9 +257,25 @@ def design_study(
     replicates: int = 20,
     simulated_clips: int = 200,
     seed: int = 0,
+    measured: tuple[MeasuredFlips, ...] = (),
+    resamples: tuple[DesignAssumptions, ...] = (),
+    measured_kappa: MeasuredKappa | None = None,
 ) -> Design:
     """Every design of `annotators` x `modes`, with the cheapest that meets `targets` recommended;
-    `probabilistic` sets the probabilistic designs' rule."""
+    `probabilistic` sets the probabilistic designs' rule.
+
+    From a pilot: `resamples` (evaluation.stats.design_check.pilot_resamples), the assumptions
+    estimated again from resampled listeners: replicates go in pairs, each pair under the next
+    resample, so that the flip shares carry the pilot's uncertainty (a design meets the flip target
+    only at HIGH_QUANTILE of the resamples) while the kappa widths, from the spread within pairs,
+    stay the study's sampling error. `measured`: the pilot's own flips (design_check.
+    pilot_measurements); where the simulated crowd's differ by more than FIT_TOLERANCE beyond
+    their noise, the designer says it cannot tell and recommends no design as meeting the targets.
+    `measured_kappa`: the pilot's own standard error of kappa; the designer simulates the pilot as
+    it was measured (its clips, n listeners a clip, each clip's words one cluster: listeners drawn
+    afresh for every clip) and scales every kappa width by the pilot's figure over its own, so that
+    the widths rest on what the pilot shows of its clips, and the model adds only what it cannot
+    (listeners over a task, other numbers of listeners)."""
     if replicates < 2:
         raise ValueError("the designer needs at least two replicates for its Monte Carlo error")
     if not annotators or min(annotators) < 2:
@@ -189,35 +285,202 @@ def design_study(
         raise ValueError(f"unknown design mode(s) {', '.join(unknown)}; choose from {', '.join(MODES)}")
     simulated_clips = min(simulated_clips, assumptions.clips) if simulated_clips > 0 else assumptions.clips
     rng = np.random.default_rng(seed)
-    pool = max(annotators) + 1
+    checked = tuple(sorted({figure.n for figure in measured}))
+    pool = max((*annotators, *checked)) + 1
     figures: dict[tuple[int, str], list[tuple]] = {(n, m): [] for n in annotators for m in modes}
-    for _ in range(replicates):
-        levels = simulated_levels(assumptions, clips=simulated_clips, annotators=pool, rng=rng)
+    predicted: dict[int, list[float]] = {n: [] for n in checked}
+    pairs = np.arange(replicates) // 2 if resamples else np.zeros(replicates, dtype=np.int64)
+    anchor: list[float] = []
+    for replicate in range(replicates):
+        crowd = resamples[pairs[replicate] % len(resamples)] if resamples else assumptions
+        levels = simulated_levels(crowd, clips=simulated_clips, annotators=pool, rng=rng)
         rule = (probabilistic, fitted_prior(levels, probabilistic.minimum)) if "probabilistic" in modes else None
         for n in annotators:
             for mode in modes:
                 figures[(n, mode)].append(design_figures(levels, n, mode, probabilistic=rule))
+        for n in checked:
+            predicted[n].append(design_figures(levels, n, "fixed")[2])
+        if measured_kappa is not None:
+            as_measured = replace(crowd, clips_per_task=1)
+            for _ in range(ANCHOR_SIMULATIONS):
+                pilot = simulated_levels(
+                    as_measured, clips=measured_kappa.clips, annotators=measured_kappa.n + 1, rng=rng
+                )
+                anchor.append(design_figures(pilot, measured_kappa.n, "fixed")[0])
     scale = math.sqrt(simulated_clips / assumptions.clips)
-    rows = [_row(n, mode, figures[(n, mode)], assumptions, targets, scale) for n in annotators for mode in modes]
-    recommendation = _recommend(rows, targets)
-    return Design(assumptions, targets, replicates, simulated_clips, seed, rows, recommendation, probabilistic)
+    calibration = _kappa_calibration(measured_kappa, np.array(anchor), np.repeat(pairs, ANCHOR_SIMULATIONS))
+    factor = calibration.get("factor", 1.0)
+    rows = [
+        _row(n, mode, figures[(n, mode)], pairs, assumptions, targets, scale, factor)
+        for n in annotators
+        for mode in modes
+    ]
+    check = {**_fit_check(measured, predicted), "kappa": calibration}
+    if not check["can_tell"]:
+        rows = [replace(row, meets_targets=False, can_tell=False) for row in rows]
+    recommendation = _recommend(rows, targets, check)
+    return Design(
+        assumptions,
+        targets,
+        replicates,
+        simulated_clips,
+        seed,
+        rows,
+        recommendation,
+        probabilistic,
+        check,
+        len(resamples),
+    )
+
+
+def _kappa_calibration(measured: MeasuredKappa | None, simulated: np.ndarray, pairs: np.ndarray) -> dict:
+    """The pilot's standard error of kappa over the designer's for the pilot as measured: the factor
+    every kappa width is scaled by (1 without a measurement)."""
+    if measured is None or not np.isfinite(measured.se) or measured.se <= 0:
+        return {}
+    finite = np.isfinite(simulated)
+    ours, df = _within_sd(simulated[finite], pairs[finite])
+    if df < 1 or not ours > 0:
+        return {}
+    return {"n": measured.n, "clips": measured.clips, "pilot_se": measured.se, "designer_se": ours,
+            "factor": measured.se / ours}  # fmt: skip
+
+
+def _fit_check(measured: tuple[MeasuredFlips, ...], predicted: dict[int, list[float]]) -> dict:
+    """Can the designer tell? Its simulated crowd's flip share at each n the pilot measured, against
+    the pilot's: apart by more than FIT_TOLERANCE of the pilot's figure plus twice their combined
+    standard error, the crowd is not one the designer simulates."""
+    if not measured:
+        return {"can_tell": True, "checked": [], "reason": "not checked: no pilot with three or more listeners a clip"}
+    checked, apart = [], []
+    for figure in measured:
+        ours = np.array(predicted[figure.n])
+        ours_se = float(ours.std(ddof=1) / math.sqrt(ours.size)) if ours.size > 1 else 0.0
+        allowed = FIT_TOLERANCE * figure.share + 2 * math.hypot(figure.se, ours_se)
+        holds = abs(float(ours.mean()) - figure.share) <= allowed
+        checked.append({"n": figure.n, "pilot": figure.share, "pilot_se": figure.se, "designer": float(ours.mean()),
+                        "designer_se": ours_se, "holds": holds})  # fmt: skip
+        if not holds:
+            apart.append(
+                f"{figure.n} listeners: the pilot's {figure.share:.2%}, the designer's crowd {ours.mean():.2%}"
+            )
+    if apart:
+        reason = (
+            "cannot tell: the labels one more listener flips, measured on the pilot, are not what the designer's "
+            f"simulated crowd gives ({'; '.join(apart)}), more than {FIT_TOLERANCE:.0%} apart beyond noise. The crowd "
+            "behaves in a way the designer does not simulate (listeners who mark the same position, say), so its "
+            "figures for other designs would not hold"
+        )
+        return {"can_tell": False, "checked": checked, "reason": reason}
+    return {
+        "can_tell": True,
+        "checked": checked,
+        "reason": "the designer's crowd flips the pilot's labels as the pilot does",
+    }
 
 
 def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: int, rng) -> np.ndarray:
-    """(clips, annotators, words) levels 0, 1, 2 of a crowd made by `assumptions` (see the module)."""
+    """(clips, annotators, words) levels 0, 1, 2 of a crowd made by `assumptions` (see the module).
+
+    Listeners are people who hear a task of `clips_per_task` clips, as on Prolific: slot s of every
+    clip (the s-th listener) shuffles the clips into tasks, one new listener a task, and a
+    listener's kind (spammer or honest), a spammer's profile and an honest listener's own shift
+    hold over their whole task. Which listeners a study happens to draw then moves its figures
+    together, as it does in a real study (the kappa of a crowd with a few heavy markers swings
+    with how many it drew)."""
     a = assumptions
     words = a.words_per_clip
-    emphasized = rng.random((clips, words)) < a.emphasis_rate
-    mean = np.where(emphasized, a.accuracy, 1 - a.accuracy)
-    concentration = (1 - a.heterogeneity) / a.heterogeneity  # a + b of the Beta
-    p = rng.beta(mean * concentration, (1 - mean) * concentration)
-    overall = a.emphasis_rate * a.accuracy + (1 - a.emphasis_rate) * (1 - a.accuracy)
-    spammer = rng.random((clips, annotators, 1)) < a.spammers
-    chance = np.where(spammer, overall, p[:, None, :])
+    p, spam_p, emphasized = _word_chance_draws(a, (clips, words), rng)
+    person = listeners_of(clips, annotators, a.clips_per_task, rng)  # (clips, annotators)
+    people = int(person.max()) + 1
+    spammer = (rng.random(people) < a.spammers)[person][..., None]
+    shift = rng.normal(0.0, a.listener_spread, size=people)[person][..., None] if a.listener_spread > 0 else 0.0
+    honest = _expit(_logit(p)[:, None, :] + shift)
+    rate, heavy_rate = _spammer_rates(a, people, rng)
+    if spam_p is None:
+        spam_chance = rate[person][..., None]
+    else:
+        # A spammer marks the words spammers mark (a clip's first word, say), as often as their own rate.
+        spam_chance = _expit(_logit(spam_p)[:, None, :] + _rate_shifts(rate, a.word_chances)[person][..., None])
+    chance = np.where(spammer, spam_chance, honest)
     marked = rng.random((clips, annotators, words)) < chance
     heavy_chance = np.where(emphasized, a.heavy_share, a.heavy_share / 3)[:, None, :]
+    if heavy_rate is not None:
+        heavy_chance = np.where(spammer, heavy_rate[person][..., None], heavy_chance)
     heavy = rng.random((clips, annotators, words)) < heavy_chance
     return (marked.astype(np.int8) + (marked & heavy)).astype(np.int8)
+
+
+def _word_chance_draws(a: DesignAssumptions, shape, rng) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Every word's chance of an honest mark, of a spammer's mark (None: any word alike) and whether
+    it is emphasized: from the pilot's distribution (emphasized: an honest chance above one half;
+    spammers' chances only with the pilot's spammers), else from the two Beta classes."""
+    if a.word_chances:
+        points = np.asarray(a.word_chances, dtype=np.float64)
+        drawn = points[
+            _pilot_word_points(a, shape, rng)
+            if a.pilot_clips
+            else rng.choice(len(points), size=shape, p=points[:, 2] / points[:, 2].sum())
+        ]
+        return drawn[..., 0], drawn[..., 1] if a.spammer_profiles else None, drawn[..., 0] > 0.5
+    emphasized = rng.random(shape) < a.emphasis_rate
+    mean = np.where(emphasized, a.accuracy, 1 - a.accuracy)
+    concentration = (1 - a.heterogeneity) / a.heterogeneity  # a + b of the Beta
+    return rng.beta(mean * concentration, (1 - mean) * concentration), None, emphasized
+
+
+def _pilot_word_points(a: DesignAssumptions, shape, rng) -> np.ndarray:
+    """(clips, words) index of each word's chances among word_chances: the pilot's clips drawn with
+    replacement (a clip of other length: its words taken in turn), a point for each word from its
+    kind's posterior."""
+    clips, words = shape
+    chosen = rng.integers(0, len(a.pilot_clips), size=clips)
+    kinds = np.array([[a.pilot_clips[c][w % len(a.pilot_clips[c])] for w in range(words)] for c in chosen])
+    cumulative = np.cumsum(np.asarray(a.word_posteriors, dtype=np.float64), axis=1)
+    drawn = rng.random(shape)[..., None] * cumulative[kinds, -1:]
+    return np.minimum((cumulative[kinds] < drawn).sum(axis=-1), cumulative.shape[1] - 1)
+
+
+def _rate_shifts(rates: np.ndarray, points) -> np.ndarray:
+    """Per spammer, the shift (logit) of the spammers' word chances that gives them their own
+    marking rate over the distribution of words (bisection; a rate of 0 or 1 marks nothing or all)."""
+    points = np.asarray(points, dtype=np.float64)
+    base, weight = _logit(points[:, 1])[None, :], points[:, 2][None, :] / points[:, 2].sum()
+    low, high = np.full(rates.size, -60.0), np.full(rates.size, 60.0)
+    for _ in range(50):
+        middle = (low + high) / 2
+        above = (_expit(base + middle[:, None]) * weight).sum(axis=1) > rates
+        high, low = np.where(above, middle, high), np.where(above, low, middle)
+    return (low + high) / 2
+
+
+def listeners_of(clips: int, slots: int, per_task: int, rng) -> np.ndarray:
+    """(clips, slots) the person in each slot: each slot shuffles the clips into tasks of `per_task`."""
+    tasks = -(-clips // per_task)
+    person = np.empty((clips, slots), dtype=np.int64)
+    for slot in range(slots):
+        person[rng.permutation(clips), slot] = slot * tasks + np.arange(clips) // per_task
+    return person
+
+
+def _spammer_rates(a: DesignAssumptions, people: int, rng) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each person's marking rate and level-2 share were they a spammer: one of the pilot's
+    spammers' profiles; or the crowd's overall rate, and the word's level-2 chance (None)."""
+    if a.spammer_profiles:
+        profiles = np.asarray(a.spammer_profiles, dtype=np.float64)
+        drawn = profiles[rng.integers(0, len(profiles), size=people)]
+        return drawn[:, 0], drawn[:, 1]
+    overall = a.emphasis_rate * a.accuracy + (1 - a.emphasis_rate) * (1 - a.accuracy)
+    return np.full(people, overall), None
+
+
+def _logit(p):
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    return np.log(p) - np.log1p(-p)
+
+
+def _expit(x):
+    return 1 / (1 + np.exp(-x))
 
 
 def fitted_prior(levels: np.ndarray, minimum: int) -> BetaBinomialPredictive:
@@ -294,23 +557,29 @@ def probabilistic_stop_points(
     return stops
 
 
-def _row(n, mode, replicate_figures, assumptions: DesignAssumptions, targets: Targets, scale: float) -> DesignRow:
+def _row(
+    n, mode, replicate_figures, pairs, assumptions: DesignAssumptions, targets: Targets, scale: float, factor: float
+) -> DesignRow:
+    """One design's figures over the replicates; `pairs`: each replicate's resample (all 0 without);
+    `factor`: the pilot's calibration of the kappa widths (_kappa_calibration)."""
     values = np.array(replicate_figures, dtype=np.float64)  # (replicates, 5)
     r = values.shape[0]
 
     def width(column):
-        finite = values[np.isfinite(values[:, column]), column]
-        if finite.size < 2:
+        finite = np.isfinite(values[:, column])
+        sd, df = _within_sd(values[finite, column], pairs[finite])
+        if df < 1:
             return float("nan"), float("nan")
-        sd = float(np.std(finite, ddof=1))
-        return 2 * Z95 * sd * scale, 2 * Z95 * sd * scale / math.sqrt(2 * (finite.size - 1))
+        return 2 * Z95 * sd * scale, 2 * Z95 * sd * scale / math.sqrt(2 * df)
 
     def mean_and_se(column):
         return float(values[:, column].mean()), float(values[:, column].std(ddof=1) / math.sqrt(r))
 
-    kappa_width, kappa_width_se = width(0)
+    kappa_width, kappa_width_se = (factor * value for value in width(0))
     alpha_width, alpha_width_se = width(1)
     flip, flip_se = mean_and_se(2)
+    flip_low, flip_high = _band(values[:, 2], pairs)
+    can_tell = flip_high <= (1 + FIT_TOLERANCE) * flip and flip_low >= flip / (1 + FIT_TOLERANCE)
     differing, differing_se = mean_and_se(3)
     per_clip, per_clip_se = mean_and_se(4)
     hours = per_clip * assumptions.audio_seconds * assumptions.seconds_per_audio_second / 3600
@@ -325,18 +594,51 @@ def _row(n, mode, replicate_figures, assumptions: DesignAssumptions, targets: Ta
         alpha_width_se=alpha_width_se,
         flip_share=flip,
         flip_share_se=flip_se,
+        flip_share_low=flip_low,
+        flip_share_high=flip_high,
         differing_share=differing,
         differing_share_se=differing_se,
         annotations_per_clip=per_clip,
         annotations_per_clip_se=per_clip_se,
         participant_hours=hours,
         cost=hours * assumptions.hourly_rate,
+        can_tell=bool(can_tell),
         meets_targets=bool(
             kappa_width <= targets.kappa_width
-            and flip <= targets.flip_share
+            and flip_high <= targets.flip_share
+            and can_tell
             and differing <= DIFFERING_OF_FLIP * targets.flip_share
         ),
     )
+
+
+def _within_sd(values: np.ndarray, pairs: np.ndarray) -> tuple[float, int]:
+    """The standard deviation of a statistic among replicates under the same assumptions (pooled
+    within resamples: the study's sampling error, not the pilot's uncertainty), and its degrees of
+    freedom."""
+    groups, group_of = np.unique(pairs, return_inverse=True)
+    df = values.size - groups.size
+    if df < 1:
+        return float("nan"), 0
+    means = np.bincount(group_of, values) / np.bincount(group_of)
+    return float(math.sqrt(np.sum((values - means[group_of]) ** 2) / df)), df
+
+
+def _band(values: np.ndarray, pairs: np.ndarray) -> tuple[float, float]:
+    """The central 2 x HIGH_QUANTILE - 1 band of the statistic over the pilot's uncertainty: the
+    spread of its means under each resample, less what the replicates' own noise adds to them
+    (the spread within resamples), as a normal band about the mean; the mean, twice, without
+    resamples."""
+    mean = float(values.mean())
+    groups, group_of = np.unique(pairs, return_inverse=True)
+    within, df = _within_sd(values, pairs)
+    if groups.size < 2 or df < 1:
+        return mean, mean
+    size = np.bincount(group_of)
+    means = np.bincount(group_of, values) / size
+    pilot_variance = max(0.0, float(means.var(ddof=1)) - within**2 * float(np.mean(1 / size)))
+    half = float(norm.ppf(HIGH_QUANTILE)) * math.sqrt(pilot_variance)
+    return max(0.0, mean - half), mean + half
 
 
 def _finite_mean(column: np.ndarray) -> float:
@@ -346,7 +648,7 @@ def _finite_mean(column: np.ndarray) -> float:
     return float(finite.mean()) if finite.size else float("nan")
 
 
-def _recommend(rows: list[DesignRow], targets: Targets) -> dict:
+def _recommend(rows: list[DesignRow], targets: Targets, check: dict) -> dict:
     """The cheapest design that meets both targets (a probabilistic one only if it changes at most
     DIFFERING_OF_FLIP of the flip target's share of the fixed design's labels, which meets_targets
     holds); else, of those that change so few, the one with the fewest flips."""
@@ -363,6 +665,10 @@ def _recommend(rows: list[DesignRow], targets: Targets) -> dict:
                 f"; its stopping changes {best.differing_share:.2%} of the fixed design's labels, at most "
                 f"{DIFFERING_OF_FLIP:.0%} of that share"
             )
+    elif not check["can_tell"]:
+        # Figures that do not hold cannot pick the cheapest: the most listeners, fixed, is the safe side.
+        best = max((row for row in rows if row.mode == "fixed"), key=lambda row: row.annotators, default=rows[-1])
+        reason = f"{check['reason']}; the most listeners tried, fixed, is the safe side, and a larger pilot may tell"
     else:
         close = [row for row in rows if row.differing_share <= DIFFERING_OF_FLIP * targets.flip_share] or rows
         best = min(close, key=lambda row: (row.flip_share, row.participant_hours))
@@ -370,6 +676,12 @@ def _recommend(rows: list[DesignRow], targets: Targets) -> dict:
             "no design from the ones tried meets both targets; this one flips the fewest labels "
             "(a pilot, more clips or other targets may tell more)"
         )
+        untold = sum(not row.can_tell for row in rows)
+        if untold:
+            reason += (
+                f"; for {untold} of the designs the designer cannot tell: the pilot leaves their flip share more "
+                f"than {FIT_TOLERANCE:.0%} open (a larger pilot may tell)"
+            )
     fixed_ten = next((row for row in rows if row.annotators == 10 and row.mode == "fixed"), None)
     saving = None
     if fixed_ten is not None and fixed_ten.participant_hours > 0:
@@ -380,6 +692,7 @@ def _recommend(rows: list[DesignRow], targets: Targets) -> dict:
         "participant_hours": best.participant_hours,
         "cost": best.cost,
         "meets_targets": best.meets_targets,
+        "can_tell": bool(check["can_tell"] and best.can_tell),
         "differing_share": best.differing_share,
         "reason": reason,
         "saving_against_10_fixed": saving,
@@ -395,6 +708,8 @@ def assumptions_from_pilot(
     durations: np.ndarray | None = None,
     seconds: np.ndarray | None = None,
     source: str = "pilot",
+    clip_weight: np.ndarray | None = None,
+    person_weight: np.ndarray | None = None,
     **overrides,
 ) -> DesignAssumptions:
     """Assumptions estimated from a pilot's annotations (StudyData's arrays), by moments:
@@ -407,8 +722,15 @@ def assumptions_from_pilot(
     - heterogeneity: the spread of the words' marking shares beyond what the two classes and
       binomial noise give (a beta-binomial moment estimate), between 0.02 and 0.9;
     - heavy share: the share of marks on majority-emphasized words that are at level 2;
+    - clips per task: the median clips an annotator heard; listener spread: the spread of honest
+      annotators' own marking rates beyond chance (_listener_spread); spammer profiles: each
+      spammer's marking rate and level-2 share; word chances: the distribution of a word's chance
+      of an honest mark (_word_chances);
     - durations: the pilot's clips' (unknown ones: 5 s); seconds per audio second: the median of
       an annotation's time over its clip's duration.
+    `clip_weight` and `person_weight` (by clip and annotator index; 1 each when not given): how many
+    times each clip and each annotator counts, for a bootstrap (design_check.pilot_resamples) that
+    keeps who is a spammer as the whole pilot says and never puts a listener twice on one clip.
     `overrides` replace any of them (and give `hourly_rate`)."""
     clip, annotator = np.asarray(clip, dtype=np.int64), np.asarray(annotator, dtype=np.int64)
     levels = np.asarray(levels)
@@ -416,7 +738,8 @@ def assumptions_from_pilot(
         raise ValueError("the pilot has no annotations yet: give assumptions instead")
     row, word = np.nonzero(levels >= 0)
     keys = clip[row] * levels.shape[1] + word
-    _, word_of = np.unique(keys, return_inverse=True)
+    unique_keys, word_of = np.unique(keys, return_inverse=True)
+    word_clip = unique_keys // levels.shape[1]
     mark = (levels[row, word] >= 1).astype(np.int64)
     marks, total = np.bincount(word_of, mark), np.bincount(word_of)
     others_marks, others = marks[word_of] - mark, total[word_of] - 1
@@ -428,14 +751,28 @@ def assumptions_from_pilot(
     who = annotator[row]
     spam = _spammers(who, mark, majority, judged)
     honest = judged & ~spam[who]
-    emphasis_rate = float(np.mean(2 * marks[total >= 2] > total[total >= 2]))
-    accuracy = float(np.clip(agree[honest].mean() if honest.any() else agree[judged].mean(), 0.55, 0.99))
+    others_share = np.where(others > 0, others_marks / np.maximum(others, 1), np.nan)
+    by_clip = np.ones(int(clip.max()) + 1) if clip_weight is None else np.asarray(clip_weight, dtype=np.float64)
+    by_person = (
+        np.ones(spam.size) if person_weight is None else np.asarray(person_weight, dtype=np.float64)[: spam.size]
+    )
+    word_weight = np.bincount(word_of, by_clip[clip[row]]) / total  # the word's clip's weight
+    row_weight = by_clip[clip[row]] * by_person[who]
+    paired = total >= 2
+    emphasis_rate = _weighted_mean(2 * marks[paired] > total[paired], word_weight[paired])
+    accuracy = float(
+        np.clip(_weighted_mean(agree[honest], row_weight[honest]) if honest.any() else agree[judged].mean(), 0.55, 0.99)
+    )
     estimated = {
         "emphasis_rate": emphasis_rate,
         "accuracy": accuracy,
-        "spammers": float(spam[who].mean()),
-        "heterogeneity": _heterogeneity(marks, total, emphasis_rate, accuracy),
-        "heavy_share": _heavy_share(levels[row, word], word_of, marks, total),
+        "spammers": _weighted_mean(spam[who], row_weight),
+        "heterogeneity": _heterogeneity(marks, total, emphasis_rate, accuracy, word_weight),
+        "heavy_share": _heavy_share(levels[row, word], word_of, marks, total, row_weight),
+        "clips_per_task": _clips_per_task(clip, annotator),
+        "listener_spread": _listener_spread(who[honest], mark[honest], others_share[honest], by_person),
+        "spammer_profiles": _spammer_profiles(who, levels[row, word], spam, by_person),
+        **_word_chances(word_of, word_clip, mark, spam[who], word_weight, by_clip),
         "words_per_clip": round(float(np.mean(np.bincount(np.unique(keys) // levels.shape[1])[np.unique(clip)]))),
         "clips": int(clips),
         **_timing(clip, durations, seconds),
@@ -445,39 +782,152 @@ def assumptions_from_pilot(
 
 
 def _spammers(who, mark, majority, judged) -> np.ndarray:
+    """Per annotator: do their marks, against the other annotators' majorities, say nothing
+    (Youden's J below 0.2, with at least 20 words judged)?"""
     annotators = int(who.max()) + 1
-    spam = np.zeros(annotators, dtype=bool)
-    for person in range(annotators):
-        mine = judged & (who == person)
-        positive, negative = mine & majority, mine & ~majority
-        if mine.sum() < 20 or not positive.any() or not negative.any():
-            continue
-        youden = mark[positive].mean() - mark[negative].mean()
-        spam[person] = youden < 0.2
-    return spam
+    positive, negative = judged & majority, judged & ~majority
+
+    def count(mask, weights=None):
+        return np.bincount(who[mask], weights=None if weights is None else weights[mask], minlength=annotators)
+
+    on_positive, on_negative = count(positive), count(negative)
+    judged_enough = (count(judged) >= 20) & (on_positive > 0) & (on_negative > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        youden = count(positive, mark) / on_positive - count(negative, mark) / on_negative
+    return judged_enough & (youden < 0.2)
 
 
-def _heterogeneity(marks, total, emphasis_rate: float, accuracy: float) -> float:
+CHANCE_GRID = np.linspace(0.0, 1.0, 26)
+
+
+def _word_chances(word_of, word_clip, mark, by_spammer, word_weight, clip_weight, iterations: int = 200) -> dict:
+    """The joint distribution of a word's chance of a mark by an honest listener and by a spammer, by
+    nonparametric maximum likelihood (EM on a grid of chance pairs, Laird 1978) from each word's
+    honest marks of its honest annotations (words with two or more) and spammer marks of its
+    spammer annotations: no shape is assumed, so words that one kind of listener marks all together
+    (a clip's first word, say) keep their own share of chances. Points of weight below 1e-4 are
+    dropped. `word_weight`: how many times each word counts.
+
+    Besides (DesignAssumptions' pilot_clips and word_posteriors): the pilot's clips as lists of
+    their words' kinds (a kind: the words with the same marks of the same annotations; each clip
+    as many times as `clip_weight` says), and each kind's posterior over the points, so that the
+    designer can simulate clips as the pilot's clips are, words that go together (a hard clip, a
+    clip with three stresses) kept together."""
+    words = word_clip.size
+    honest_marks = np.bincount(word_of[~by_spammer], mark[~by_spammer], minlength=words).astype(np.int64)
+    honest_total = np.bincount(word_of[~by_spammer], minlength=words)
+    spam_marks = np.bincount(word_of[by_spammer], mark[by_spammer], minlength=words).astype(np.int64)
+    spam_total = np.bincount(word_of[by_spammer], minlength=words)
+    used = (honest_total >= 2) & (word_weight > 0)
+    if used.sum() < 10:
+        return {}
+    observed = np.stack([honest_marks, honest_total, spam_marks, spam_total], axis=1)
+    kinds, kind_of = np.unique(observed, axis=0, return_inverse=True)
+    kind_of = kind_of.ravel()
+    count = np.bincount(kind_of[used], word_weight[used], minlength=len(kinds))
+    if spam_total.any():
+        honest, spam = (grid.ravel() for grid in np.meshgrid(CHANCE_GRID, CHANCE_GRID, indexing="ij"))
+    else:  # no spammer in the pilot: their chances say nothing; the honest distribution alone
+        honest = spam = CHANCE_GRID
+    likelihood = binom.pmf(kinds[:, :1], kinds[:, 1:2], honest[None, :])
+    if spam_total.any():
+        likelihood = likelihood * binom.pmf(kinds[:, 2:3], kinds[:, 3:4], spam[None, :])  # (kinds, points)
+    weights = np.full(honest.size, 1 / honest.size)
+    for _ in range(iterations):
+        posterior = likelihood * weights
+        posterior /= posterior.sum(axis=1, keepdims=True)
+        weights = count @ posterior / count.sum()
+    kept = weights >= 1e-4
+    weights = weights[kept] / weights[kept].sum()
+    posterior = likelihood[:, kept] * weights
+    posterior = posterior / np.maximum(posterior.sum(axis=1, keepdims=True), 1e-300)
+    # A word with fewer than two honest annotations says little of itself: it takes the distribution.
+    kind_of = np.where(honest_total >= 2, kind_of, len(kinds))
+    posterior = np.vstack([posterior, weights])
+    clips = []
+    for clip in np.unique(word_clip):
+        times = round(float(clip_weight[clip]))
+        clips += [tuple(int(k) for k in kind_of[word_clip == clip])] * times
+    return {
+        "word_chances": tuple(
+            (round(float(h), 4), round(float(p), 4), float(w))
+            for h, p, w in zip(honest[kept], spam[kept], weights, strict=True)
+        ),
+        "pilot_clips": tuple(clips),
+        "word_posteriors": tuple(tuple(float(x) for x in row) for row in posterior),
+    }
+
+
+def _weighted_mean(values, weights) -> float:
+    total = float(np.sum(weights))
+    return float(np.sum(np.asarray(values, dtype=np.float64) * weights) / total) if total > 0 else 0.0
+
+
+def _clips_per_task(clip, annotator) -> int:
+    """The median number of clips an annotator heard: how long a listener's behaviour holds."""
+    pairs = np.unique(np.stack([annotator, clip], axis=1), axis=0)
+    return max(1, round(float(np.median(np.bincount(pairs[:, 0])[np.unique(pairs[:, 0])]))))
+
+
+def _listener_spread(who, mark, others_share, person_weight) -> float:
+    """The sd of honest annotators' own shifts (logit) of a word's marking chance: each one's
+    marking rate against the others' shares on the same words, less its binomial noise (moments);
+    annotators with 20 or more such words."""
+    usable = np.isfinite(others_share)
+    who, mark, others_share = who[usable], mark[usable], others_share[usable]
+    if who.size == 0:
+        return 0.0
+    size = np.bincount(who)
+    people = np.nonzero(size >= 20)[0]
+    if people.size < 5:
+        return 0.0
+    n = size[people]
+    rate = np.clip(np.bincount(who, mark)[people] / n, 0.5 / n, 1 - 0.5 / n)
+    expected = np.clip(np.bincount(who, others_share)[people] / n, 0.5 / n, 1 - 0.5 / n)
+    shift = _logit(rate) - _logit(expected)
+    noise = 1 / (n * rate * (1 - rate))
+    weight = person_weight[people]
+    if weight.sum() < 5:
+        return 0.0
+    mean = _weighted_mean(shift, weight)
+    variance = float(np.sum(weight * (shift - mean) ** 2) / (weight.sum() - 1))
+    return float(np.clip(math.sqrt(max(0.0, variance - _weighted_mean(noise, weight))), 0.0, 5.0))
+
+
+def _spammer_profiles(who, given, spam, person_weight) -> tuple[tuple[float, float], ...]:
+    """(marking rate, share of marks at level 2) of each annotator judged a spammer, as many times
+    as their weight."""
+    profiles = []
+    for person in np.repeat(np.nonzero(spam)[0], np.round(person_weight[spam]).astype(np.int64)):
+        mine = given[who == person]
+        marked = mine >= 1
+        heavy = float((mine[marked] == 2).mean()) if marked.any() else 0.0
+        profiles.append((round(float(marked.mean()), 4), round(heavy, 4)))
+    return tuple(profiles)
+
+
+def _heterogeneity(marks, total, emphasis_rate: float, accuracy: float, word_weight) -> float:
     """rho from the variance of the words' marking shares (beta-binomial moments): what is left of
     it after the split into two classes (emphasis rate, accuracy) is rho + (1 - rho) / k times the
     classes' binomial variance."""
-    used = total >= 2
+    used = (total >= 2) & (word_weight > 0)
     if used.sum() < 10:
         return 0.25
-    share, n = marks[used] / total[used], total[used]
+    share, n, weight = marks[used] / total[used], total[used], word_weight[used]
     means = np.array([1 - accuracy, accuracy])
     weights = np.array([1 - emphasis_rate, emphasis_rate])
     between = weights @ (means - weights @ means) ** 2
     within = weights @ (means * (1 - means))
-    inverse = float(np.mean(1 / n))
-    rho = ((share.var() - between) / within - inverse) / (1 - inverse)
+    inverse = _weighted_mean(1 / n, weight)
+    variance = _weighted_mean((share - _weighted_mean(share, weight)) ** 2, weight)
+    rho = ((variance - between) / within - inverse) / (1 - inverse)
     return float(np.clip(rho, 0.02, 0.9))
 
 
-def _heavy_share(given, word_of, marks, total) -> float:
+def _heavy_share(given, word_of, marks, total, row_weight) -> float:
     emphasized = (2 * marks > total)[word_of]
-    marked = emphasized & (given >= 1)
-    return float((given[marked] == 2).mean()) if marked.any() else 0.35
+    marked = emphasized & (given >= 1) & (row_weight > 0)
+    return _weighted_mean(given[marked] == 2, row_weight[marked]) if marked.any() else 0.35
 
 
 def _timing(clip, durations, seconds) -> dict:

@@ -110,6 +110,11 @@ def test_the_api_answers_the_design(study):
     assert {row["mode"] for row in design["rows"]} == {"fixed", "exact", "probabilistic"}
     assert all(row["differing_share"] == 0 for row in design["rows"] if row["mode"] != "probabilistic")
     assert all("differing_share_se" in row for row in design["rows"])
+    # From a pilot: its resamples and its check (issue 31): every design's flip band and whether it can tell.
+    assert design["resamples"] >= 2 and isinstance(design["check"]["can_tell"], bool) and design["check"]["reason"]
+    assert all(row["flip_share_low"] <= row["flip_share"] <= row["flip_share_high"] for row in design["rows"])
+    assert all(isinstance(row["can_tell"], bool) for row in design["rows"])
+    assert isinstance(design["recommendation"]["can_tell"], bool)
 
     chosen = api.post(
         "/api/v1/study-designs/", {**body, "probabilistic": {"epsilon": 0.1, "minimum": 2}}, format="json"

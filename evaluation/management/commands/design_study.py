@@ -75,8 +75,16 @@ class Command(BaseCommand):
                 f"{row.alpha_ordinal:6.3f} {row.alpha_width:7.4f} ± {row.alpha_width_se:.4f} "
                 f"{row.flip_share:7.4f} ± {row.flip_share_se:.4f} "
                 f"{row.differing_share:7.4f} ± {row.differing_share_se:.4f} {row.annotations_per_clip:8.2f} "
-                f"{row.participant_hours:8.1f} {row.cost:9.0f} {'yes' if row.meets_targets else 'no'}"
+                f"{row.participant_hours:8.1f} {row.cost:9.0f} "
+                + ("cannot tell" if not row.can_tell else "yes" if row.meets_targets else "no")
             )
+        for figure in design.check.get("checked", []):
+            self.stdout.write(
+                f"check at {figure['n']} listeners a clip: the pilot flips {figure['pilot']:.4f} ± "
+                f"{figure['pilot_se']:.4f}, the designer's crowd {figure['designer']:.4f}"
+            )
+        if not design.check.get("can_tell", True):
+            self.stdout.write(f"the designer cannot tell: {design.check['reason']}")
         best = design.recommendation
         saving = best["saving_against_10_fixed"]
         self.stdout.write(

@@ -3,6 +3,7 @@ stopping's rules (the latter against the live rule, clip by clip), and the pilot
 against the crowd that made the pilot."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -61,9 +62,11 @@ def direct_simulation(assumptions: DesignAssumptions, n: int, replicates: int, s
 
 def test_the_designers_figures_agree_with_a_direct_simulation_within_their_monte_carlo_error():
     replicates = 24
-    design = design_study(CROWD, annotators=(7,), modes=("fixed",), replicates=replicates, seed=1)
+    # One clip a listener: the direct simulation draws each annotation's listener afresh.
+    crowd = replace(CROWD, clips_per_task=1)
+    design = design_study(crowd, annotators=(7,), modes=("fixed",), replicates=replicates, seed=1)
     row = design.rows[0]
-    kappas, alphas, flips = direct_simulation(CROWD, 7, replicates, seed=2)
+    kappas, alphas, flips = direct_simulation(crowd, 7, replicates, seed=2)
 
     def close(ours, theirs, our_se, their_se):
         return abs(ours - theirs) <= 3 * math.hypot(our_se, their_se)
@@ -114,10 +117,12 @@ def test_probabilistic_stopping_saves_more_and_changes_few_labels():
         # Common random numbers: the same listeners, so the saving is the rule's, not noise.
         assert probabilistic.annotations_per_clip < exact.annotations_per_clip - 0.15
         assert probabilistic.participant_hours < exact.participant_hours < fixed.participant_hours
-        # Some labels change (the rule takes a risk), about epsilon a stopped word at most.
-        assert 0 < probabilistic.differing_share <= 0.02
-        assert probabilistic.differing_share_se > 0
+        # About epsilon a stopped word at most.
+        assert 0 <= probabilistic.differing_share <= 0.02
         assert probabilistic.flip_share == pytest.approx(fixed.flip_share, abs=0.003)
+    # Some labels change (the rule takes a risk); a rare event: a few words in 6 x 200 clips.
+    changed = [rows[(n, "probabilistic")] for n in (12, 15)]
+    assert sum(row.differing_share for row in changed) > 0 and max(row.differing_share_se for row in changed) > 0
     assert design.as_dict()["probabilistic"] == {"epsilon": 0.02, "minimum": 3}
     loose = design_study(honest, annotators=(12,), replicates=6, seed=9, probabilistic=ProbabilisticStopping(0.3, 2))
     assert loose.rows[2].annotations_per_clip < rows[(12, "probabilistic")].annotations_per_clip

@@ -1,0 +1,112 @@
+"""The study designer against replication, on crowds it was not built on (evaluation.stats.crowds).
+
+    .venv/bin/python bench/study_designer.py [--clips 2000] [--pilot 200] [--pilot-listeners 10]
+        [--designs 5 8 10 15] [--replications 30] [--replicates 40] [--mixtures NAME ...]
+
+For every harness mixture: a pilot of --pilot clips with --pilot-listeners listeners each is fed to
+the designer as the study designer service feeds a study's pilot (assumptions_from_pilot, the
+pilot's own flips and kappa error, its resampled listeners and clips); the designer predicts, for a
+study of --clips clips and each of --designs listeners a clip (fixed), the share of labels one more
+listener flips and the width of kappa's 95 % interval. Replication runs the same designs on
+--replications fresh crowds of the mixture: the flip share's mean and 2 x 1.96 x kappa's standard
+deviation. A row is within when the prediction is within 25 % of replication; "cannot tell" when
+the designer says so (its check against the pilot fails, or the pilot leaves the flip share more
+than 25 % open). The last line sums it up.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from evaluation.stats.crowds import MIXTURES, crowd
+from evaluation.stats.design_check import measured_kappa, pilot_measurements, pilot_resamples
+from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.study_designer import FIT_TOLERANCE, assumptions_from_pilot, design_study
+
+
+def replicated(mixture: str, designs, clips: int, replications: int) -> dict:
+    flips = {n: [] for n in designs}
+    kappas = {n: [] for n in designs}
+    for replication in range(replications):
+        made = crowd(mixture, clips=clips, listeners=max(designs) + 1, seed=100_000 + replication)
+        marks = np.cumsum(made.levels >= 1, axis=1)
+        for n in designs:
+            first = marks[:, n - 1]
+            flips[n].append(float(((2 * first > n) != (2 * marks[:, n] > n + 1)).mean()))
+            kappas[n].append(fleiss_kappa(np.stack([n - first.ravel(), first.ravel()], axis=1)).value)
+    return {n: (float(np.mean(flips[n])), 2 * 1.959964 * float(np.std(kappas[n], ddof=1))) for n in designs}
+
+
+def designed(mixture: str, options):
+    pilot = crowd(mixture, clips=options.pilot, listeners=options.pilot_listeners, seed=options.seed)
+    clip, annotator, levels = pilot.annotations(options.pilot_listeners)
+    estimate = {"clip": clip, "annotator": annotator, "levels": levels, "clips": options.clips}
+    return design_study(
+        assumptions_from_pilot(**estimate),
+        annotators=tuple(options.designs),
+        modes=("fixed",),
+        replicates=options.replicates,
+        measured=pilot_measurements(clip, levels),
+        measured_kappa=measured_kappa(clip, levels),
+        resamples=pilot_resamples(**estimate, draws=options.replicates // 2, seed=options.seed),
+        seed=options.seed,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clips", type=int, default=2000)
+    parser.add_argument("--pilot", type=int, default=200)
+    parser.add_argument("--pilot-listeners", type=int, default=10)
+    parser.add_argument("--designs", type=int, nargs="+", default=[5, 8, 10, 15])
+    parser.add_argument("--replications", type=int, default=30)
+    parser.add_argument("--replicates", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--mixtures", nargs="+", default=list(MIXTURES), choices=list(MIXTURES))
+    options = parser.parse_args()
+    print(
+        f"study {options.clips} clips; pilot {options.pilot} clips x {options.pilot_listeners} listeners; "
+        f"{options.replications} replications; designer {options.replicates} replicates"
+    )
+    print(
+        f"{'mixture':26} {'N':>3} {'flips':>7} {'band':>15} {'replic.':>8} {'ratio':>6}  {'kappa w':>8} {'replic.':>8} {'ratio':>6}"
+    )
+    counts = {"flips within": 0, "cannot tell": 0, "flips outside": 0, "kappa within": 0, "kappa rows": 0}
+    started = time.perf_counter()
+    for mixture in options.mixtures:
+        design = designed(mixture, options)
+        truth = replicated(mixture, options.designs, options.clips, options.replications)
+        for row in design.rows:
+            flips, width = truth[row.annotators]
+            flip_ratio, width_ratio = row.flip_share / flips, row.kappa_width / width
+            counts["kappa rows"] += 1
+            counts["kappa within"] += abs(width_ratio - 1) <= FIT_TOLERANCE
+            if not row.can_tell:
+                verdict = "cannot tell"
+                counts["cannot tell"] += 1
+            elif abs(flip_ratio - 1) <= FIT_TOLERANCE:
+                verdict = "within"
+                counts["flips within"] += 1
+            else:
+                verdict = "OUTSIDE"
+                counts["flips outside"] += 1
+            band = f"{row.flip_share_low:.2%}-{row.flip_share_high:.2%}"
+            print(
+                f"{mixture:26} {row.annotators:>3} {row.flip_share:>7.2%} {band:>15} {flips:>8.2%} {flip_ratio:>6.2f}  "
+                f"{row.kappa_width:>8.4f} {width:>8.4f} {width_ratio:>6.2f}  {verdict}"
+            )
+    rows = counts["kappa rows"]
+    print(
+        f"summary: flip share within {FIT_TOLERANCE:.0%} of replication on {counts['flips within']} of {rows} "
+        f"(mixture, N), cannot tell on {counts['cannot tell']}, outside on {counts['flips outside']}; kappa width "
+        f"within {FIT_TOLERANCE:.0%} on {counts['kappa within']} of {rows}; {time.perf_counter() - started:.0f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
