@@ -91,7 +91,10 @@ def test_a_migration_newer_than_the_template_is_left_to_migrate():
 @pytest.mark.django_db
 def test_a_database_with_tables_is_left_alone():
     loaded = template_load(connection=connection)
-    assert not loaded.used and loaded.why == "the database has its tables already"
+    why = "the database has its tables already"
+    if connection.vendor == "postgresql":  # refused before its tables are looked at
+        why = "a PostgreSQL database is migrated, not copied"
+    assert not loaded.used and loaded.why == why
 
 
 def test_a_fresh_clone_starts_from_the_template_and_ends_fully_migrated(tmp_path):

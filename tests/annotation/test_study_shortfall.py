@@ -158,7 +158,7 @@ class TestTheStudyPage:
         live = reverse("admin:annotation_study_status", args=[study.pk, "live"])
 
         shown = admin_client.get(page).content.decode()
-        assert f'action="{live}"' in shown and ">Set live</button>" in shown
+        assert f'action="{live}"' in shown and ">Set live (hand out work)</button>" in shown
         assert "Set live is refused: it has no consent text" in shown
 
         refused = admin_client.post(live, follow=True).content.decode()

@@ -77,8 +77,8 @@ def test_a_script_goes_from_a_study_to_a_downloaded_export(live_server):
     report = api.post("/api/v1/agreement-reports/", {"study": study["id"], "parameters": {"resamples": 20}}, expect=202)
     report = api.wait(report["url"])
     assert report["status"] == "succeeded", report["error"]
-    assert report["parameters"]["subsample"] == 6  # the study's target annotations
-    assert report["result"]["agreement"]["pooled"]["clips"] == 10
+    assert report["parameters"]["subsample"] is None  # every usable annotation, not the target's 6
+    assert report["result"]["agreement"]["pooled"]["clips"] == 12
 
     label_set = api.post(
         "/api/v1/label-sets/",
@@ -90,7 +90,7 @@ def test_a_script_goes_from_a_study_to_a_downloaded_export(live_server):
     label_set = api.post(f"/api/v1/label-sets/{label_set['id']}/finalize/", expect=200)
     assert label_set["state"] == "final" and len(label_set["checksum"]) == 64
     rows = api.get(label_set["rows_url"])
-    assert rows["count"] == 10 and rows["results"][0]["words"][0]["levels"]
+    assert rows["count"] == 12 and rows["results"][0]["words"][0]["levels"]  # the 2 short clips too
 
     export = api.post("/api/v1/dataset-exports/", {"format": "jsonl", "label_set": label_set["id"]}, expect=202)
     export = api.wait(export["url"])
