@@ -13,9 +13,8 @@ annotators at three levels (0, 1, 2). Two models:
   a spammer is a matrix whose two columns are equal. GLAD's item difficulty would help little
   with 10 to 15 listeners a word and costs a fit ten times slower; MACE assumes spammers mark
   by a fixed distribution, which the confusion matrix contains as a special case.
-- "ordinal" (the default: on the simulation with 10 % spammers its labels' error is 19 % below
-  the majority's at 5 listeners a clip and 2 % below at 10, where Dawid-Skene's is 19 % and 57 %
-  above; bench/annotator_models.py): the three levels, by a latent-trait model written here (crowd-kit has no ordinal
+- "ordinal" (the default model; bench/annotator_models.py compares its labels with the majority's
+  on the project's simulation and on the validation harness): the three levels, by a latent-trait model written here (crowd-kit has no ordinal
   model, nor has any well-kept library we know of). Each word has a latent prominence theta
   (on a grid, its distribution estimated); annotator j hears u = theta + sigma_j e (e standard
   normal) and answers the number of their two thresholds t_j1 < t_j2 below u, so
@@ -24,9 +23,11 @@ annotators at three levels (0, 1, 2). Two models:
   levels kept. A listener who marks only heavy emphasis is a high t_j1, a spammer a large
   sigma_j. A word is truly emphasized where the published rule would call it so on average with
   the study's N listeners a clip, whoever they were: where more than N/2 of N listeners of the
-  typical chance of marking it (each annotator weighted by 1 / sigma_j^2, so that spammers
-  count for nothing) mark it with probability at least 1/2; P(truly emphasized) is the
-  posterior mass of those prominences, and level 2 starts at the same weights' median t_j2.
+  typical chance of marking it mark it with probability at least 1/2; P(truly emphasized) is the
+  posterior mass of those prominences, and level 2 starts at the same weights' median t_j2. The
+  typical listener weighs each annotator by their discrimination (`listener_weights`): until
+  issue 31 it was their precision 1 / sigma_j^2, and a listener who marks every word, none, or
+  only a clip's first content word fits as a sharp threshold with a tiny sigma and took it over.
   Fitted by EM (M step: one
   L-BFGS over all annotators' parameters, with a weak normal prior that keeps an annotator
   with few words finite and fixes the latent scale). Why not Dawid-Skene's free classes: in
@@ -35,6 +36,15 @@ annotators at three levels (0, 1, 2). Two models:
   far more words emphasized than the listeners' majority (23 % against 15 %, with 13 % truly
   emphasized). A continuous prominence takes that correlation in. Tests check its binary
   collapse against crowd-kit's Dawid-Skene on the collapsed marks.
+
+Which labels to use. Neither model wins on every crowd: on crowds built independently of them
+(evaluation.stats.crowds; bench/annotator_models.py prints the harness) a coordinated bloc of lazy
+listeners, who all mark the first content word of a clip, can become the ordinal model's latent
+prominence in a small study, and Dawid-Skene reads correlated honest marks as independent
+evidence. So every fit carries its `standing` against the majority on the study's own
+annotations (HeldOutStanding: which labels predict a held-out listener's marks better), and its
+labels are recommended over the majority's only where they do so beyond the clips' noise;
+otherwise the majority stays the labels (`recommended_labels`).
 
 Reliability, on one scale for both models: Youden's J of the annotator's binary marks,
 P(mark | truly emphasized) - P(mark | not emphasized): 1 for a perfect annotator, 0 for one
@@ -127,8 +137,11 @@ class HeldOutStanding:
     posterior; the majority is more than half of the others), and each is scored by how often it
     agrees with the held-out listener's binary mark. A label that a fresh listener of the same
     crowd agrees with more often is the better guess of what the crowd hears; the difference is
-    decided only on the words where the two rules disagree. Its 95 % interval treats clips as
-    clusters (a clip's annotations share its audio and its listeners)."""
+    decided only on the words where the two rules disagree. Each held-out mark is weighted by its
+    listener's discrimination against the other listeners' majority (J squared): a listener who
+    marks every word or none would otherwise favour whichever rule labels more words, or fewer.
+    Its 95 % interval treats clips as clusters (a clip's annotations share its audio and its
+    listeners)."""
 
     held_out: int  # annotations scored (on words with two or more annotations)
     model_agreement: float  # share of held-out marks the model's label agrees with
@@ -162,7 +175,8 @@ class HeldOutStanding:
 STANDING_METHOD = (
     "each annotation held out in turn; the model's label (fitted parameters, the word's other "
     "annotations) and the majority of the word's other annotations scored by agreement with the "
-    "held-out binary mark; 95 % interval with clips as clusters"
+    "held-out binary mark, weighted by the held-out listener's Youden's J squared against the "
+    "others' majority; 95 % interval with clips as clusters"
 )
 
 
@@ -266,27 +280,46 @@ def _held_out_standing(table: "_Table", point: dict) -> HeldOutStanding | None:
         model[start : start + part.size] = loo[:, emphasized].sum(axis=1) > 0.5 * loo.sum(axis=1)
     word = table.row_word[rows]
     majority = 2 * (marked[word] - marks[rows]) > count[word] - 1
-    difference = (model == marks[rows]).astype(np.float64) - (majority == marks[rows])
+    weight = _held_out_weights(table.row_annotator[rows], marks[rows], majority, table.n_annotators)
+    if weight.sum() <= 0:
+        weight = np.ones(rows.size)
+    model_agrees, majority_agrees = model == marks[rows], majority == marks[rows]
+    difference = model_agrees.astype(np.float64) - majority_agrees
     clip = np.unique(table.word_clip[word], return_inverse=True)[1]
-    low, high = _clustered_interval(difference, clip)
+    mean, low, high = _clustered_interval(difference, weight, clip)
     return HeldOutStanding(
         held_out=int(rows.size),
-        model_agreement=float(np.mean(model == marks[rows])),
-        majority_agreement=float(np.mean(majority == marks[rows])),
-        difference=float(difference.mean()),
+        model_agreement=float(np.average(model_agrees, weights=weight)),
+        majority_agreement=float(np.average(majority_agrees, weights=weight)),
+        difference=mean,
         low=low,
         high=high,
     )
 
 
-def _clustered_interval(values: np.ndarray, cluster: np.ndarray) -> tuple[float, float]:
-    """95 % normal interval of the mean of `values`, whose clusters are independent (the
+def _held_out_weights(annotator, marks, majority, annotators) -> np.ndarray:
+    """Each held-out mark's weight: its listener's discrimination squared, judged by the majority of
+    the other listeners and not by the model (Youden's J of their marks against those majorities).
+    A listener who marks every word, none, or at random says nothing about which rule is right
+    (they would favour whichever labels more, or fewer, words), so their marks weigh nothing."""
+
+    def rate(where):
+        hits = np.bincount(annotator[where], weights=marks[where], minlength=annotators)
+        total = np.bincount(annotator[where], minlength=annotators)
+        return np.divide(hits, total, out=np.full(annotators, np.nan), where=total > 0)
+
+    youden = np.nan_to_num(rate(majority) - rate(~majority), nan=0.0)
+    return np.clip(youden, 0.0, None)[annotator] ** 2
+
+
+def _clustered_interval(values: np.ndarray, weights: np.ndarray, cluster: np.ndarray) -> tuple[float, float, float]:
+    """The weighted mean of `values` and its 95 % normal interval, the clusters independent (the
     cluster-robust variance of a ratio estimator)."""
-    n, clusters = values.size, int(cluster.max()) + 1
-    mean = values.mean()
-    sums = np.bincount(cluster, weights=values - mean, minlength=clusters)
-    se = np.sqrt(clusters / max(clusters - 1, 1) * (sums**2).sum()) / n
-    return float(mean - 1.959964 * se), float(mean + 1.959964 * se)
+    clusters = int(cluster.max()) + 1
+    mean = float(np.average(values, weights=weights))
+    sums = np.bincount(cluster, weights=weights * (values - mean), minlength=clusters)
+    se = np.sqrt(clusters / max(clusters - 1, 1) * (sums**2).sum()) / weights.sum()
+    return mean, float(mean - 1.959964 * se), float(mean + 1.959964 * se)
 
 
 def majority_labels(*, clip: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -431,8 +464,9 @@ def _ordinal_summary(table, parameters, prior, posterior) -> dict:
     """A word is truly emphasized where the published rule would, on average, call it so with the
     study's number of listeners a clip (N, the median), free of who those listeners happened to
     be: where P(Binomial(N, p(theta)) > N/2) >= 1/2, p(theta) being the listeners' mean chance of
-    marking a word of that prominence, each annotator weighted by their precision 1 / sigma^2 (a
-    spammer, all noise, weighs nothing). Level 2 starts at the same weights' median t_2."""
+    marking a word of that prominence, each annotator weighted by `listener_weights` (a spammer,
+    or one who marks every word or none, weighs nothing). Level 2 starts at the same weights'
+    median t_2. "held_out" is what HeldOutStanding needs."""
     _, t2, _ = _thresholds(parameters)
     labelled = np.bincount(table.row_annotator, minlength=table.n_annotators) > 0
     weight = listener_weights(parameters, prior, labelled)

@@ -22,7 +22,7 @@ def _fit(mixture, clips, per_clip, seed=0, model="ordinal"):
 
 @pytest.fixture(scope="module")
 def heavy():
-    return _fit("20 % heavy", clips=100, per_clip=5)
+    return _fit("20 % heavy", clips=300, per_clip=5)
 
 
 def test_listeners_who_mark_every_word_do_not_take_the_model_over(heavy):
