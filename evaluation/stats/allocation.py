@@ -22,7 +22,8 @@ so the label moves in jumps of half a noise unit.
 
 A listener the model has not fitted yet (one who arrives between fits) counts as a typical one.
 
-On bench/adaptive.py (3000 clips, the fixed design's budget of 10 a clip, seed 0), greedy
+On bench/adaptive.py (3000 clips, the fixed design's budget of 10 a clip, seed 0; measured with
+the 1 / sigma^2 weights of before issue 31, not yet rerun with the discrimination weights), greedy
 allocation from 5 a clip by this priority, labelled by this model, has a word error against the
 truth 14.2 % below the fixed design's majority with honest listeners, 21.7 % with 10 % spammers
 (12.8 % below the majority of the same annotations) and 7.0 % with 20 % heavy-only listeners.
