@@ -1,6 +1,7 @@
 """Model-based labels against the majority's at the same budget, on simulated studies with a known truth.
 
     .venv/bin/python bench/annotator_models.py [--clips 300] [--per-clip 5 10] [--seeds 3] [--spammers 0.1]
+        [--harness-clips 150] [--harness-per-clip 3 5 10 15] [--harness-seeds 4] [--jobs 1]
 
 For each budget (annotators a clip) and seed, a study of --clips clips of 15 words
 (evaluation.stats.simulated_truth: the truth is the words the script asked to be emphasized; a
@@ -8,14 +9,31 @@ share --spammers of the annotators mark at random) is labelled three ways on the
 annotations: the published majority rule, crowd-kit's Dawid-Skene on the binary marks, and the
 latent-trait ordinal model (evaluation.stats.annotator_models). Prints each one's word-level
 error against the truth, averaged over the seeds with its standard error, the error's change
-against the majority's, and the fit times; the last line sums it up.
+against the majority's, and the fit times, and its summary line.
+
+Then the validation harness (evaluation.stats.label_validation) on crowds built independently of
+the models (evaluation.stats.crowds: honest listeners with their own thresholds, spammers, lazy
+listeners, listeners who mark everything heavily or nothing, three-level confused listeners,
+mixtures of all, clips of varying difficulty): for every mixture and listeners a clip, each
+labelling's word error against the truth and label change against the majority, with 95 %
+intervals over --harness-seeds crowds of --harness-clips clips, and whether it is worse or better
+than the majority beyond the seeds' noise. "recommended" is what a label set recommends (a model's
+labels only where they predict held-out listeners better than the majority's). The last line sums
+the harness up. --harness-seeds 0 leaves it out; --jobs runs its crowds on several cores.
 """
 
 import argparse
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from evaluation.stats.annotator_models import majority_labels, word_posteriors
+from evaluation.stats.crowds import MIXTURES as CROWDS
+from evaluation.stats.label_validation import harness, summary, table
 from evaluation.stats.simulated_truth import simulated_truth_study
 
 MODELS = ("dawid-skene", "ordinal")
@@ -27,9 +45,14 @@ def main() -> None:
     parser.add_argument("--per-clip", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--spammers", type=float, default=0.1)
+    parser.add_argument("--harness-clips", type=int, default=150)
+    parser.add_argument("--harness-per-clip", type=int, nargs="+", default=[3, 5, 10, 15])
+    parser.add_argument("--harness-seeds", type=int, default=4)
+    parser.add_argument("--harness-mixtures", nargs="+", default=list(CROWDS), choices=list(CROWDS))
+    parser.add_argument("--jobs", type=int, default=1)
     options = parser.parse_args()
     print(f"{'budget':>6} {'labels':<12} {'error':>8} {'± SE':>7} {'vs majority':>12} {'fit s':>7}")
-    summary = []
+    summaries = []
     for per_clip in options.per_clip:
         errors = {name: [] for name in ("majority", *MODELS)}
         seconds = dict.fromkeys(MODELS, 0.0)
@@ -51,11 +74,33 @@ def main() -> None:
             change = f"{mean / base - 1:+.1%}" if name != "majority" else ""
             fit = f"{seconds[name]:.1f}" if name in seconds else ""
             print(f"{per_clip:>6} {name:<12} {mean:8.4f} {se:7.4f} {change:>12} {fit:>7}")
-        summary.append(f"{per_clip}/clip ordinal {np.mean(errors['ordinal']) / base - 1:+.1%}")
+        summaries.append(f"{per_clip}/clip ordinal {np.mean(errors['ordinal']) / base - 1:+.1%}")
     print(
         f"summary: spammers {options.spammers:.0%}, error of the ordinal model's labels against the majority's: "
-        + ", ".join(summary)
+        + ", ".join(summaries)
     )
+    if options.harness_seeds > 0:
+        print_harness(options)
+
+
+def print_harness(options) -> None:
+    arguments = {
+        "mixtures": options.harness_mixtures,
+        "per_clip": options.harness_per_clip,
+        "seeds": options.harness_seeds,
+        "clips": options.harness_clips,
+    }
+    print(
+        f"\nvalidation harness: {options.harness_clips} clips x 15 words, {options.harness_seeds} seeds, "
+        "95 % intervals over seeds"
+    )
+    if options.jobs > 1:
+        with ProcessPoolExecutor(options.jobs) as pool:
+            rows = harness(**arguments, mapper=pool.map)
+    else:
+        rows = harness(**arguments)
+    print("\n".join(table(rows)))
+    print(summary(rows))
 
 
 if __name__ == "__main__":

@@ -164,7 +164,9 @@ class LabelSetCreateForm(forms.Form):
         required=False,
         choices=[("", "None (majority labels only)"), *((model, model) for model in MODELS)],
         help_text="Also give each word the model's posterior and each annotator's reliability with its standard "
-        "error (dawid-skene: the binary marks; ordinal: the three levels).",
+        "error (dawid-skene: the binary marks; ordinal: the three levels). The majority's labels stay the set's "
+        "labels: the set shows how the model's labels fare against them on each study's own annotations "
+        "(agreement with a held-out listener) and recommends them only where they do better.",
     )
     model_resamples = forms.IntegerField(
         required=False,

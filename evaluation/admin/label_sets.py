@@ -15,6 +15,7 @@ from evaluation.access import get_label_set_for_staff
 from evaluation.admin.dataset_imports import dataset_import_view
 from evaluation.forms import LabelSetCreateForm
 from evaluation.models import DatasetExport, LabelSet
+from evaluation.services.dataset_export_cards import model_standing
 from evaluation.services.dataset_exports import LABEL_SET_FORMATS
 from evaluation.services.label_sets import (
     LabelSetRefused,
@@ -56,6 +57,7 @@ class LabelSetAdmin(PlatformModelAdmin):
         "source",
         "parameters",
         "annotator_model",
+        "model_standing",
         "checksum",
         "code_version",
         "created_by",
@@ -96,6 +98,13 @@ class LabelSetAdmin(PlatformModelAdmin):
             messages.error(request, "Select one final label set to benchmark (a second one is chosen in the form).")
             return None
         return redirect(f"{reverse('admin:modelzoo_benchmarkrun_add')}?label_set={chosen[0].pk}")
+
+    @admin.display(description="model labels against the majority")
+    def model_standing(self, label_set):
+        """Before a researcher uses the model's labels: how they fare against the majority's on
+        the study's own annotations, and which the set recommends."""
+        lines = model_standing(label_set.annotator_model or {})
+        return next(iter(lines.values()), "-")
 
     @admin.display(description="clips")
     def clips(self, label_set):

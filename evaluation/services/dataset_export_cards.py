@@ -86,7 +86,38 @@ def _annotator_model(model: dict) -> dict:
         "annotator model": model["description"],
         "annotator model fitted": fitted or "no study had annotations to fit",
         "annotator reliability": f"{model['reliability']}; standard errors by {model['se_method']}",
+        **model_standing(model),
     }
+
+
+def model_standing(model: dict) -> dict:
+    """The model's labels against the majority's on each study's own annotations, and which the
+    set recommends (nothing for a set built before the standing was measured)."""
+    studies = {slug: study for slug, study in model.get("studies", {}).items() if "recommended_labels" in study}
+    if not studies:
+        return {}
+    lines = [f"{slug}: {standing_sentence(study)}" for slug, study in studies.items()]
+    return {"model labels against the majority": "; ".join(lines)}
+
+
+def standing_sentence(study: dict) -> str:
+    """One study's standing in words: the agreements with a held-out listener, the difference with
+    its interval, the verdict and the labels recommended."""
+    standing = study["standing"]
+    recommended = (
+        "the model's labels are recommended"
+        if study["recommended_labels"] == "model"
+        else ("the majority's labels stay the recommended ones")
+    )
+    if not standing:
+        return f"not measured (no word had two annotations); {recommended}"
+    low, high = standing["interval"]
+    return (
+        f"a held-out listener's mark agrees with the model's label {100 * standing['model_agreement']:.1f} % "
+        f"of the time and with the majority's {100 * standing['majority_agreement']:.1f} % "
+        f"({100 * standing['difference']:+.2f} points, 95 % interval {100 * low:+.2f} to {100 * high:+.2f}, "
+        f"{standing['held_out']} marks held out): {standing['verdict']}; {recommended}"
+    )
 
 
 def raw_card(*, study: Study, include_prolific_ids: bool, written: Written) -> str:

@@ -254,6 +254,11 @@ def _model_record(parameters: LabelSetParameters, fits: dict[str, _StudyFit]) ->
         studies[slug] = {
             "fitted_at": fit.fitted_at,
             "fit_seconds": round(fit.fit_seconds, 3),
+            # The model's labels against the majority's on this study's own annotations; the
+            # majority's stay the recommended labels unless the model's predict held-out
+            # listeners better (evaluation.stats.annotator_models.HeldOutStanding).
+            "standing": fit.standing.as_dict() if fit.standing else None,
+            "recommended_labels": "model" if fit.recommended() else "majority",
             "annotators": {
                 opaque_annotator_id(slug, names[i]): values
                 for i, values in enumerate(fit.annotators())

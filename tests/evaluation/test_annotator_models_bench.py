@@ -1,4 +1,5 @@
-"""bench/annotator_models.py still runs and prints its table and summary (on small studies)."""
+"""bench/annotator_models.py still runs and prints its table and summary, then the validation
+harness's table and summary line (on small studies)."""
 
 import subprocess
 import sys
@@ -9,7 +10,13 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "annotator_models.py"
 
 def test_the_benchmark_prints_each_labelling_and_a_summary():
     result = subprocess.run(
-        [sys.executable, str(BENCH), "--clips", "60", "--per-clip", "5", "--seeds", "2"],
+        [
+            sys.executable,
+            str(BENCH),
+            *("--clips", "60", "--per-clip", "5", "--seeds", "2"),
+            *("--harness-clips", "30", "--harness-seeds", "2", "--harness-per-clip", "3"),
+            *("--harness-mixtures", "20 % heavy"),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -18,6 +25,9 @@ def test_the_benchmark_prints_each_labelling_and_a_summary():
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert [line.split()[1] for line in lines[1:4]] == ["majority", "dawid-skene", "ordinal"]
-    assert lines[-1].startswith(
+    assert lines[4].startswith(
         "summary: spammers 10%, error of the ordinal model's labels against the majority's: 5/clip "
     )
+    harness = lines[lines.index("validation harness: 30 clips x 15 words, 2 seeds, 95 % intervals over seeds") + 1 :]
+    assert [line.split()[4] for line in harness[1:5]] == ["majority", "dawid-skene", "ordinal", "recommended"]
+    assert lines[-1].startswith("harness: 1 mixture x listeners cells against the majority: dawid-skene worse in ")

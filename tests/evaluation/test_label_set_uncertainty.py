@@ -47,6 +47,15 @@ def test_rows_carry_the_posteriors_and_the_annotators_reliability(study, django_
         [w["binary"] for w in r["words"]] for r in rows
     ]
     assert label_set.parameters["annotator_model"] == "dawid-skene"
+    # Issue 31: the model's standing against the majority on the study's own annotations, and
+    # the majority's labels recommended unless the model's predict held-out listeners better.
+    standing = model["studies"]["golden"]["standing"]
+    assert standing["verdict"] in ("better", "no better", "worse") and standing["held_out"] > 0
+    low, high = standing["interval"]
+    assert low <= standing["difference"] <= high
+    assert standing["difference"] == pytest.approx(standing["model_agreement"] - standing["majority_agreement"])
+    recommended = model["studies"]["golden"]["recommended_labels"]
+    assert recommended == ("model" if standing["verdict"] == "better" else "majority")
 
 
 def test_without_a_model_the_set_is_as_before(study, django_capture_on_commit_callbacks):
@@ -69,6 +78,10 @@ def test_exports_carry_the_model_columns_and_the_card_names_the_model(study, dja
     card = files["README.md"].decode()
     assert "ordinal Dawid-Skene" in card and label_set.annotator_model["fitted_at"] in card
     assert "`posterior`" in card and "bootstrap over clips, 2 resamples" in card
+    standing = label_set.annotator_model["studies"]["golden"]["standing"]
+    assert "model labels against the majority" in card
+    assert f"agrees with the model's label {100 * standing['model_agreement']:.1f} %" in card
+    assert "labels are recommended" in card or "labels stay the recommended ones" in card
 
     jsonl = zip_entries(exported(django_capture_on_commit_callbacks, format="jsonl", label_set=label_set))
     word = json.loads(jsonl["words.jsonl"].decode().splitlines()[0])
@@ -94,6 +107,7 @@ def test_the_admin_form_the_api_and_the_command_ask_for_it(client, study, django
     assert made.status == LabelSet.Status.SUCCEEDED and made.annotator_model["model"] == "ordinal"
     page = client.get(reverse("admin:evaluation_labelset_change", args=[made.pk])).content.decode()
     assert "ordinal Dawid-Skene" in page
+    assert "Model labels against the majority" in page and "a held-out listener&#x27;s mark agrees" in page
 
     api = token_client(staff_with("evaluation.view_labelset", "evaluation.add_labelset"))
     with django_capture_on_commit_callbacks(execute=True):
