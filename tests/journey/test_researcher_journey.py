@@ -224,7 +224,7 @@ def step_set_the_study_live(j: Journey) -> None:
     page = j.page
     j.open(j.study_url)
     expect(page.locator("#content")).to_contain_text("Ready: Set live hands out work.")
-    page.get_by_role("button", name="Set live", exact=True).click()
+    page.get_by_role("button", name="Set live (hand out work)").click()
     expect(page.locator(".messagelist")).to_contain_text(f"Set live: {STUDY}.")
     j.open("/admin/annotation/study/")
     expect(page.locator("#result_list tbody tr", has_text=STUDY).locator("td.field-status")).to_have_text(
