@@ -59,11 +59,15 @@ def participant_decide(*, participant: Participant, decision: str, note: str = "
         _recount_work(participant, items, counted=was_rejected)  # lifted: counted again
 
 
-def _locked_items(participant: Participant) -> list[StudyItem]:
-    """The clips the participant annotated, locked in pk order (as every multi-clip update locks them)."""
-    annotated = Annotation.objects.filter(participant=participant, item__study_item__isnull=False)
-    ids = annotated.values("item__study_item_id")
-    return list(StudyItem.objects.select_for_update().filter(pk__in=ids).order_by("pk"))
+def _locked_items(*participants: Participant) -> list[StudyItem]:
+    """The clips these participants annotated whose counts hold their annotations, locked in pk
+    order (as every multi-clip update locks them). A listening form's check items are left out:
+    a submission never counts them (annotation.services.submission)."""
+    annotated = Annotation.objects.filter(participant__in=participants, item__study_item__isnull=False)
+    checks = StudyItem.objects.filter(form_item__settings__attention_check=True)
+    clips = StudyItem.objects.filter(pk__in=annotated.values("item__study_item_id")).exclude(pk__in=checks.values("pk"))
+    # No key update: a claim's insert of task items referring to the clip (a key share) goes on.
+    return list(clips.select_for_update(no_key=True).order_by("pk"))
 
 
 def _recount_work(participant: Participant, items: list[StudyItem], *, counted: bool) -> None:
@@ -102,6 +106,10 @@ def _recount_adaptive(study: Study, item: StudyItem, annotations: list[list[int]
 def participants_decide(*, participants: list[Participant], decision: str, note: str = "", category: str = "") -> None:
     """The same decision for several participants: all of them, or none."""
     with transaction.atomic():
+        # Every participant's clips at once, in one pk order, before any participant: locked one
+        # participant after another they would be taken out of order (P1's clips 5 and 9, then
+        # P2's clip 3) against an expiry or a refit that locks clips in pk order.
+        _locked_items(*participants)
         for participant in participants:
             participant_decide(participant=participant, decision=decision, note=note, category=category)
 

@@ -188,6 +188,44 @@ def test_form_attention_checks_are_slipped_in_recorded_and_never_scored(client):
     assert "check" not in scored and len(scored) == 2
 
 
+def test_rejecting_a_form_participant_takes_out_their_answers_but_not_their_check(client):
+    """A rejection takes a participant's answers out of their items' counts; a check item's count
+    never held them (a submission does not count it), so it is left as it is, not taken below 0."""
+    from annotation.models import StudyItem
+    from annotation.services.review import participant_decide
+
+    def specs(clips):
+        return [
+            ListeningFormItemSpec("q1", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0),
+            ListeningFormItemSpec("q2", ListeningFormItem.Type.SINGLE_CHOICE, clips[1], options=["x", "y"], gold=1),
+            ListeningFormItemSpec(
+                "check",
+                ListeningFormItem.Type.SINGLE_CHOICE,
+                clips[2],
+                options=["a", "b"],
+                gold=0,
+                settings={"attention_check": True},
+            ),
+        ]
+
+    study = live_form(specs=specs, clips_per_task=2, attention_checks_per_task=1)
+    enter(client, study)
+    participant = study.participants.get()
+    task = participant.tasks.get()
+    for _ in range(3):
+        page = client.get(f"/s/{study.slug}/task/").content.decode()
+        item = task.items.get(pk=int(re.search(r'data-item="(\d+)"', page).group(1)))
+        listened(item)
+        client.post(f"/s/{study.slug}/task/items/{item.pk}/submit", {"choice": "0"}, HTTP_HX_REQUEST="true")
+    counts = dict(StudyItem.objects.filter(study=study).values_list("form_item__external_id", "completed_count"))
+    assert counts == {"q1": 1, "q2": 1, "check": 0}
+
+    participant_decide(participant=participant, decision="rejected", note="x" * 120, category="LOW_EFFORT")
+
+    counts = dict(StudyItem.objects.filter(study=study).values_list("form_item__external_id", "completed_count"))
+    assert counts == {"q1": 0, "q2": 0, "check": 0}
+
+
 def test_participant_review_works_for_form_studies(client):
     from annotation.selectors.review import participant_review_rows
 
