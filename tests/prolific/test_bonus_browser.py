@@ -4,6 +4,7 @@ the batch paid once (the fake pays again on every pay call it gets)."""
 import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
+from playwright.sync_api import expect
 
 from prolific.client import ProlificClient
 from prolific.services.bonuses import bonus_batch_create
@@ -44,7 +45,9 @@ def test_the_pay_button_double_clicked_pays_once(page, live_server, settings, pr
 
     page.dblclick(f"button:has-text('Pay {total} through Prolific')")
 
-    page.wait_for_selector("[data-stage]:has-text('Paid')")
+    # The whole text: has-text is a case-insensitive substring, which "Created at Prolific, not
+    # paid" (the stage before) matches already.
+    expect(page.locator("[data-stage]")).to_have_text("Paid")
     assert page.locator("button:has-text('through Prolific')").count() == 0
     assert page.locator("#bonus-calls >> text=/pay/").count() == 1
     assert pays_of(prolific_fake, batch.prolific_bulk_id) == 1
