@@ -42,11 +42,19 @@ def no_horizontal_overflow(page: Page) -> None:
     assert widths[0] <= widths[1], f"{page.url} scrolls sideways: {widths[0]} px wide in a {widths[1]} px window"
 
 
+def arrived(page: Page, url: str) -> None:
+    """At `url`, its stylesheets applied: the URL changes when the new page's response comes in,
+    before its stylesheets have loaded, and a size measured then is the unstyled page's (on a busy
+    machine the phone test once measured 21 px words instead of their 44 px)."""
+    expect(page).to_have_url(url)
+    page.wait_for_load_state("load")
+
+
 def walk_to_task(page: Page, base: str, study: Study, *, check=lambda page: None) -> None:
     """From the Prolific link through consent, screening and instructions to the first clip."""
     walk_to_instructions(page, base, study, check=check)
     page.get_by_role("button", name="Start").click()
-    expect(page).to_have_url(f"{base}/s/{study.slug}/task/")
+    arrived(page, f"{base}/s/{study.slug}/task/")
 
 
 def walk_to_instructions(page: Page, base: str, study: Study, *, pid: str = PID, check=lambda page: None) -> None:
@@ -58,13 +66,13 @@ def walk_to_instructions(page: Page, base: str, study: Study, *, pid: str = PID,
     check(page)
     page.get_by_role("button", name="I agree and want to take part").click()
 
-    expect(page).to_have_url(f"{base}/s/{study.slug}/screening/")
+    arrived(page, f"{base}/s/{study.slug}/screening/")
     check(page)
     for question in PrerequisiteQuestion.objects.filter(study=study).order_by("position"):
         page.get_by_role("group", name=question.text).get_by_label(question.accepted[0], exact=True).check()
     page.get_by_role("button", name="Continue").click()
 
-    expect(page).to_have_url(f"{base}/s/{study.slug}/instructions/")
+    arrived(page, f"{base}/s/{study.slug}/instructions/")
     expect(page.locator(".legend")).to_be_visible()
     check(page)
 
