@@ -149,25 +149,26 @@ def test_option_order_is_randomized_per_participant_and_recorded(client):
     assert len(orders) > 1
 
 
+def two_questions_and_a_check(clips):
+    return [
+        ListeningFormItemSpec("q1", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0),
+        ListeningFormItemSpec("q2", ListeningFormItem.Type.SINGLE_CHOICE, clips[1], options=["x", "y"], gold=1),
+        ListeningFormItemSpec(
+            "check",
+            ListeningFormItem.Type.SINGLE_CHOICE,
+            clips[2],
+            options=["pick me", "not me"],
+            gold=0,
+            settings={"attention_check": True},
+        ),
+    ]
+
+
 def test_form_attention_checks_are_slipped_in_recorded_and_never_scored(client):
     from annotation.models import StudyItem
     from evaluation.selectors.listening_form_reports import listening_form_report_data
 
-    def specs(clips):
-        return [
-            ListeningFormItemSpec("q1", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0),
-            ListeningFormItemSpec("q2", ListeningFormItem.Type.SINGLE_CHOICE, clips[1], options=["x", "y"], gold=1),
-            ListeningFormItemSpec(
-                "check",
-                ListeningFormItem.Type.SINGLE_CHOICE,
-                clips[2],
-                options=["pick me", "not me"],
-                gold=0,
-                settings={"attention_check": True},
-            ),
-        ]
-
-    study = live_form(specs=specs, clips_per_task=2, attention_checks_per_task=1)
+    study = live_form(specs=two_questions_and_a_check, clips_per_task=2, attention_checks_per_task=1)
     enter(client, study)
     participant = study.participants.get()
     task = participant.tasks.get()
@@ -194,21 +195,7 @@ def test_rejecting_a_form_participant_takes_out_their_answers_but_not_their_chec
     from annotation.models import StudyItem
     from annotation.services.review import participant_decide
 
-    def specs(clips):
-        return [
-            ListeningFormItemSpec("q1", ListeningFormItem.Type.SINGLE_CHOICE, clips[0], options=["x", "y"], gold=0),
-            ListeningFormItemSpec("q2", ListeningFormItem.Type.SINGLE_CHOICE, clips[1], options=["x", "y"], gold=1),
-            ListeningFormItemSpec(
-                "check",
-                ListeningFormItem.Type.SINGLE_CHOICE,
-                clips[2],
-                options=["a", "b"],
-                gold=0,
-                settings={"attention_check": True},
-            ),
-        ]
-
-    study = live_form(specs=specs, clips_per_task=2, attention_checks_per_task=1)
+    study = live_form(specs=two_questions_and_a_check, clips_per_task=2, attention_checks_per_task=1)
     enter(client, study)
     participant = study.participants.get()
     task = participant.tasks.get()
