@@ -37,10 +37,32 @@ JOB_TIMEOUT_SECONDS = 60
 TASK_NAME = "annotation.corpus_import_run"
 
 
+def _open_gate() -> threading.Event:
+    gate = threading.Event()
+    gate.set()
+    return gate
+
+
 @dataclass
 class Worker:
     queue: str
     deliveries: list[dict] = field(default_factory=list)
+    gate: threading.Event = field(default_factory=_open_gate)
+
+    @contextmanager
+    def held(self):
+        """Tasks delivered meanwhile wait to start until the block ends.
+
+        On SQLite's shared-cache in-memory test database a write in this thread
+        (the rest of an admin request after its commit published the task: the
+        session, the messages) makes the worker's first write fail at once with
+        "database table is locked"; a file database in WAL mode, as deployed,
+        waits instead."""
+        self.gate.clear()
+        try:
+            yield
+        finally:
+            self.gate.set()
 
 
 @contextmanager
@@ -95,6 +117,7 @@ def celery_worker(transactional_db):
     worker = Worker(queue=f"test-import-jobs-{uuid.uuid4().hex[:12]}")
 
     def record_delivery(task=None, args=None, **kwargs):
+        worker.gate.wait(JOB_TIMEOUT_SECONDS)
         worker.deliveries.append(
             {
                 "task": task.name,
@@ -212,7 +235,8 @@ def test_uploaded_archive_is_imported_by_the_worker(
     corpus_folder.write_jsonl()
     archive = zip_of(corpus_folder, tmp_path / "bundle.zip")
 
-    response = upload(admin_browser, archive, "via-worker")
+    with celery_worker.held():
+        response = upload(admin_browser, archive, "via-worker")
 
     job = queued_job_from(response)
     assert (job.corpus_name, job.archive_name, job.created_by.username) == ("via-worker", "bundle.zip", "boss")
@@ -244,7 +268,8 @@ def test_a_bad_row_fails_the_job_and_writes_nothing(
     corpus_folder.write_jsonl()
     archive = zip_of(corpus_folder, tmp_path / "bad.zip")
 
-    job = queued_job_from(upload(admin_browser, archive, "refused"))
+    with celery_worker.held():
+        job = queued_job_from(upload(admin_browser, archive, "refused"))
 
     job = wait_until_finished(job.pk)
     assert job.status == ImportJob.Status.FAILED
