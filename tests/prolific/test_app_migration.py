@@ -1,4 +1,4 @@
-"""The Prolific integration left annotation for its own app (annotation 0020 renames the twelve
+"""The Prolific integration left annotation for its own app (annotation 0022 renames the twelve
 tables, prolific 0001 takes the models over): a database made before the move, as today's main
 makes it, keeps every row, every foreign key between the moved tables and to annotation's, its
 sequences, and every permission granted on the moved models, now under `prolific.`. Runs on SQLite
