@@ -80,7 +80,6 @@ SETTINGS = [
     "review_min_kappa",
     "review_min_time_ratio",
 ]
-SELECTION = ["languages", "varieties", "emotions", "speakers", "tags", "clip_ids"]
 
 
 class PrerequisiteSerializer(serializers.ModelSerializer):

@@ -12,7 +12,6 @@ from django.template.response import TemplateResponse
 from annotation.jobs import job_refresh
 from annotation.models.background_job import BackgroundJob
 
-PANEL = "admin/_job_progress.html"
 STOP_POLLING = 286
 
 

@@ -14,9 +14,7 @@ Everything is written in one canonical form (sorted keys, no timestamps), so the
 the same bytes on any database.
 """
 
-import csv
 import hashlib
-import io
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -187,25 +185,6 @@ def clip_summary_rows(clips: Iterable[dict]) -> Iterator[dict]:
             "annotators": len(clip["annotators"]),
             **(model_clip_columns(clip, as_json=True) if has_model(clip) else {}),
         }
-
-
-def jsonl_lines(rows: Iterable[dict]) -> Iterator[str]:
-    for row in rows:
-        yield canonical_line(row) + "\n"
-
-
-def csv_chunks(rows: Iterable[dict], columns: tuple[str, ...], *, rows_per_chunk: int = 2000) -> Iterator[str]:
-    """CSV text in chunks (header first); None is written as an empty cell."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n", extrasaction="raise")
-    writer.writeheader()
-    for count, row in enumerate(rows, start=1):
-        writer.writerow(csv_cells(row, columns))
-        if count % rows_per_chunk == 0:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
 
 
 def csv_cells(row: dict, columns: tuple[str, ...]) -> dict:

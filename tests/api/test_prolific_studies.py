@@ -8,7 +8,6 @@ from annotation.models import Study
 from prolific.models import ProlificStudy
 from tests.api.callers import staff_with, token_client
 from tests.prolific.test_studies import english_study
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +20,7 @@ def api():
 
 def test_a_study_is_created_published_grown_and_stopped_through_the_api(
     api,
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     django_capture_on_commit_callbacks,
 ):
     study = english_study()
@@ -65,7 +64,7 @@ def test_a_study_is_created_published_grown_and_stopped_through_the_api(
     assert Study.objects.get(pk=study.pk).status == Study.Status.CLOSED
 
 
-def test_a_second_action_while_one_is_queued_is_409(api, prolific_fake):  # noqa: F811
+def test_a_second_action_while_one_is_queued_is_409(api, prolific_fake):
     study = english_study()
     url = f"/api/v1/prolific-studies/{api.post('/api/v1/prolific-studies/', {'study': study.pk}).json()['id']}/"
     first = api.post(url + "actions/", {"action": "create"}, format="json")  # no commit: stays queued

@@ -21,7 +21,6 @@ from tests.annotation.study_helpers import live_study
 from tests.evaluation.builders import golden_study
 from tests.modelzoo.builders import final_label_set
 from tests.prolific.test_client import prolific  # noqa: F401 (the contract fake of Prolific, a fixture)
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture it is)
 from tests.prolific_fake.submissions import took_part
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -12,7 +12,6 @@ from prolific.models import ProlificStudy
 from tests.annotation.factories import ParticipantFactory
 from tests.browser.test_admin_actions import admin_page, open_admin  # noqa: F401 (a fixture, a helper)
 from tests.prolific.test_studies import choice, english_study
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,7 +9,6 @@ from django.urls import reverse
 from annotation.models import Study
 from prolific.models import ProlificStudy
 from tests.prolific.test_studies import english_study
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +28,7 @@ def form_data(page_context) -> dict:
 
 def test_a_study_on_prolific_is_proposed_created_published_grown_and_stopped(
     admin_client,
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     django_capture_on_commit_callbacks,
 ):
     study = english_study()
@@ -72,7 +71,7 @@ def test_a_study_on_prolific_is_proposed_created_published_grown_and_stopped(
     assert "Stop: Prolific says Awaiting review." in page and ">Publish</button>" not in page
 
 
-def test_acting_needs_the_change_permission(client, prolific_fake):  # noqa: F811
+def test_acting_needs_the_change_permission(client, prolific_fake):
     study = english_study()
     prolific_study = ProlificStudy.objects.create(
         study=study, name="n", description="d", estimated_minutes=4, reward_cents=100, places=6, language="English"

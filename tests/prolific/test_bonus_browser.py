@@ -10,13 +10,12 @@ from prolific.client import ProlificClient
 from prolific.services.bonuses import bonus_batch_create
 from tests.annotation.factories import ParticipantFactory, StudyFactory
 from tests.prolific_fake.bonuses import pays_of
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 from tests.prolific_fake.submissions import submission_add
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_pay_button_double_clicked_pays_once(page, live_server, settings, prolific_fake):  # noqa: F811
+def test_the_pay_button_double_clicked_pays_once(page, live_server, settings, prolific_fake):
     settings.DEBUG = True  # static files (htmx) from the app folders
     study = StudyFactory()
     people = [ParticipantFactory(study=study) for _ in range(2)]

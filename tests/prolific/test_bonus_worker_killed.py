@@ -27,7 +27,6 @@ from tests.annotation.factories import ParticipantFactory, StudyFactory
 from tests.conftest import require_service
 from tests.modelzoo.gpu_worker import BROKER_URL, Workers, app_on_isolated_broker, new_key_prefix, wait_for
 from tests.prolific_fake.bonuses import pays_of
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 from tests.prolific_fake.submissions import submission_add
 
 pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -36,7 +35,7 @@ PAY = r"bulk-bonus-payments/[^/]+/pay/"
 
 
 @pytest.fixture
-def workers(transactional_db, tmp_path, prolific_fake):  # noqa: F811
+def workers(transactional_db, tmp_path, prolific_fake):
     if connection.vendor != "postgresql":
         pytest.skip("the worker processes read the test database: PostgreSQL only (DATABASE_URL=postgres://...)")
     require_service("Celery broker", BROKER_URL)
@@ -102,7 +101,7 @@ def _kill_during_the_pay_call(workers, batch, *, reached) -> BonusPayJob:
     return job
 
 
-def test_a_worker_killed_after_prolific_accepted_the_pay_call_never_pays_twice(workers, prolific_fake):  # noqa: F811
+def test_a_worker_killed_after_prolific_accepted_the_pay_call_never_pays_twice(workers, prolific_fake):
     batch = _batch(prolific_fake)
     prolific_fake.state["pay_stall_seconds"] = 600  # paid at once; the answer would come in ten minutes
 
@@ -122,7 +121,7 @@ def _finished(job: BonusPayJob) -> bool:
     return job.finished
 
 
-def test_a_worker_killed_before_prolific_carried_the_call_out_never_sends_it_again(workers, prolific_fake, settings):  # noqa: F811
+def test_a_worker_killed_before_prolific_carried_the_call_out_never_sends_it_again(workers, prolific_fake, settings):
     """The worst case: the guard was taken and the call is on its way, not yet carried out, when the
     worker dies. Our side cannot tell this from the case above, so the call is not sent again: the
     job reconciles until it gives up and says so, and Prolific was asked to pay once, not twice. A

@@ -29,7 +29,6 @@ from prolific.services.bonuses import (
 from tests.annotation.factories import ParticipantFactory, StudyFactory
 from tests.annotation.test_review import SmallStudy
 from tests.prolific_fake.bonuses import payment_fail, pays_of
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 from tests.prolific_fake.submissions import took_part
 
 pytestmark = pytest.mark.django_db
@@ -46,7 +45,7 @@ def create(study, people, cents=150, *, reason="quality bonus", repeat=False) ->
 
 
 @pytest.fixture
-def people(prolific_fake):  # noqa: F811
+def people(prolific_fake):
     study = StudyFactory()
     found = [ParticipantFactory(study=study) for _ in range(2)]
     for person in found:
@@ -90,7 +89,7 @@ def settle_now(fake) -> None:
 # --- cents ----------------------------------------------------------------------------------------
 
 
-def test_a_batch_is_set_up_in_cents_and_its_csv_in_the_studys_currency(prolific_fake, batch):  # noqa: F811
+def test_a_batch_is_set_up_in_cents_and_its_csv_in_the_studys_currency(prolific_fake, batch):
     # Prolific answers in cents: 300 of bonus, a third of it in fees (rules.BONUS_AMOUNTS_IN_CENTS).
     assert (batch.stage, batch.amount_cents, batch.fees_cents, batch.total_cents) == (
         Stage.CREATED,
@@ -105,7 +104,7 @@ def test_a_batch_is_set_up_in_cents_and_its_csv_in_the_studys_currency(prolific_
     assert pays_of(prolific_fake, batch.prolific_bulk_id) == 0 and bonuses_at_prolific(prolific_fake) == [[], []]
 
 
-def test_the_admin_shows_prolifics_cents_as_the_study_currency(client, prolific_fake, batch):  # noqa: F811
+def test_the_admin_shows_prolifics_cents_as_the_study_currency(client, prolific_fake, batch):
     """The pay button says what Prolific takes: 4.00, not 400 (main read Prolific's cents as currency)."""
     client.force_login(User.objects.create_superuser("boss"))
     page = client.get(reverse("admin:prolific_bonusbatch_change", args=[batch.pk])).content.decode()
@@ -115,7 +114,7 @@ def test_the_admin_shows_prolifics_cents_as_the_study_currency(client, prolific_
     assert "400.00" not in page
 
 
-def test_the_docs_example_of_a_set_up_is_read_as_cents(prolific_fake):  # noqa: F811
+def test_the_docs_example_of_a_set_up_is_read_as_cents(prolific_fake):
     """Prolific's own example (create-bonus-payments): amount 850, fees 283.34, total 1133.34 cents."""
     study = StudyFactory()
     person = ParticipantFactory(study=study)
@@ -130,7 +129,7 @@ def test_the_docs_example_of_a_set_up_is_read_as_cents(prolific_fake):  # noqa: 
 
 
 def test_a_batch_is_paid_only_once_prolifics_record_shows_it(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     django_capture_on_commit_callbacks,
 ):
@@ -161,7 +160,7 @@ def test_a_batch_is_paid_only_once_prolifics_record_shows_it(
 
 
 def test_a_payment_accepted_but_never_made_is_reported_and_not_sent_again(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     django_capture_on_commit_callbacks,
 ):
@@ -178,7 +177,7 @@ def test_a_payment_accepted_but_never_made_is_reported_and_not_sent_again(
     assert len(prolific_fake.calls_to("POST", PAY)) == 1 and bonuses_at_prolific(prolific_fake) == [[], []]
 
 
-def test_paying_pays_once_and_the_batch_says_so(prolific_fake, batch, django_capture_on_commit_callbacks):  # noqa: F811
+def test_paying_pays_once_and_the_batch_says_so(prolific_fake, batch, django_capture_on_commit_callbacks):
     job = pay(batch, django_capture_on_commit_callbacks)
 
     assert (job.status, batch.stage) == (BonusPayJob.Status.SUCCEEDED, Stage.PAID)
@@ -191,7 +190,7 @@ def test_paying_pays_once_and_the_batch_says_so(prolific_fake, batch, django_cap
         bonus_batch_pay(batch=batch)
 
 
-def test_an_overpayment_is_flagged(prolific_fake, batch, django_capture_on_commit_callbacks):  # noqa: F811
+def test_an_overpayment_is_flagged(prolific_fake, batch, django_capture_on_commit_callbacks):
     first = next(iter(prolific_fake.state["submissions"].values()))
     first["bonus_payments"].append(150.0)  # paid by hand in Prolific's web app beforehand
 
@@ -205,7 +204,7 @@ def test_an_overpayment_is_flagged(prolific_fake, batch, django_capture_on_commi
 
 
 def test_a_timeout_after_prolific_accepted_the_pay_call_is_reconciled_not_paid_again(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     settings,
     django_capture_on_commit_callbacks,
@@ -222,7 +221,7 @@ def test_a_timeout_after_prolific_accepted_the_pay_call_is_reconciled_not_paid_a
     assert batch.pay_accepted_at is None  # we never heard Prolific accept: its record said it
 
 
-def test_a_lost_answer_after_the_payment_is_reconciled(prolific_fake, batch, django_capture_on_commit_callbacks):  # noqa: F811
+def test_a_lost_answer_after_the_payment_is_reconciled(prolific_fake, batch, django_capture_on_commit_callbacks):
     prolific_fake.fail("POST", PAY, 502, after_handling=True)  # accepted, then the answer is a 502
 
     job = pay(batch, django_capture_on_commit_callbacks)
@@ -232,7 +231,7 @@ def test_a_lost_answer_after_the_payment_is_reconciled(prolific_fake, batch, dja
 
 
 def test_a_pay_call_whose_fate_is_unknown_is_never_sent_again_by_paying(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     django_capture_on_commit_callbacks,
 ):
@@ -248,7 +247,7 @@ def test_a_pay_call_whose_fate_is_unknown_is_never_sent_again_by_paying(
 
 
 def test_a_paying_batch_is_recovered_and_paid_when_prolific_shows_none_of_it(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     settings,
     django_capture_on_commit_callbacks,
@@ -274,7 +273,7 @@ def test_a_paying_batch_is_recovered_and_paid_when_prolific_shows_none_of_it(
 
 
 def test_a_recovery_finding_the_batch_paid_sends_nothing(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     settings,
     django_capture_on_commit_callbacks,
@@ -295,7 +294,7 @@ def test_a_recovery_finding_the_batch_paid_sends_nothing(
 
 
 def test_a_recovery_finding_part_of_the_batch_paid_sends_nothing(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     settings,
     django_capture_on_commit_callbacks,
@@ -316,7 +315,7 @@ def test_a_recovery_finding_part_of_the_batch_paid_sends_nothing(
 
 
 def test_recovering_a_payment_prolific_accepted_needs_its_failure_report(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     settings,
     django_capture_on_commit_callbacks,
@@ -337,7 +336,7 @@ def test_recovering_a_payment_prolific_accepted_needs_its_failure_report(
 
 
 def test_a_call_that_never_reached_prolific_leaves_the_batch_to_pay_again(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     settings,
     django_capture_on_commit_callbacks,
@@ -351,7 +350,7 @@ def test_a_call_that_never_reached_prolific_leaves_the_batch_to_pay_again(
 
 
 def test_a_refusal_pays_nothing_and_leaves_the_batch_to_pay_again(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     django_capture_on_commit_callbacks,
 ):
@@ -367,7 +366,7 @@ def test_a_refusal_pays_nothing_and_leaves_the_batch_to_pay_again(
     assert batch.stage == Stage.PAID and pays_of(prolific_fake, batch.prolific_bulk_id) == 1
 
 
-def test_a_second_worker_on_a_batch_whose_call_went_out_only_reconciles(prolific_fake, batch):  # noqa: F811
+def test_a_second_worker_on_a_batch_whose_call_went_out_only_reconciles(prolific_fake, batch):
     # As if another worker had taken the call (CREATED -> PAYING) and then died before any answer.
     BonusBatch.objects.filter(pk=batch.pk).update(stage=Stage.PAYING)
     job = BonusPayJob.objects.create(batch=batch, status=BonusPayJob.Status.RUNNING, attempts=1)
@@ -377,7 +376,7 @@ def test_a_second_worker_on_a_batch_whose_call_went_out_only_reconciles(prolific
 
 
 def test_a_pay_call_waits_while_another_batch_of_the_study_is_paying(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     django_capture_on_commit_callbacks,
 ):
@@ -393,7 +392,7 @@ def test_a_pay_call_waits_while_another_batch_of_the_study_is_paying(
     assert len(prolific_fake.calls_to("POST", PAY)) == 1 and pays_of(prolific_fake, other.prolific_bulk_id) == 0
 
 
-def test_reconciling_never_takes_another_paying_batchs_bonus_for_its_own(prolific_fake, batch):  # noqa: F811
+def test_reconciling_never_takes_another_paying_batchs_bonus_for_its_own(prolific_fake, batch):
     # Both batches' pay calls went out and their answers were lost; only the first one was paid.
     other = create(batch.study, [line.participant for line in batch.lines.all()], reason="again")
     for submission in prolific_fake.state["submissions"].values():
@@ -411,7 +410,7 @@ def test_reconciling_never_takes_another_paying_batchs_bonus_for_its_own(prolifi
 # --- one payment per intent ---------------------------------------------------------------------------
 
 
-def test_a_second_batch_for_the_same_people_and_reason_is_refused_naming_the_first(prolific_fake, batch):  # noqa: F811
+def test_a_second_batch_for_the_same_people_and_reason_is_refused_naming_the_first(prolific_fake, batch):
     people = [line.participant for line in batch.lines.all()]
     with pytest.raises(BonusAlreadyGiven, match=f"bonus batch #{batch.pk}") as refused:
         create(batch.study, people, reason="  Quality   BONUS ")  # case and spaces make no other reason
@@ -420,14 +419,14 @@ def test_a_second_batch_for_the_same_people_and_reason_is_refused_naming_the_fir
     assert BonusBatch.objects.count() == 1 and len(prolific_fake.calls_to("POST", SETUP)) == 1  # nothing sent
 
 
-def test_a_newcomer_of_the_study_gets_the_bonus_the_others_had(prolific_fake, batch):  # noqa: F811
+def test_a_newcomer_of_the_study_gets_the_bonus_the_others_had(prolific_fake, batch):
     newcomer = ParticipantFactory(study=batch.study, prolific_study_id=batch.prolific_study_id)
     took_part(prolific_fake, newcomer, status="APPROVED")
     later = create(batch.study, [newcomer])
     assert [line.participant for line in later.lines.all()] == [newcomer]
 
 
-def test_repeat_pays_again_on_purpose_and_names_the_bonus_it_repeats(prolific_fake, batch):  # noqa: F811
+def test_repeat_pays_again_on_purpose_and_names_the_bonus_it_repeats(prolific_fake, batch):
     people = [line.participant for line in batch.lines.all()]
     again = create(batch.study, people, repeat=True)
     assert sorted(line.repeats.batch_id for line in again.lines.all()) == [batch.pk, batch.pk]
@@ -438,7 +437,7 @@ def test_repeat_pays_again_on_purpose_and_names_the_bonus_it_repeats(prolific_fa
 
 def test_two_identical_api_requests_make_one_batch_and_pay_once(
     client,
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     django_capture_on_commit_callbacks,
 ):
     small = SmallStudy()
@@ -474,7 +473,7 @@ def test_two_identical_api_requests_make_one_batch_and_pay_once(
     assert sorted(paid) == [[200.0, 200.0]] * 3  # ana, ben, cleo: once per reason
 
 
-def test_the_api_recovers_only_a_batch_left_paying(client, prolific_fake, batch, settings):  # noqa: F811
+def test_the_api_recovers_only_a_batch_left_paying(client, prolific_fake, batch, settings):
     client.force_login(User.objects.create_superuser("boss"))
     url = f"/api/v1/bonus-batches/{batch.pk}/recover/"
     refused = client.post(url, {}, content_type="application/json")
@@ -487,7 +486,7 @@ def test_the_api_recovers_only_a_batch_left_paying(client, prolific_fake, batch,
     assert queued.status_code == 202 and queued.json()["resend_if_unpaid"] is True
 
 
-def test_a_double_admin_submit_makes_one_batch(client, prolific_fake):  # noqa: F811
+def test_a_double_admin_submit_makes_one_batch(client, prolific_fake):
     small = SmallStudy()
     for person in (small.ana, small.ben, small.cleo, small.dan, small.eve, small.fay):
         person.refresh_from_db()
@@ -510,7 +509,7 @@ def test_a_double_admin_submit_makes_one_batch(client, prolific_fake):  # noqa: 
 # --- the bonus and its refusals -----------------------------------------------------------------------
 
 
-def test_the_quality_bonus_goes_to_who_agrees_with_the_others(prolific_fake):  # noqa: F811
+def test_the_quality_bonus_goes_to_who_agrees_with_the_others(prolific_fake):
     small = SmallStudy()
     everyone = [small.ana, small.ben, small.cleo, small.dan, small.eve, small.fay]
     for person in everyone:
@@ -522,7 +521,7 @@ def test_the_quality_bonus_goes_to_who_agrees_with_the_others(prolific_fake):  #
     assert (batch.amount_cents, batch.total_cents) == (600, Decimal("800.00"))
 
 
-def test_bad_batches_are_refused_naming_the_problem(prolific_fake):  # noqa: F811
+def test_bad_batches_are_refused_naming_the_problem(prolific_fake):
     study = StudyFactory()
     anonymous = ParticipantFactory(study=study, prolific_pid="")
     client = ProlificClient.from_settings()
@@ -541,7 +540,7 @@ def test_bad_batches_are_refused_naming_the_problem(prolific_fake):  # noqa: F81
 
 
 def test_the_cost_so_far_counts_the_bonuses_prolific_shows_paid(
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     batch,
     django_capture_on_commit_callbacks,
 ):

@@ -18,7 +18,6 @@ from annotation.services.review import participants_decide
 from prolific.client import ProlificClient, ProlificError
 from prolific.services.decisions_send import participant_decisions_send
 from tests.annotation.factories import ParticipantFactory, StudyFactory
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 from tests.prolific_fake.server import TOKEN
 from tests.prolific_fake.submissions import submission_add, submission_of, took_part
 
@@ -31,7 +30,7 @@ BULK_APPROVE = r"submissions/bulk-approve/"
 
 
 @pytest.fixture
-def prolific(prolific_fake):  # noqa: F811
+def prolific(prolific_fake):
     """The contract fake, under the name the review's tests know it by."""
     return prolific_fake
 

@@ -13,7 +13,6 @@ import pytest
 
 from prolific.client import ProlificClient, ProlificError
 from tests.prolific_fake import rules
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 from tests.prolific_fake.server import _ENDPOINTS, TOKEN, ProlificFake
 from tests.prolific_fake.submissions import submission_add
 
@@ -85,7 +84,7 @@ def _calls(fake) -> dict:
     }
 
 
-def test_every_call_of_the_client_is_one_the_fake_serves(prolific_fake):  # noqa: F811
+def test_every_call_of_the_client_is_one_the_fake_serves(prolific_fake):
     for n in range(1, 5):
         submission_add(
             prolific_fake, study_id="st", participant_id=f"p{n}", submission_id=f"s{n}", status="AWAITING REVIEW"
@@ -105,7 +104,7 @@ def test_every_call_of_the_client_is_one_the_fake_serves(prolific_fake):  # noqa
 
 
 @pytest.fixture
-def http(prolific_fake):  # noqa: F811
+def http(prolific_fake):
     with httpx.Client(base_url=prolific_fake.url, headers={"Authorization": f"Token {TOKEN}"}, timeout=10) as client:
         yield client
 
@@ -133,7 +132,7 @@ def test_a_field_the_page_does_not_document_is_refused(http):
     assert http.post("submissions/bonus-payments/", json=["st"]).status_code == 400  # not an object
 
 
-def test_money_is_answered_in_cents_and_paid_later(http, prolific_fake):  # noqa: F811
+def test_money_is_answered_in_cents_and_paid_later(http, prolific_fake):
     submission_add(prolific_fake, study_id="st", participant_id="p1", submission_id="s1", status="APPROVED")
     prolific_fake.state["pay_settle_seconds"] = 3600
     setup = http.post("submissions/bonus-payments/", json={"study_id": "st", "csv_bonuses": "p1,8.50"})
@@ -149,7 +148,7 @@ def test_money_is_answered_in_cents_and_paid_later(http, prolific_fake):  # noqa
     assert submission["bonus_payments"] == []  # accepted, not paid yet
 
 
-def test_the_fake_spells_submission_statuses_as_prolific_does(prolific_fake):  # noqa: F811
+def test_the_fake_spells_submission_statuses_as_prolific_does(prolific_fake):
     assert "SCREENED OUT" in rules.SUBMISSION_STATUS_NAMES and "SCREENED-OUT" not in rules.SUBMISSION_STATUS_NAMES
     submission_add(prolific_fake, study_id="st", participant_id="p1", submission_id="s1", status="SCREENED OUT")
     with pytest.raises(ValueError, match="not one of Prolific's submission statuses"):

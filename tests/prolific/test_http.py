@@ -12,7 +12,6 @@ from prolific.client.retries import retry_after_seconds
 from prolific.models import ProlificCall
 from tests.annotation.factories import StudyFactory
 from tests.prolific_fake import rules
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -33,11 +32,11 @@ DRAFT = {
 
 
 @pytest.fixture
-def api(prolific_fake):  # noqa: F811
+def api(prolific_fake):
     return ProlificClient.from_settings()
 
 
-def test_a_429_is_retried_after_the_wait_prolific_asks_for(prolific_fake, api, settings):  # noqa: F811
+def test_a_429_is_retried_after_the_wait_prolific_asks_for(prolific_fake, api, settings):
     settings.PROLIFIC_RETRY_MAX_WAIT_SECONDS = 5
     api = ProlificClient.from_settings()
     prolific_fake.fail("GET", "filters/", 429, headers={"Retry-After": "1"})
@@ -49,7 +48,7 @@ def test_a_429_is_retried_after_the_wait_prolific_asks_for(prolific_fake, api, s
     assert [call.attempt for call in ProlificCall.objects.order_by("pk")] == [1, 2]
 
 
-def test_a_client_without_retries_fails_where_this_one_gets_through(prolific_fake, api):  # noqa: F811
+def test_a_client_without_retries_fails_where_this_one_gets_through(prolific_fake, api):
     """The client before this change tried once: Prolific's rate limit made it fail."""
     one_shot = ProlificClient(token=prolific_fake.token, base_url=prolific_fake.url, attempts=1)
     prolific_fake.fail("POST", "studies/", 429, headers={"Retry-After": "0"})
@@ -60,7 +59,7 @@ def test_a_client_without_retries_fails_where_this_one_gets_through(prolific_fak
     assert api.study_create(DRAFT)["status"] == "UNPUBLISHED"
 
 
-def test_a_5xx_is_retried_for_a_safe_call_only(prolific_fake, api):  # noqa: F811
+def test_a_5xx_is_retried_for_a_safe_call_only(prolific_fake, api):
     prolific_fake.fail("GET", "filters/", 503, times=2)
     assert api.filters_list()
     assert len(prolific_fake.calls_to("GET", "filters/")) == 3
@@ -71,21 +70,21 @@ def test_a_5xx_is_retried_for_a_safe_call_only(prolific_fake, api):  # noqa: F81
     assert len(prolific_fake.calls_to("POST", "studies/")) == 1  # a second draft could have been made
 
 
-def test_an_answer_lost_after_prolific_acted_is_not_repeated_for_a_create(prolific_fake, api):  # noqa: F811
+def test_an_answer_lost_after_prolific_acted_is_not_repeated_for_a_create(prolific_fake, api):
     prolific_fake.fail("POST", "studies/", 504, after_handling=True)
     with pytest.raises(ProlificError, match="504"):
         api.study_create(DRAFT)
     assert len(prolific_fake.state["studies"]) == 1  # made once; ours must look before trying again
 
 
-def test_giving_up_reports_the_last_answer(prolific_fake, api):  # noqa: F811
+def test_giving_up_reports_the_last_answer(prolific_fake, api):
     prolific_fake.fail("GET", "filters/", 500, times=10, body={"error": {"detail": "Try later."}})
     with pytest.raises(ProlificError, match=r"Prolific answered 500: Try later\."):
         api.filters_list()
     assert len(prolific_fake.calls_to("GET", "filters/")) == 4  # PROLIFIC_RETRY_ATTEMPTS
 
 
-def test_every_call_is_recorded_under_its_study_without_the_token(prolific_fake, api):  # noqa: F811
+def test_every_call_is_recorded_under_its_study_without_the_token(prolific_fake, api):
     study = StudyFactory()
     created = api.for_study(study).study_create(DRAFT)
     with pytest.raises(ProlificError):
@@ -99,7 +98,7 @@ def test_every_call_is_recorded_under_its_study_without_the_token(prolific_fake,
     assert prolific_fake.token not in stored
 
 
-def test_secret_fields_are_masked_in_the_record(prolific_fake, api):  # noqa: F811
+def test_secret_fields_are_masked_in_the_record(prolific_fake, api):
     with pytest.raises(ProlificError):
         api.post(
             "hooks/secrets/", {"workspace_id": "w", "secret": "s3cr3t", "nested": {"api_token": "t"}}, idempotent=True
@@ -117,13 +116,13 @@ def test_retry_after_reads_seconds_and_http_dates():
 # --- the fake's rules, as a wrong client meets them --------------------------------------------
 
 
-def test_the_fake_wants_the_token_header(prolific_fake):  # noqa: F811
+def test_the_fake_wants_the_token_header(prolific_fake):
     with pytest.raises(ProlificError, match="401"):
         ProlificClient(token="wrong", base_url=prolific_fake.url).filters_list()
     assert rules.AUTH_HEADER.quote.startswith("The Prolific API uses API token")
 
 
-def test_the_retired_study_model_is_refused(prolific_fake, api):  # noqa: F811
+def test_the_retired_study_model_is_refused(prolific_fake, api):
     retired = {k: v for k, v in DRAFT.items() if k not in ("completion_codes", "filters")}
     retired |= {"completion_code": "DONE1234", "completion_option": "url", "eligibility_requirements": []}
     with pytest.raises(ProlificError) as refused:
@@ -176,13 +175,13 @@ def test_the_retired_study_model_is_refused(prolific_fake, api):  # noqa: F811
         ({"filters": [{"filter_id": "no-such-screener", "selected_values": ["1"]}]}, "Unknown filter"),
     ],
 )
-def test_a_draft_breaking_a_rule_is_refused(prolific_fake, api, change, words):  # noqa: F811
+def test_a_draft_breaking_a_rule_is_refused(prolific_fake, api, change, words):
     with pytest.raises(ProlificError, match="400") as refused:
         api.study_create(DRAFT | change)
     assert words in refused.value.message
 
 
-def test_places_only_increase_and_other_fields_freeze_once_published(prolific_fake, api):  # noqa: F811
+def test_places_only_increase_and_other_fields_freeze_once_published(prolific_fake, api):
     study_id = api.study_create(DRAFT)["id"]
     assert api.study_update(study_id, {"total_available_places": 5})["total_available_places"] == 5  # a draft may
     api.study_transition(study_id, "PUBLISH")
@@ -194,7 +193,7 @@ def test_places_only_increase_and_other_fields_freeze_once_published(prolific_fa
     assert api.study_update(study_id, {"total_available_places": 8})["total_available_places"] == 8
 
 
-def test_transitions_follow_the_status_names(prolific_fake, api):  # noqa: F811
+def test_transitions_follow_the_status_names(prolific_fake, api):
     study_id = api.study_create(DRAFT)["id"]
     with pytest.raises(ProlificError, match="Cannot PAUSE a study in status UNPUBLISHED"):
         api.study_transition(study_id, "PAUSE")
@@ -207,7 +206,7 @@ def test_transitions_follow_the_status_names(prolific_fake, api):  # noqa: F811
     assert {status for _, status in rules.ALLOWED_TRANSITIONS.values()} <= set(rules.STUDY_STATUSES)
 
 
-def test_participant_groups_ignore_members_already_in(prolific_fake, api):  # noqa: F811
+def test_participant_groups_ignore_members_already_in(prolific_fake, api):
     with pytest.raises(ProlificError, match="workspace or organisation"):
         api.post("participant-groups/", {"name": "wave 1"}, idempotent=False)
     group = api.participant_group_create(name="wave 1", workspace_id="w")

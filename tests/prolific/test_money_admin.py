@@ -9,7 +9,6 @@ from django.urls import reverse
 from prolific.models import BonusBatch, BonusPayJob, ProlificSubmission, ProlificWebhookSubscription
 from tests.annotation.test_review import SmallStudy
 from tests.prolific_fake.bonuses import pays_of
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 from tests.prolific_fake.submissions import submission_add, submission_status_set
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +22,7 @@ def staff(client, *codenames):
 
 
 @pytest.fixture
-def small(prolific_fake):  # noqa: F811
+def small(prolific_fake):
     study = SmallStudy()
     for person in study.study.participants.all():
         submission_add(
@@ -39,7 +38,7 @@ def small(prolific_fake):  # noqa: F811
 def test_a_quality_bonus_is_set_up_shown_with_its_total_and_paid_by_one_click(
     client,
     small,
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     django_capture_on_commit_callbacks,
 ):
     staff(client, "add_bonusbatch", "view_bonusbatch", "pay_bonusbatch")
@@ -69,7 +68,7 @@ def test_a_quality_bonus_is_set_up_shown_with_its_total_and_paid_by_one_click(
     assert progress.status_code == 286
 
 
-def test_paying_needs_pay_bonusbatch(client, small, prolific_fake):  # noqa: F811
+def test_paying_needs_pay_bonusbatch(client, small, prolific_fake):
     user = staff(client, "add_bonusbatch", "view_bonusbatch")
     client.post(reverse("admin:prolific_bonusbatch_add"), {"study": small.study.pk, "amount": "1", "min_kappa": "0.5"})
     batch = BonusBatch.objects.get(created_by=user)
@@ -79,7 +78,7 @@ def test_paying_needs_pay_bonusbatch(client, small, prolific_fake):  # noqa: F81
     assert not BonusPayJob.objects.exists() and pays_of(prolific_fake, batch.prolific_bulk_id) == 0
 
 
-def test_creating_needs_add_bonusbatch_and_a_refusal_is_shown(client, small, prolific_fake):  # noqa: F811
+def test_creating_needs_add_bonusbatch_and_a_refusal_is_shown(client, small, prolific_fake):
     staff(client, "view_bonusbatch")
     assert client.get(reverse("admin:prolific_bonusbatch_add")).status_code == 403
     client.logout()
@@ -92,7 +91,7 @@ def test_creating_needs_add_bonusbatch_and_a_refusal_is_shown(client, small, pro
     assert not BonusBatch.objects.exists()
 
 
-def test_poll_prolific_now_releases_returned_work(client, small, prolific_fake):  # noqa: F811
+def test_poll_prolific_now_releases_returned_work(client, small, prolific_fake):
     from annotation.models import Task
 
     staff(client, "change_participant", "view_prolificsubmission", "view_prolificcall")
@@ -111,7 +110,7 @@ def test_poll_prolific_now_releases_returned_work(client, small, prolific_fake):
     assert f"studies/{person.prolific_study_id}/submissions/" in calls  # the poll's call, in the call log
 
 
-def test_webhooks_are_subscribed_from_the_admin(client, prolific_fake, settings):  # noqa: F811
+def test_webhooks_are_subscribed_from_the_admin(client, prolific_fake, settings):
     staff(client, "add_prolificwebhooksubscription", "view_prolificwebhooksubscription")
     form = client.get(reverse("admin:prolific_prolificwebhooksubscription_add")).content.decode()
     assert 'value="fake-workspace"' in form and "/prolific/webhooks/" in form
@@ -131,7 +130,7 @@ def test_webhooks_are_subscribed_from_the_admin(client, prolific_fake, settings)
     ]
 
 
-def test_the_list_shows_each_batch_with_its_total(client, small, prolific_fake):  # noqa: F811
+def test_the_list_shows_each_batch_with_its_total(client, small, prolific_fake):
     staff(client, "add_bonusbatch", "view_bonusbatch")
     client.post(reverse("admin:prolific_bonusbatch_add"), {"study": small.study.pk, "amount": "2", "min_kappa": "0.5"})
     listing = client.get(reverse("admin:prolific_bonusbatch_changelist")).content.decode()
@@ -145,7 +144,7 @@ def test_the_list_shows_each_batch_with_its_total(client, small, prolific_fake):
 def test_prolific_ids_in_bonuses_calls_and_webhooks_need_the_participant_permission(
     client,
     small,
-    prolific_fake,  # noqa: F811
+    prolific_fake,
 ):
     from django.utils import timezone
 

@@ -21,7 +21,6 @@ from prolific.models import BonusBatch, ProlificWebhookJob, ProlificWebhookRecei
 from prolific.services import webhooks as webhook_service
 from prolific.signature import prolific_signature
 from tests.annotation.test_review import SmallStudy
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 from tests.prolific_fake.submissions import took_part
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -35,7 +34,7 @@ def postgres_only():
 
 
 @pytest.fixture
-def small(prolific_fake):  # noqa: F811
+def small(prolific_fake):
     study = SmallStudy()
     for person in (study.ana, study.ben, study.cleo, study.dan, study.eve, study.fay):
         person.refresh_from_db()
@@ -75,7 +74,7 @@ def at_once(*requests) -> list:
     return answers
 
 
-def test_two_admin_submits_at_once_make_one_batch(small, prolific_fake, both_past_the_checks):  # noqa: F811
+def test_two_admin_submits_at_once_make_one_batch(small, prolific_fake, both_past_the_checks):
     boss = User.objects.create_superuser("boss")
     form = {"study": small.study.pk, "amount": "2.00", "min_kappa": "0.5", "reason": ""}
 
@@ -110,7 +109,7 @@ def researcher():
     return user
 
 
-def test_two_identical_api_requests_at_once_make_one_batch(small, prolific_fake, both_past_the_checks, researcher):  # noqa: F811
+def test_two_identical_api_requests_at_once_make_one_batch(small, prolific_fake, both_past_the_checks, researcher):
     create = api_create(researcher, {"study": small.study.pk, "amount_cents": 200, "min_kappa": 0.5})
 
     answers = at_once(create, create)
@@ -120,7 +119,7 @@ def test_two_identical_api_requests_at_once_make_one_batch(small, prolific_fake,
     assert next(a for a in answers if a.status_code == 409).json()["earlier_batches"] == [batch.pk]
 
 
-def test_two_retries_with_one_idempotency_key_at_once_answer_the_first(small, prolific_fake, researcher, monkeypatch):  # noqa: F811
+def test_two_retries_with_one_idempotency_key_at_once_answer_the_first(small, prolific_fake, researcher, monkeypatch):
     set_up = ProlificClient.bonus_payments_create
 
     def slow(self, **kwargs):  # the first holds its transaction open while the second arrives

@@ -12,7 +12,6 @@ from prolific.services import send as prolific_send
 from prolific.services.send import prolific_decisions_send_create
 from tests.annotation.factories import ParticipantFactory, StudyFactory
 from tests.prolific.test_client import prolific  # noqa: F401 (the contract fake of Prolific, a fixture)
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture it is)
 from tests.prolific_fake.submissions import took_part
 
 pytestmark = pytest.mark.django_db

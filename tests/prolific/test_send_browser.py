@@ -10,7 +10,6 @@ from prolific.models import ProlificSendJob
 from prolific.services.send import prolific_decisions_send_run
 from tests.annotation.factories import ParticipantFactory, StudyFactory
 from tests.prolific.test_client import prolific  # noqa: F401 (the contract fake of Prolific, a fixture)
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture it is)
 from tests.prolific_fake.submissions import took_part
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -13,7 +13,6 @@ from prolific.models import ProlificParticipantGroup, ProlificStudy, ProlificStu
 from prolific.services import studies as service
 from prolific.services.study_jobs import JobBusy, prolific_study_job_create
 from tests.annotation.factories import ClipFactory, CorpusFactory, ParticipantFactory
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.django_db
 SITE = "https://annotate.example.org"
@@ -62,7 +61,7 @@ def test_the_proposal_takes_minutes_from_the_clips_and_the_reward_from_the_rate(
     assert proposal.device_compatibility == ["desktop"] and proposal.peripheral_requirements == ["audio"]
 
 
-def test_a_study_is_created_published_grown_followed_and_stopped(prolific_fake, settings):  # noqa: F811
+def test_a_study_is_created_published_grown_followed_and_stopped(prolific_fake, settings):
     study = english_study()
     prolific_study = created(study, settings, places_ceiling=10, auto_grow=True)
 
@@ -123,7 +122,7 @@ def test_a_study_is_created_published_grown_followed_and_stopped(prolific_fake, 
         service.prolific_study_act(prolific_study=prolific_study, action="publish")
 
 
-def test_growth_never_lowers_places_and_needs_no_ceiling_to_refuse(prolific_fake, settings):  # noqa: F811
+def test_growth_never_lowers_places_and_needs_no_ceiling_to_refuse(prolific_fake, settings):
     study = english_study()
     prolific_study = created(study, settings)  # no ceiling: the study does not grow
     service.prolific_study_act(prolific_study=prolific_study, action="publish")
@@ -133,7 +132,7 @@ def test_growth_never_lowers_places_and_needs_no_ceiling_to_refuse(prolific_fake
     assert prolific_fake.calls_to("PATCH", r"studies/[^/]+/") == []
 
 
-def test_a_create_whose_answer_was_lost_takes_the_draft_prolific_made(prolific_fake, settings):  # noqa: F811
+def test_a_create_whose_answer_was_lost_takes_the_draft_prolific_made(prolific_fake, settings):
     study = english_study()
     prolific_study = service.prolific_study_propose(study=study)
     prolific_study.save()
@@ -152,7 +151,7 @@ def test_a_create_whose_answer_was_lost_takes_the_draft_prolific_made(prolific_f
         )
 
 
-def test_an_unknown_screener_or_language_is_named_before_anything_is_created(prolific_fake, settings):  # noqa: F811
+def test_an_unknown_screener_or_language_is_named_before_anything_is_created(prolific_fake, settings):
     study = english_study()
     with pytest.raises(service.ProlificSetupError, match="no choice 'Klingon'"):
         created(study, settings, language="Klingon")
@@ -162,7 +161,7 @@ def test_an_unknown_screener_or_language_is_named_before_anything_is_created(pro
     assert prolific_fake.state["studies"] == {}
 
 
-def test_annotators_go_to_a_group_that_another_study_excludes(prolific_fake, settings):  # noqa: F811
+def test_annotators_go_to_a_group_that_another_study_excludes(prolific_fake, settings):
     wave_1 = english_study()
     done = [ParticipantFactory(study=wave_1, completed_at=timezone.now()) for _ in range(3)]
     ParticipantFactory(study=wave_1)  # never finished: not an annotator
@@ -180,12 +179,12 @@ def test_annotators_go_to_a_group_that_another_study_excludes(prolific_fake, set
     assert sent[-1] == {"filter_id": "participant_group_blocklist", "selected_values": [group.prolific_id]}
 
 
-def test_a_new_group_needs_a_workspace(prolific_fake):  # noqa: F811
+def test_a_new_group_needs_a_workspace(prolific_fake):
     with pytest.raises(service.ProlificSetupError, match="PROLIFIC_WORKSPACE_ID"):
         service.prolific_group_add(study=english_study(), members="annotators", name="g", workspace_id="")
 
 
-def test_the_admins_actions_run_as_jobs_one_at_a_time(prolific_fake, settings, django_capture_on_commit_callbacks):  # noqa: F811
+def test_the_admins_actions_run_as_jobs_one_at_a_time(prolific_fake, settings, django_capture_on_commit_callbacks):
     study = english_study()
     prolific_study = service.prolific_study_propose(study=study)
     prolific_study.save()
@@ -211,14 +210,14 @@ def test_the_admins_actions_run_as_jobs_one_at_a_time(prolific_fake, settings, d
     assert queued.pk != job.pk
 
 
-def test_a_study_of_ours_that_cannot_take_participants_is_not_published(prolific_fake, settings):  # noqa: F811
+def test_a_study_of_ours_that_cannot_take_participants_is_not_published(prolific_fake, settings):
     prolific_study = created(english_study(consent_text=""), settings)
     with pytest.raises(service.ProlificSetupError, match="cannot go live yet: it has no consent text"):
         service.prolific_study_act(prolific_study=prolific_study, action="publish")
     assert prolific_fake.state["studies"][prolific_study.prolific_id]["status"] == "UNPUBLISHED"
 
 
-def test_a_participant_our_screening_sends_away_gets_the_paid_screen_out_code(client, prolific_fake, settings):  # noqa: F811
+def test_a_participant_our_screening_sends_away_gets_the_paid_screen_out_code(client, prolific_fake, settings):
     from annotation.models import PrerequisiteQuestion
 
     study = english_study()
@@ -238,7 +237,7 @@ def test_a_participant_our_screening_sends_away_gets_the_paid_screen_out_code(cl
     assert paid["code"] == study.screen_out_code
 
 
-def test_a_passing_status_prolific_does_not_document_changes_nothing(prolific_fake, settings):  # noqa: F811
+def test_a_passing_status_prolific_does_not_document_changes_nothing(prolific_fake, settings):
     prolific_study = created(english_study(), settings)
     service.prolific_study_act(prolific_study=prolific_study, action="publish")
     prolific_fake.state["studies"][prolific_study.prolific_id]["status"] = "PROCESSING"
@@ -247,7 +246,7 @@ def test_a_passing_status_prolific_does_not_document_changes_nothing(prolific_fa
 
 
 @pytest.mark.django_db(transaction=True)
-def test_workers_follow_running_studies_by_themselves(prolific_fake, settings):  # noqa: F811
+def test_workers_follow_running_studies_by_themselves(prolific_fake, settings):
     import threading
     import time
 

@@ -21,7 +21,6 @@ from prolific.services.submissions import (
 )
 from prolific.services.webhooks import prolific_webhooks_subscribe
 from tests.annotation.study_helpers import live_study, ready_participant
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 from tests.prolific_fake.submissions import submission_add, submission_status_set
 
 
@@ -46,7 +45,7 @@ def back_in_the_pool(study) -> bool:
 
 
 @pytest.mark.django_db
-def test_one_poll_gives_a_returned_submissions_clips_back(prolific_fake):  # noqa: F811
+def test_one_poll_gives_a_returned_submissions_clips_back(prolific_fake):
     study, task = holding(prolific_fake)
     client = ProlificClient.from_settings()
     assert prolific_study_ids_to_poll() == ["5f0000000000000000000001"]
@@ -66,7 +65,7 @@ def test_one_poll_gives_a_returned_submissions_clips_back(prolific_fake):  # noq
 
 
 @pytest.mark.django_db
-def test_a_screened_out_submission_is_read_as_prolific_spells_it(prolific_fake):  # noqa: F811
+def test_a_screened_out_submission_is_read_as_prolific_spells_it(prolific_fake):
     """Prolific says SCREENED OUT (a space); main knew only SCREENED-OUT and skipped the real one."""
     study, task = holding(prolific_fake)
     submission_status_set(prolific_fake, "s-1", "SCREENED OUT", notify=False)
@@ -82,7 +81,7 @@ def test_a_screened_out_submission_is_read_as_prolific_spells_it(prolific_fake):
 
 
 @pytest.mark.django_db
-def test_a_study_prolific_does_not_know_is_reported_and_the_others_still_polled(prolific_fake):  # noqa: F811
+def test_a_study_prolific_does_not_know_is_reported_and_the_others_still_polled(prolific_fake):
     holding(prolific_fake)
     submission_status_set(prolific_fake, "s-1", "TIMED-OUT", notify=False)
     outcome = prolific_submissions_poll(
@@ -99,7 +98,7 @@ def _status(task) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_workers_periodic_poll_releases_without_anyone_looking(prolific_fake, settings):  # noqa: F811
+def test_the_workers_periodic_poll_releases_without_anyone_looking(prolific_fake, settings):
     settings.PROLIFIC_POLL_SECONDS = 0.1
     study, task = holding(prolific_fake)
     submission_status_set(prolific_fake, "s-1", "RETURNED", notify=False)
@@ -117,7 +116,7 @@ def test_the_workers_periodic_poll_releases_without_anyone_looking(prolific_fake
 
 
 @pytest.mark.django_db(transaction=True)
-def test_one_webhook_from_prolific_gives_the_clips_back(prolific_fake, live_server, settings):  # noqa: F811
+def test_one_webhook_from_prolific_gives_the_clips_back(prolific_fake, live_server, settings):
     settings.PROLIFIC_WEBHOOK_ALLOW_HTTP = True
     prolific_fake.state["allow_http_targets"] = True  # stands in for the public https address
     target = f"{live_server.url}/prolific/webhooks/"
@@ -138,7 +137,7 @@ def test_one_webhook_from_prolific_gives_the_clips_back(prolific_fake, live_serv
 
 
 @pytest.mark.django_db(transaction=True)
-def test_prolifics_retries_of_an_event_are_acknowledged_and_acted_on_once(prolific_fake, live_server, settings):  # noqa: F811
+def test_prolifics_retries_of_an_event_are_acknowledged_and_acted_on_once(prolific_fake, live_server, settings):
     """As the fake redelivers (rules.WEBHOOK_EVENT_ID, WEBHOOK_RETRIES): the same X-Event-ID and
     X-Timestamp, signed anew, and once the very bytes of the first delivery (a replay): each 200,
     one receipt, one job, one released task."""
@@ -167,7 +166,7 @@ def test_prolifics_retries_of_an_event_are_acknowledged_and_acted_on_once(prolif
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_signing_secret_is_not_kept_in_the_call_log(prolific_fake, live_server, settings):  # noqa: F811
+def test_the_signing_secret_is_not_kept_in_the_call_log(prolific_fake, live_server, settings):
     from prolific.models import ProlificCall
 
     settings.PROLIFIC_WEBHOOK_ALLOW_HTTP = True
@@ -183,7 +182,7 @@ def test_the_signing_secret_is_not_kept_in_the_call_log(prolific_fake, live_serv
 
 
 @pytest.mark.django_db
-def test_subscribing_refuses_an_address_prolific_would_not_call(prolific_fake):  # noqa: F811
+def test_subscribing_refuses_an_address_prolific_would_not_call(prolific_fake):
     with pytest.raises(ValueError, match="only calls https://"):
         prolific_webhooks_subscribe(
             client=ProlificClient.from_settings(), workspace_id="ws-1", target_url="http://example.org/hooks"
@@ -192,7 +191,7 @@ def test_subscribing_refuses_an_address_prolific_would_not_call(prolific_fake): 
 
 
 @pytest.mark.django_db
-def test_the_api_polls_with_change_participant_and_lists_with_view(client, prolific_fake):  # noqa: F811
+def test_the_api_polls_with_change_participant_and_lists_with_view(client, prolific_fake):
     from django.contrib.auth.models import Permission, User
 
     study, task = holding(prolific_fake)

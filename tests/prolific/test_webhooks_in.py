@@ -20,7 +20,6 @@ from annotation.services.assignment import assignment_claim
 from prolific.models import ProlificSubmission, ProlificWebhookJob, ProlificWebhookReceipt
 from prolific.signature import prolific_signature
 from tests.annotation.study_helpers import live_study, ready_participant
-from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 SECRET = "workspace-secret-of-the-test"
@@ -141,7 +140,7 @@ def test_an_active_or_awaiting_review_submission_keeps_its_clips(received, holdi
 
 def test_the_request_only_stores_the_event_and_a_job_acts_on_it(
     client,
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     settings,
     django_capture_on_commit_callbacks,
 ):
@@ -171,7 +170,7 @@ def test_the_request_only_stores_the_event_and_a_job_acts_on_it(
 
 def test_a_study_prolific_does_not_answer_for_is_read_again_later(
     received,
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     settings,
 ):
     from tests.prolific.test_studies import created, english_study
@@ -192,7 +191,7 @@ def test_a_study_prolific_does_not_answer_for_is_read_again_later(
 
 def test_a_study_status_change_without_an_api_token_is_kept_and_answered_2xx(
     received,
-    prolific_fake,  # noqa: F811
+    prolific_fake,
     settings,
 ):
     from tests.prolific.test_studies import created, english_study

@@ -1,7 +1,7 @@
 """The fixture: a fake started on a free port of 127.0.0.1, the settings pointed at it, and
 retries that wait milliseconds (the waits themselves are tested in tests/prolific/test_http.py).
 
-Import it into a test module: `from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401`.
+tests/conftest.py imports it, so that any test may ask for `prolific_fake`.
 """
 
 import threading

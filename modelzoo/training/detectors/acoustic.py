@@ -36,7 +36,6 @@ MODEL_FILE = "linear_models.json"
 class AcousticDetector(Detector):
     kind = "acoustic"
     config_class = AcousticConfig
-    needs_word_times = True
 
     def __init__(self, backbone: str | None = None, checkpoint_dir: Path | None = None):
         # no backbone: the signature matches the neural detectors so the benchmark builds any alike

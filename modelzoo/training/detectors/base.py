@@ -32,7 +32,6 @@ class ClipPrediction:
 class Detector(ABC):
     kind: ClassVar[str]
     config_class: ClassVar[type[TrainConfig]]
-    needs_word_times: ClassVar[bool]
 
     config: TrainConfig
     history: list[dict]  # per epoch: loss, validation measures, whether it was kept as the best

@@ -206,7 +206,6 @@ class _Collate:
 class FrameClassifierDetector(Detector):
     kind = "frame-classifier"
     config_class = FrameClassifierConfig
-    needs_word_times = True
 
     def __init__(self, backbone: str = "xls-r-1b", checkpoint_dir: Path | None = None):
         self.backbone, self.checkpoint_dir = backbone, checkpoint_dir

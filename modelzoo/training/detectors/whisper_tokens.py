@@ -427,7 +427,6 @@ class StatesCache:
 class WhisperTokenDetector(Detector):
     kind = "whisper-tokens"
     config_class = WhisperTokenConfig
-    needs_word_times = False
 
     def __init__(self, backbone: str = "whisper-small", checkpoint_dir: Path | None = None):
         self.backbone, self.checkpoint_dir = backbone, checkpoint_dir
