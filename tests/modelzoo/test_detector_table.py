@@ -61,10 +61,17 @@ def test_only_a_detector_without_a_backbone_trains_on_the_cpu():
 def test_the_registry_builds_every_detector_of_the_table():
     pytest.importorskip("torch")
     from modelzoo.training.detectors import detector_class
+    from modelzoo.training.detectors.neural import NeuralDetector
 
     for spec in DETECTORS.values():
         implementation = detector_class(spec.name)
         assert implementation.kind == spec.name
         assert implementation.config_class is spec.config_class
+        # a neural detector loads the table's default backbone, of the table's family
+        assert issubclass(implementation, NeuralDetector) == spec.has_backbone
+        if spec.has_backbone:
+            detector = implementation()
+            assert (detector.backbone, detector.family) == (spec.default_backbone, spec.family)
+            assert implementation("xls-r-300m").backbone == "xls-r-300m"
     with pytest.raises(ValueError, match="unknown detector 'svm'"):
         detector_class("svm")
