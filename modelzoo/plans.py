@@ -18,17 +18,9 @@ A launch asks for one of the MMEE settings with its parameters ("plan"):
 
 from dataclasses import dataclass, fields
 
-from modelzoo.training.config import AcousticConfig, FrameClassifierConfig, TrainConfig, WhisperTokenConfig
+from modelzoo.training.detector_table import detector_spec
 from modelzoo.training.experiments import KINDS, Setting
 
-# The detectors' configurations, by the name a run gives (modelzoo.training.detectors.DETECTORS
-# names the same three; their modules import torch, so the web side reads the configs here).
-CONFIG_CLASSES: dict[str, type[TrainConfig]] = {
-    "acoustic": AcousticConfig,
-    "frame-classifier": FrameClassifierConfig,
-    "whisper-tokens": WhisperTokenConfig,
-}
-DETECTORS = tuple(CONFIG_CLASSES)
 # A mode trains one head alone, as MMEE does (a loss weight of 0), and keeps the epoch that did
 # best on its own measure; "both" trains the two heads together, the detectors' default.
 LABEL_MODES = {
@@ -109,14 +101,13 @@ def plan_settings(plan: Plan, *, languages: list[str], scale_steps: list[int]) -
 def run_overrides(*, detector: str, label_mode: str, overrides: dict | None) -> dict:
     """The hyperparameter overrides a run is started with: the label mode's, then the caller's
     (which win); ValueError, naming the field, for a detector, mode or field that does not exist."""
-    if detector not in CONFIG_CLASSES:
-        raise ValueError(f"unknown detector {detector!r}; one of {', '.join(DETECTORS)}")
+    spec = detector_spec(detector)
     if label_mode not in LABEL_MODES:
         raise ValueError(f"unknown label mode {label_mode!r}; one of {', '.join(LABEL_MODES)}")
     if overrides is not None and not isinstance(overrides, dict):
         raise ValueError("the hyperparameter overrides must be a JSON object")
     merged = {**LABEL_MODES[label_mode], **(overrides or {})}
-    CONFIG_CLASSES[detector]().with_overrides(merged)  # raises on an unknown field or a bad value
+    spec.config_class().with_overrides(merged)  # raises on an unknown field or a bad value
     return merged
 
 
@@ -124,8 +115,9 @@ def check_backbone(detector: str, backbone: str) -> str:
     """The backbone name as given (blank: the detector's default), refused where it cannot be one:
     the acoustic baseline has none, and a name is a folder inside the checkpoint folder."""
     backbone = backbone.strip()
-    if detector == "acoustic" and backbone:
-        raise ValueError("the acoustic baseline has no backbone")
+    spec = detector_spec(detector)
+    if backbone and not spec.has_backbone:
+        raise ValueError(f"the {spec.short_label} has no backbone")
     if backbone.startswith("/") or ".." in backbone.split("/"):
         raise ValueError("a backbone is a registry name or a folder inside the checkpoint folder")
     return backbone

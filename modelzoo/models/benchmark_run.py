@@ -9,6 +9,7 @@ from annotation.models.background_job import BackgroundJob
 from annotation.models.webhooks import WebhookEvent
 from evaluation.models import LabelSet
 from modelzoo.plans import MODE_MEASURES
+from modelzoo.training.detector_table import DETECTORS
 
 
 class BenchmarkRun(BackgroundJob):
@@ -38,10 +39,14 @@ class BenchmarkRun(BackgroundJob):
     STALE_AFTER = timedelta(seconds=90)
     CANCELLED = "cancelled"
 
-    class Detector(models.TextChoices):
-        ACOUSTIC = "acoustic", "acoustic baseline (Praat features, linear models)"
-        FRAME_CLASSIFIER = "frame-classifier", "frame classifier (EmphaClass-like, XLS-R)"
-        WHISPER_TOKENS = "whisper-tokens", "Whisper token classifier (WhiStress-like)"
+    # From modelzoo.training.detector_table (ACOUSTIC, FRAME_CLASSIFIER, WHISPER_TOKENS): the admin's
+    # form and the API offer these choices; their values and labels are those of migration 0001.
+    Detector = models.TextChoices(
+        "Detector",
+        [(spec.choice_name, (spec.name, spec.label)) for spec in DETECTORS.values()],
+        module=__name__,
+        qualname="BenchmarkRun.Detector",
+    )
 
     class LabelMode(models.TextChoices):
         BINARY = "binary", "binary (emphasized or not)"

@@ -20,6 +20,7 @@ from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan, check_backbone, plan_settings, run_overrides
 from modelzoo.selectors.benchmark_runs import trainable_languages
 from modelzoo.training.checkpoints import DEFAULT_BACKBONES, FAMILIES, CheckpointMissing, backbone_path
+from modelzoo.training.detector_table import DETECTORS
 from modelzoo.training.experiments import Setting
 
 Status = BenchmarkRun.Status
@@ -112,8 +113,9 @@ MAX_DEVICES = 64  # more than any one machine has: the worker's box must hold th
 def _check_devices(detector: str, devices: int) -> None:
     if not 1 <= devices <= MAX_DEVICES:
         raise BenchmarkRefused(f"devices must be between 1 and {MAX_DEVICES} (one worker's machine), not {devices}")
-    if devices > 1 and detector == BenchmarkRun.Detector.ACOUSTIC:
-        raise BenchmarkRefused("the acoustic baseline trains on the CPU in one process: it takes 1 device")
+    spec = DETECTORS.get(detector)  # an unknown one is refused with the hyperparameters
+    if devices > 1 and spec is not None and not spec.needs_gpu:
+        raise BenchmarkRefused(f"the {spec.short_label} trains on the CPU in one process: it takes 1 device")
 
 
 def _check_sets(label_set: LabelSet, test_label_set: LabelSet | None, kind: str) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from modelzoo.training.checkpoints import DEFAULT_BACKBONES
 from modelzoo.training.data import load_folder
+from modelzoo.training.detector_table import detector_spec
 from modelzoo.training.detectors import detector_class
 from modelzoo.training.detectors.base import Progress, StopCheck, check_stop, prediction_rows
 from modelzoo.training.experiments import Setting, partition
@@ -74,7 +75,7 @@ def run_benchmark(
     report("finished", 1, 1)
     return {
         "detector": detector,
-        "backbone": backbone if cls.kind != "acoustic" else None,
+        "backbone": backbone if detector_spec(detector).has_backbone else None,
         "setting": setting.as_dict(),
         "setting_label": setting.label,
         # what the run used: "auto" settings resolved (the physical batch, the feature cache)

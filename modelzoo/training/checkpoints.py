@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from modelzoo.training.detector_table import DETECTORS
+
 
 class CheckpointMissing(FileNotFoundError):
     """The backbone is not in the checkpoint folder; the message names where it was looked for."""
@@ -33,8 +35,10 @@ REGISTRY = {
         Backbone("xls-r-300m", "wav2vec2", "facebook/wav2vec2-xls-r-300m"),
     )
 }
-DEFAULT_BACKBONES = {"frame-classifier": "xls-r-1b", "whisper-tokens": "whisper-small"}
-FAMILIES = {"frame-classifier": "wav2vec2", "whisper-tokens": "whisper"}  # the model_type each detector loads
+# By detector, for those with a backbone (modelzoo.training.detector_table declares them): the
+# backbone it loads when a run names none, and the model_type that backbone must be.
+DEFAULT_BACKBONES = {spec.name: spec.default_backbone for spec in DETECTORS.values() if spec.has_backbone}
+FAMILIES = {spec.name: spec.family for spec in DETECTORS.values() if spec.has_backbone}
 
 
 def backbone_path(name: str, checkpoint_dir: Path | str | None, *, family: str | None = None) -> Path:

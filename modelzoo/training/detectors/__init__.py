@@ -1,22 +1,16 @@
-"""The detectors, by the name a benchmark run gives. Their modules are imported only when asked
-for, so choosing the acoustic baseline never imports torch."""
+"""The detectors, by the name a benchmark run gives (modelzoo.training.detector_table declares
+them). Their modules are imported only when asked for, so choosing the acoustic baseline never
+imports torch."""
 
 from importlib import import_module
 from pathlib import Path
 
+from modelzoo.training.detector_table import detector_spec
 from modelzoo.training.detectors.base import MANIFEST, Detector
-
-DETECTORS = {
-    "acoustic": ("modelzoo.training.detectors.acoustic", "AcousticDetector"),
-    "frame-classifier": ("modelzoo.training.detectors.frame_classifier", "FrameClassifierDetector"),
-    "whisper-tokens": ("modelzoo.training.detectors.whisper_tokens", "WhisperTokenDetector"),
-}
 
 
 def detector_class(kind: str) -> type[Detector]:
-    if kind not in DETECTORS:
-        raise ValueError(f"unknown detector {kind!r}; one of {', '.join(DETECTORS)}")
-    module, name = DETECTORS[kind]
+    module, name = detector_spec(kind).implementation.split(":")
     return getattr(import_module(module), name)
 
 

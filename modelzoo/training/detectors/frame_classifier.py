@@ -17,9 +17,8 @@ to the longest clip as before."""
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
 
 import numpy as np
 import torch
@@ -30,38 +29,13 @@ from torch.utils.data import DataLoader, Dataset
 
 from modelzoo.training import distributed
 from modelzoo.training.alignment import ensure_word_times
-from modelzoo.training.batching import (
-    bucketed,
-    grouped_loss,
-    physical_batch_choose,
-    physical_batch_line,
-    probe_fits,
-)
+from modelzoo.training.batching import bucketed, grouped_loss
 from modelzoo.training.checkpoints import backbone_path, load_wav2vec2, normalizes_audio
 from modelzoo.training.config import FrameClassifierConfig
 from modelzoo.training.data import SAMPLE_RATE, Clip
-from modelzoo.training.detectors.base import (
-    ClipPrediction,
-    Detector,
-    Progress,
-    StopCheck,
-    check_stop,
-    prediction_rows,
-    read_manifest,
-    write_manifest,
-)
-from modelzoo.training.loop import (
-    Trainer,
-    autocast,
-    choose_precision,
-    pick_device,
-    seeded_generator,
-    set_seed,
-    to_device,
-    train_epochs,
-    updates_per_epoch,
-)
-from modelzoo.training.metrics import score
+from modelzoo.training.detectors.base import ClipPrediction, check_stop
+from modelzoo.training.detectors.neural import NeuralDetector
+from modelzoo.training.loop import autocast, seeded_generator, set_seed, to_device
 from modelzoo.training.pooling import IGNORE, frame_targets, frames_to_words
 
 HEADS_FILE = "heads.safetensors"
@@ -203,27 +177,18 @@ class _Collate:
 # --- the detector ---
 
 
-class FrameClassifierDetector(Detector):
+class FrameClassifierDetector(NeuralDetector):
     kind = "frame-classifier"
     config_class = FrameClassifierConfig
 
-    def __init__(self, backbone: str = "xls-r-1b", checkpoint_dir: Path | None = None):
-        self.backbone, self.checkpoint_dir = backbone, checkpoint_dir
-        self.config = FrameClassifierConfig()
+    def __init__(self, backbone: str | None = None, checkpoint_dir: Path | None = None):
+        super().__init__(backbone, checkpoint_dir)
         self.model: FrameEmphasisModel | None = None
-        self.synced: nn.Module | None = None  # the model, in DistributedDataParallel under torchrun
         self.normalize = True
-        self.history: list[dict] = []
-        # how the last fit ran, beside its config: its batches, and the Whisper detector's cache
-        self.runtime: dict = {}
 
     @property
     def geometry(self) -> FrameGeometry:
         return FrameGeometry.of(self.model.backbone.config)
-
-    @property
-    def device(self) -> torch.device:
-        return pick_device(self.config.device)
 
     @property
     def bucket_samples(self) -> int | None:
@@ -239,7 +204,7 @@ class FrameClassifierDetector(Detector):
         """The untrained model on its device: the pretrained backbone and fresh heads."""
         self.config = config or self.config
         set_seed(self.config.seed)
-        path = backbone_path(self.backbone, self.checkpoint_dir, family="wav2vec2")
+        path = backbone_path(self.backbone, self.checkpoint_dir, family=self.family)
         self.normalize = normalizes_audio(path)
         backbone = load_wav2vec2(path)
         if self.config.freeze_feature_encoder:
@@ -271,9 +236,6 @@ class FrameClassifierDetector(Detector):
             pin_memory=self.device.type == "cuda",
         )
 
-    def loss(self, batch: dict) -> torch.Tensor:
-        return self._loss(self.synced, batch)
-
     def _loss(self, model: nn.Module, batch: dict) -> torch.Tensor:
         """The loss of each configured batch (config.batch_size clips) in `batch`: a physical
         batch of several is scored as they would have been alone (batching.grouped_loss)."""
@@ -292,85 +254,29 @@ class FrameClassifierDetector(Detector):
 
         return grouped_loss(len(binary_logits), self.config.batch_size, loss_of)
 
-    def physical_batch_set(self, train: Sequence[Clip], progress: Progress | None = None) -> int:
-        """Resolve config.physical_batch ("auto": on CUDA, the largest that fits for the longest
-        training clips) into the number of clips, kept in the config the run reports."""
-        fits = None
-        if self.device.type == "cuda":
-            longest = sorted(train, key=lambda clip: clip.sample_count, reverse=True)[: self.config.effective_batch]
-            parameters = [p for p in self.model.parameters() if p.requires_grad]
-            fits = probe_fits(device=self.device, parameters=parameters, step=lambda size: self._probe(longest[:size]))
-        size, reason = physical_batch_choose(self.config, self.device, fits=fits)
-        self.config = replace(self.config, physical_batch=size)
-        self.runtime["batches"] = {
-            "physical": size,
-            "per_update": self.config.batches_per_update,
-            "effective": self.config.effective_batch,
-            "reason": reason,
-        }
-        if progress is not None:
-            progress(physical_batch_line(self.config, reason), 0, 1)
-        return size
+    def trainable(self) -> nn.Module:
+        return self.model  # fully fine-tuned
 
-    def _probe(self, clips: Sequence[Clip]) -> torch.Tensor:
-        """The loss of a training batch of `clips` (cropped as training crops), run outside DDP
-        so that no rank waits for the others."""
+    def _probe_size(self, clip: Clip) -> int:
+        return clip.sample_count
+
+    def _probe_batch(self, clips: Sequence[Clip]) -> dict:
+        """Cropped as training crops."""
         dataset = FrameDataset(clips, self.geometry, self.normalize, max_seconds=self.config.max_seconds)
         items = [dataset[index] for index in range(len(dataset))]
-        batch = to_device(collate_frames(items, self.geometry, self.bucket_samples), self.device)
-        self.model.train()
-        with autocast(self.device, choose_precision(self.config.precision, self.device)):
-            return self._loss(self.model, batch).sum()
+        return collate_frames(items, self.geometry, self.bucket_samples)
 
-    def trainer(self, total_updates: int) -> Trainer:
-        parameters = [p for p in self.model.parameters() if p.requires_grad]
-        return Trainer(
-            parameters=parameters,
-            loss_of=self.loss,
-            config=self.config,
-            device=self.device,
-            total_updates=total_updates,
-            synced=self.synced,
-        )
+    def _clips(self, clips) -> list[Clip]:
+        return ensure_word_times(clips, needed_by="The frame classifier")
 
-    def fit(self, train, validation, config=None, progress=None, should_stop=None) -> Self:
-        train = ensure_word_times(train, needed_by="The frame classifier")
-        validation = ensure_word_times(validation, needed_by="The frame classifier")
-        self.build(config)
-        self.physical_batch_set(train, progress)
-        loader = self.loader(train, training=True)
-        epochs_updates = updates_per_epoch(len(loader), self.config) * self.config.epochs
-        total = min(epochs_updates, self.config.max_steps or epochs_updates)
+    def _prediction_batches(self, clips: list[Clip]) -> DataLoader:
+        return self.loader(distributed.share(clips), training=False)
 
-        def validate() -> dict:
-            rows = prediction_rows(validation, self.predict(validation, should_stop=should_stop))
-            return distributed.decided_on_main(lambda: score(rows, resamples=0))
-
-        self.history = train_epochs(
-            trainer=self.trainer(total),
-            trainable=self.model,
-            batches=lambda: loader,
-            batch_count=len(loader),
-            validate=validate,
-            config=self.config,
-            progress=progress,
-            should_stop=should_stop,
-        )
-        return self
-
-    @torch.no_grad()
-    def predict(self, clips, progress: Progress | None = None, should_stop: StopCheck | None = None):
-        if self.model is None:
-            raise RuntimeError("the detector has not been trained or loaded")
-        clips = ensure_word_times(clips, needed_by="The frame classifier")
-        mine = self._predict_share(distributed.share(clips), progress, should_stop)  # under torchrun, a share
-        return distributed.gather_shares(mine, len(clips))
-
-    def _predict_share(self, clips, progress, should_stop) -> list[ClipPrediction]:
+    def _predict_share(self, clips, batches, progress, should_stop) -> list[ClipPrediction]:
         self.model.eval()
         predictions, done = [], 0
-        precision = choose_precision(self.config.precision, self.device)
-        for batch in self.loader(clips, training=False):
+        precision = self.precision
+        for batch in batches:
             check_stop(should_stop)
             batch = to_device(batch, self.device)
             with autocast(self.device, precision):
@@ -388,32 +294,20 @@ class FrameClassifierDetector(Detector):
                 progress("predicting", done, len(clips))
         return predictions
 
-    def save(self, directory: Path) -> None:
-        directory = Path(directory)
+    def _save_weights(self, directory: Path) -> None:
         self.model.backbone.save_pretrained(directory / "backbone")
         heads = {f"binary_head.{k}": v for k, v in self.model.binary_head.state_dict().items()}
         heads |= {f"scalar_head.{k}": v for k, v in self.model.scalar_head.state_dict().items()}
         save_file({k: v.contiguous().cpu() for k, v in heads.items()}, str(directory / HEADS_FILE))
-        write_manifest(
-            directory,
-            kind=self.kind,
-            config=self.config,
-            backbone=self.backbone,
-            normalize=self.normalize,
-            history=self.history,
-        )
 
-    @classmethod
-    def load(cls, directory: Path, *, checkpoint_dir: Path | None = None) -> Self:
+    def _manifest_extra(self) -> dict:
+        return {"normalize": self.normalize}
+
+    def _restore(self, directory: Path, manifest: dict, config: FrameClassifierConfig) -> None:
         """The fine-tuned model is saved whole, so no checkpoint folder is needed."""
-        directory = Path(directory)
-        manifest = read_manifest(directory, cls.kind)
-        detector = cls(manifest["backbone"], checkpoint_dir)
-        detector.config = FrameClassifierConfig().with_overrides(manifest["config"])
-        detector.normalize, detector.history = manifest["normalize"], manifest.get("history", [])
+        self.config, self.normalize = config, manifest["normalize"]
         model = FrameEmphasisModel(load_wav2vec2(directory / "backbone"))
         heads = load_file(str(directory / HEADS_FILE))
         model.binary_head.load_state_dict({k.split(".", 1)[1]: v for k, v in heads.items() if k.startswith("binary_")})
         model.scalar_head.load_state_dict({k.split(".", 1)[1]: v for k, v in heads.items() if k.startswith("scalar_")})
-        detector.model = detector.synced = model.to(detector.device)
-        return detector
+        self.model = self.synced = model.to(self.device)

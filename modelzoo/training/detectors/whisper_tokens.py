@@ -45,39 +45,13 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from modelzoo.training import distributed
-from modelzoo.training.batching import (
-    available_host_bytes,
-    bucketed,
-    grouped_loss,
-    physical_batch_choose,
-    physical_batch_line,
-    probe_fits,
-)
+from modelzoo.training.batching import available_host_bytes, bucketed, grouped_loss
 from modelzoo.training.checkpoints import backbone_path, load_whisper
 from modelzoo.training.config import WhisperTokenConfig
 from modelzoo.training.data import SAMPLE_RATE, Clip
-from modelzoo.training.detectors.base import (
-    ClipPrediction,
-    Detector,
-    Progress,
-    StopCheck,
-    check_stop,
-    prediction_rows,
-    read_manifest,
-    write_manifest,
-)
-from modelzoo.training.loop import (
-    Trainer,
-    autocast,
-    choose_precision,
-    pick_device,
-    seeded_generator,
-    set_seed,
-    to_device,
-    train_epochs,
-    updates_per_epoch,
-)
-from modelzoo.training.metrics import score
+from modelzoo.training.detectors.base import ClipPrediction, Progress, StopCheck, check_stop
+from modelzoo.training.detectors.neural import NeuralDetector
+from modelzoo.training.loop import autocast, seeded_generator, set_seed, to_device
 from modelzoo.training.pooling import IGNORE, tokens_to_words
 
 HEAD_FILE = "head.safetensors"
@@ -424,34 +398,21 @@ class StatesCache:
 # --- the detector ---
 
 
-class WhisperTokenDetector(Detector):
+class WhisperTokenDetector(NeuralDetector):
     kind = "whisper-tokens"
     config_class = WhisperTokenConfig
 
-    def __init__(self, backbone: str = "whisper-small", checkpoint_dir: Path | None = None):
-        self.backbone, self.checkpoint_dir = backbone, checkpoint_dir
-        self.config = WhisperTokenConfig()
+    def __init__(self, backbone: str | None = None, checkpoint_dir: Path | None = None):
+        super().__init__(backbone, checkpoint_dir)
         self.model: WhisperTokenModel | None = None
-        self.synced: nn.Module | None = None  # the model, in DistributedDataParallel under torchrun
         self.feature_extractor = self.tokenizer = None
-        self.history: list[dict] = []
-        # how the last fit ran, beside its config: its batches, and the Whisper detector's cache
-        self.runtime: dict = {}
         self.cache: StatesCache | None = None  # while fit trains from cached states
-
-    @property
-    def device(self) -> torch.device:
-        return pick_device(self.config.device)
-
-    @property
-    def precision(self) -> str:
-        return choose_precision(self.config.precision, self.device)
 
     def build(self, config: WhisperTokenConfig | None = None) -> WhisperTokenModel:
         """The frozen backbone with a fresh extra block and heads, on its device."""
         self.config = config or self.config
         set_seed(self.config.seed)
-        parts = load_whisper(backbone_path(self.backbone, self.checkpoint_dir, family="whisper"))
+        parts = load_whisper(backbone_path(self.backbone, self.checkpoint_dir, family=self.family))
         self.feature_extractor = parts.feature_extractor
         self.tokenizer = WordTokenizer(parts.tokenizer, parts.model.config.max_target_positions)
         self.model = WhisperTokenModel(
@@ -562,9 +523,6 @@ class WhisperTokenDetector(Detector):
         config = self.model.backbone.config
         return (config.max_source_positions + ESTIMATED_TOKENS) * config.d_model * 4
 
-    def loss(self, batch: dict) -> torch.Tensor:
-        return self._loss(self.synced, batch)
-
     def _logits(self, model: nn.Module, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
         if "decoder_states" in batch:
             return model(decoder_states=batch["decoder_states"], encoder_states=batch["encoder_states"])
@@ -588,75 +546,27 @@ class WhisperTokenDetector(Detector):
 
         return grouped_loss(len(binary_logits), self.config.batch_size, loss_of)
 
-    def trainer(self, total_updates: int) -> Trainer:
-        parameters = [p for p in self.model.head_modules().parameters() if p.requires_grad]
-        return Trainer(
-            parameters=parameters,
-            loss_of=self.loss,
-            config=self.config,
-            device=self.device,
-            total_updates=total_updates,
-            synced=self.synced,
-        )
+    def trainable(self) -> nn.Module:
+        return self.model.head_modules()  # the backbone is frozen
 
-    def physical_batch_set(self, train: Sequence[Clip], progress: Progress | None = None) -> int:
-        """Resolve config.physical_batch ("auto": on CUDA, the largest that fits for the longest
-        transcripts) into the number of clips, kept in the config the run reports."""
-        fits = None
-        if self.device.type == "cuda":
-            longest = sorted(train, key=transcript_length, reverse=True)[: self.config.effective_batch]
-            parameters = [p for p in self.model.head_modules().parameters() if p.requires_grad]
-            fits = probe_fits(device=self.device, parameters=parameters, step=lambda size: self._probe(longest[:size]))
-        size, reason = physical_batch_choose(self.config, self.device, fits=fits)
-        self.config = replace(self.config, physical_batch=size)
-        self.runtime["batches"] = {
-            "physical": size,
-            "per_update": self.config.batches_per_update,
-            "effective": self.config.effective_batch,
-            "reason": reason,
-        }
-        if progress is not None:
-            progress(physical_batch_line(self.config, reason), 0, 1)
-        return size
+    def _probe_size(self, clip: Clip) -> int:
+        return transcript_length(clip)
 
-    def _probe(self, clips: Sequence[Clip]) -> torch.Tensor:
-        """The loss of a training batch of `clips` from their features, outside DDP."""
+    def _probe_batch(self, clips: Sequence[Clip]) -> dict:
+        """From their features (never the cache)."""
         dataset = TokenDataset(clips, self.feature_extractor, self.tokenizer)
-        collate = self._collate()
-        batch = to_device(collate([dataset[index] for index in range(len(dataset))]), self.device)
-        self.model.train()
-        with autocast(self.device, self.precision):
-            return self._loss(self.model, batch).sum()
+        return self._collate()([dataset[index] for index in range(len(dataset))])
 
-    def fit(self, train, validation, config=None, progress=None, should_stop=None) -> Self:
-        self.build(config)
-        self.physical_batch_set(train, progress)
-        train, validation = list(train), list(validation)
-        loader = self.loader(train, training=True)
-        epoch_updates = updates_per_epoch(len(loader), self.config)
-        total = min(epoch_updates * self.config.epochs, self.config.max_steps or epoch_updates * self.config.epochs)
+    def _clips(self, clips) -> list[Clip]:
+        return list(clips)
+
+    def _fit_batches(self, train, validation, loader, epoch_updates, progress, should_stop) -> DataLoader:
+        """The cached states' batches where config.feature_cache keeps them, else `loader`'s."""
         self.cache = self._cache_build(train, validation, epoch_updates, progress, should_stop)
-        if self.cache is not None:
-            loader = self.cached_loader(self.cache.train, training=True)
+        return loader if self.cache is None else self.cached_loader(self.cache.train, training=True)
 
-        def validate() -> dict:
-            rows = prediction_rows(validation, self.predict(validation, should_stop=should_stop))
-            return distributed.decided_on_main(lambda: score(rows, resamples=0))
-
-        try:
-            self.history = train_epochs(
-                trainer=self.trainer(total),
-                trainable=self.model.head_modules(),
-                batches=lambda: loader,
-                batch_count=len(loader),
-                validate=validate,
-                config=self.config,
-                progress=progress,
-                should_stop=should_stop,
-            )
-        finally:
-            self.cache = None  # the memory goes back; test clips are predicted from their features
-        return self
+    def _fit_finished(self) -> None:
+        self.cache = None  # the memory goes back; test clips are predicted from their features
 
     def _cache_build(self, train, validation, epoch_updates, progress, should_stop) -> StatesCache | None:
         """The run's cached states where config.feature_cache says (resolved in the config);
@@ -692,17 +602,11 @@ class WhisperTokenDetector(Detector):
             )
         return cache
 
-    @torch.no_grad()
-    def predict(self, clips, progress: Progress | None = None, should_stop: StopCheck | None = None):
-        if self.model is None:
-            raise RuntimeError("the detector has not been trained or loaded")
-        clips = list(clips)
+    def _prediction_batches(self, clips: list[Clip]) -> DataLoader:
+        """From the cached states when predicting exactly the fit's validation clips."""
         if self.cache is not None and clips == self.cache.validation_clips:  # Clip compares by identity
-            batches = self.cached_loader(distributed.share(self.cache.validation), training=False)
-        else:
-            batches = self.loader(distributed.share(clips), training=False)
-        mine = self._predict_share(distributed.share(clips), batches, progress, should_stop)  # a share under torchrun
-        return distributed.gather_shares(mine, len(clips))
+            return self.cached_loader(distributed.share(self.cache.validation), training=False)
+        return self.loader(distributed.share(clips), training=False)
 
     def _predict_share(self, clips, batches, progress, should_stop) -> list[ClipPrediction]:
         self.model.eval()
@@ -725,21 +629,12 @@ class WhisperTokenDetector(Detector):
                 progress("predicting", len(predictions), len(clips))
         return predictions
 
-    def save(self, directory: Path) -> None:
+    def _save_weights(self, directory: Path) -> None:
         """Only what was trained (the extra block and heads): the frozen backbone is named, and
         loaded again from the checkpoint folder."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
         state = {k: v.contiguous().cpu() for k, v in self.model.head_modules().state_dict().items()}
         save_file(state, str(directory / HEAD_FILE))
-        write_manifest(directory, kind=self.kind, config=self.config, backbone=self.backbone, history=self.history)
 
-    @classmethod
-    def load(cls, directory: Path, *, checkpoint_dir: Path | None = None) -> Self:
-        directory = Path(directory)
-        manifest = read_manifest(directory, cls.kind)
-        detector = cls(manifest["backbone"], checkpoint_dir)
-        detector.build(WhisperTokenConfig().with_overrides(manifest["config"]))
-        detector.model.head_modules().load_state_dict(load_file(str(directory / HEAD_FILE)))
-        detector.history = manifest.get("history", [])
-        return detector
+    def _restore(self, directory: Path, manifest: dict, config: WhisperTokenConfig) -> None:
+        self.build(config)
+        self.model.head_modules().load_state_dict(load_file(str(directory / HEAD_FILE)))
