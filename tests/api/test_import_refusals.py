@@ -64,7 +64,7 @@ def test_the_three_imports_answer_bad_lines_in_one_shape(tmp_path):
     assert shapes == dict.fromkeys(bodies, (BODY, {PROBLEM}))
     # The id each problem is about is under `item` in all three (two said `item`, one `clip_id`).
     assert {name: body["problems"][0]["item"] for name, body in bodies.items()} == {
-        "form": "st-002",
+        "form": "missing",  # the form item named after its audio file
         "outputs": "st-404",
         "dataset": "emph_001",
     }
