@@ -29,12 +29,14 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from annotation.refusals import Refused
+
 SETTING = "WEBHOOK_ALLOW_PRIVATE_ADDRESSES"
 SCHEMES = ("http", "https")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
-class AddressRefused(OSError):
+class AddressRefused(Refused, OSError):
     """The host is, or resolves to, an address the platform does not send to."""
 
 

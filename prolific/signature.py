@@ -12,13 +12,15 @@ import base64
 import hashlib
 import hmac
 
+from annotation.refusals import Refused
+
 SIGNATURE_HEADER = "X-Prolific-Request-Signature"
 TIMESTAMP_HEADER = "X-Prolific-Request-Timestamp"
 EVENT_ID_HEADER = "X-Event-ID"
 EVENT_TIMESTAMP_HEADER = "X-Timestamp"
 
 
-class SignatureRefused(Exception):
+class SignatureRefused(Refused):
     """Why a webhook is not taken as Prolific's; the message is the answer's body."""
 
 

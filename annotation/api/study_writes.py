@@ -38,7 +38,7 @@ from annotation.admin.forms import (
     StudyCreateForm,
     word_levels_errors,
 )
-from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
+from annotation.api.errors import REFUSED
 from annotation.models import AttentionCheck, Clip, PrerequisiteQuestion, Study
 from annotation.services.form_items_import import form_items_import
 from annotation.services.studies import study_create, study_setting_warnings, study_status_set
@@ -176,20 +176,6 @@ class FormUploadSerializer(serializers.Serializer):
     with_ssd = serializers.BooleanField(default=False, help_text="Items may use the SSD fields (stress tests).")
 
 
-class FormProblemSerializer(serializers.Serializer):
-    file = serializers.CharField()
-    line = serializers.IntegerField()
-    item = serializers.CharField()
-    field = serializers.CharField()
-    reason = serializers.CharField()
-
-
-class FormRefusalSerializer(serializers.Serializer):
-    detail = serializers.CharField(help_text="The whole message, as the management command prints it.")
-    problems = FormProblemSerializer(many=True, required=False, help_text=f"The first {SHOWN_PROBLEMS} bad lines.")
-    more_problems = serializers.IntegerField(required=False)
-
-
 STATUS_REFUSED = OpenApiResponse(description='Refused, with the reason in "status"; nothing changed.')
 
 
@@ -230,7 +216,7 @@ class StudyWritesMixin:
 
     @extend_schema(
         request={"multipart/form-data": FormUploadSerializer},
-        responses={201: StudyDetailSerializer, 400: OpenApiResponse(FormRefusalSerializer)},
+        responses={201: StudyDetailSerializer, 400: REFUSED},
     )
     @action(
         detail=False,
@@ -248,20 +234,17 @@ class StudyWritesMixin:
         if upload.size > django_settings.IMPORT_MAX_ARCHIVE_BYTES:
             limit = django_settings.IMPORT_MAX_ARCHIVE_BYTES
             raise ValidationError({"file": [f"{upload.name} is {upload.size} bytes; the limit is {limit}"]})
-        try:
-            # The folder is named as the upload: the corpus's default name is taken from it.
-            folder_name = Path(_safe_name(upload.name)).stem or "items"
-            with uploaded_archive(upload, folder_name=folder_name) as folder, transaction.atomic():
-                report = form_items_import(
-                    path=folder,
-                    study_name=data["study_name"],
-                    corpus_name=data["corpus_name"] or None,
-                    skip_invalid=data["skip_invalid"],
-                    with_ssd=data["with_ssd"],
-                    language=data["language"],
-                )
-        except (SourceRefused, ImportRefused) as refusal:
-            return Response(_form_refusal(refusal), status=status.HTTP_400_BAD_REQUEST)
+        # The folder is named as the upload: the corpus's default name is taken from it.
+        folder_name = Path(_safe_name(upload.name)).stem or "items"
+        with uploaded_archive(upload, folder_name=folder_name) as folder, transaction.atomic():
+            report = form_items_import(
+                path=folder,
+                study_name=data["study_name"],
+                corpus_name=data["corpus_name"] or None,
+                skip_invalid=data["skip_invalid"],
+                with_ssd=data["with_ssd"],
+                language=data["language"],
+            )
         return Response(StudyDetailSerializer(report.study).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: StudyDetailSerializer, 400: STATUS_REFUSED})
@@ -379,18 +362,6 @@ def _form_errors(errors) -> dict:
         (api_settings.NON_FIELD_ERRORS_KEY if name == "__all__" else name): list(messages)
         for name, messages in errors.items()
     }
-
-
-def _form_refusal(refusal: Exception) -> dict:
-    body = {"detail": str(refusal)}
-    if isinstance(refusal, ImportRefused):
-        shown = refusal.problems[:SHOWN_PROBLEMS]
-        body["problems"] = [
-            {"file": refusal.manifest_name, "line": p.line, "item": p.clip_id, "field": p.field, "reason": p.reason}
-            for p in shown
-        ]
-        body["more_problems"] = len(refusal.problems) - len(shown)
-    return body
 
 
 def _safe_name(name: str) -> str:

@@ -25,6 +25,7 @@ with warnings.catch_warnings():
     from pydub import AudioSegment
 
 from annotation.ingest.checks import SignalWarning, check_signal
+from annotation.refusals import Refused
 
 FFMPEG = imageio_ffmpeg.get_ffmpeg_exe()
 AudioSegment.converter = FFMPEG
@@ -49,7 +50,7 @@ BROWSER_BITRATE = "96k"
 DECODE_TIMEOUT_SECONDS = 120
 
 
-class AudioRefused(ValueError):
+class AudioRefused(Refused, ValueError):
     """The file is not usable audio; the message says why."""
 
 

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from annotation.ingest.source import Limits, resolve_audio_path
 from annotation.ingest.words import WordSpec, is_wordlike
+from annotation.refusals import Problem
 
 AUDIO_SUFFIXES = (".wav", ".flac")
 
@@ -42,6 +43,11 @@ class DatasetProblem:
         values.pop("order")
         values.pop("skippable")
         return values
+
+    def located(self, file: str) -> Problem:
+        """The problem in the one shape the API answers: a record is not always a line of one
+        file (a Parquet row, an annotator's item), so `where` alone says where it is."""
+        return Problem(self.reason, where=self.where, item=self.clip_id, field=self.field)
 
 
 class RecordBad(ValueError):

@@ -1,5 +1,7 @@
 from dataclasses import asdict, dataclass
 
+from annotation.refusals import SHOWN_PROBLEMS, Problem, Refused
+
 
 @dataclass(frozen=True)
 class RowProblem:
@@ -21,22 +23,29 @@ class RowProblem:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def located(self, file: str) -> Problem:
+        """The problem in the one shape the API answers (the manifest's `clip_id` is its `item`)."""
+        where = f"{file} line {self.line}"
+        return Problem(self.reason, where=where, file=file, line=self.line, item=self.clip_id, field=self.field)
 
-class SourceRefused(Exception):
+
+class SourceRefused(Refused):
     """The folder or archive as a whole cannot be imported (unsafe or malformed)."""
 
 
-SHOWN_PROBLEMS = 20  # in the message; `problems` holds them all
-
-
-class ImportRefused(Exception):
-    """Some rows are bad and --skip-invalid was not given: nothing was written."""
+class ImportRefused(Refused):
+    """Some rows are bad and --skip-invalid was not given: nothing was written. `problems` are the
+    reader's (RowProblem, or annotation.ingest.dataset_clips.DatasetProblem), each able to say
+    where it is in `manifest_name`."""
 
     def __init__(self, manifest_name: str, problems: list[RowProblem]):
-        self.manifest_name = manifest_name
-        self.problems = problems
         lines = [f"{manifest_name}: {len(problems)} bad row(s), nothing was imported:"]
         lines += [f"  {problem}" for problem in problems[:SHOWN_PROBLEMS]]
         if len(problems) > SHOWN_PROBLEMS:
             lines.append(f"  ... and {len(problems) - SHOWN_PROBLEMS} more problem(s)")
         super().__init__("\n".join(lines))
+        self.manifest_name = manifest_name
+        self.problems = problems  # the reader's own, as the admin and the commands list them
+
+    def located(self) -> list[Problem]:
+        return [problem.located(self.manifest_name) for problem in self.problems]

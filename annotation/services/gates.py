@@ -10,11 +10,12 @@ from django.utils.translation import ngettext
 
 from annotation import playback
 from annotation.models import ListeningFormItem, Study, TaskItem
+from annotation.refusals import Refused
 
 LEVELS = (0, 1, 2)
 
 
-class SubmissionRefused(Exception):
+class SubmissionRefused(Refused):
     """Why a submission was not accepted; `reasons` are shown to the participant."""
 
     def __init__(self, reasons: list[str], *, final: bool = False):

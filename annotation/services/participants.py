@@ -10,12 +10,13 @@ from django.utils.translation import gettext as _
 
 from annotation import tones
 from annotation.models import Participant, PrerequisiteQuestion, Study, Task
+from annotation.refusals import Refused
 
 # Prolific's participant, study and session ids are 24 hexadecimal characters.
 PROLIFIC_ID = re.compile(r"[0-9a-f]{24}")
 
 
-class EntryRefused(ValueError):
+class EntryRefused(Refused, ValueError):
     """The study link is malformed or the study is not open; shown to the person."""
 
 

@@ -17,14 +17,13 @@ from rest_framework.response import Response
 
 from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
-from annotation.api.errors import NotReady, Refused
+from annotation.api.errors import REFUSED, NotReady
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
 from evaluation.access import export_read_perms, may_download_export
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.services.dataset_exports import (
     LINK_TTL_SECONDS,
-    ExportRefused,
     dataset_export_link,
     dataset_export_request,
 )
@@ -85,15 +84,12 @@ class DatasetExportViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
         given = ExportRequestSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         _require_read_perms(request, given.validated_data)
-        try:
-            export = dataset_export_request(**given.validated_data, user=request.user)
-        except ExportRefused as refusal:
-            raise Refused(str(refusal)) from None
+        export = dataset_export_request(**given.validated_data, user=request.user)
         export.refresh_from_db()  # a worker in this process (eager tasks) may have built it already
         body = self.get_serializer(export).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": str(body["url"])})
 
-    @extend_schema(responses={200: ExportLinkSerializer})
+    @extend_schema(responses={200: ExportLinkSerializer, 400: REFUSED})
     @action(detail=True, methods=["get"], required_perms=("evaluation.view_datasetexport",))
     def link(self, request, pk: int):
         """A fresh download link for a succeeded export, for one who may read what it holds (as asking
@@ -102,10 +98,7 @@ class DatasetExportViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
         export = _downloadable(request, self.get_object())
         if export.status != DatasetExport.Status.SUCCEEDED:
             raise NotReady(export, what=f"Export {export.pk}")
-        try:
-            url = dataset_export_link(export=export)
-        except ExportRefused as refusal:
-            raise Refused(str(refusal)) from None
+        url = dataset_export_link(export=export)
         # Locally the link is a path on this server; on S3 it is already absolute.
         return Response({"url": request.build_absolute_uri(url), "expires_in": LINK_TTL_SECONDS})
 

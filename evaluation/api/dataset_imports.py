@@ -8,26 +8,28 @@ import_emphasis_dataset does (multipart):
 The archive holds the dataset file(s) (`data`, a path inside it; default gold_df.json,
 annotations.json, or the whole archive for the Hugging Face layouts: Parquet, a save_to_disk
 folder, .jsonl) and the audio (`audio`, a folder inside it; default its root; not needed where the
-Parquet or Arrow files embed it). Atomic: a refusal is 400 with the command's message in
-"detail" and the first bad records in "problems" (where, clip, field, reason); nothing is
-written. With `skip_invalid` the bad records are left out instead and listed in the answer's
-"skipped", each with its reason. Synchronous: the upload is limited to IMPORT_MAX_ARCHIVE_BYTES as it arrives, and so is
-what it expands to (annotation/uploads.py: at most twice that of temporary disk); a user has at
-most IMPORT_MAX_CONCURRENT_PER_USER imports under way (429 past it).
+Parquet or Arrow files embed it). Atomic: a refusal is the API's 400
+(annotation.api.errors.refusal_body), the command's message in "detail" and the first bad
+records in "problems" (where, item, field, reason); nothing is written. With `skip_invalid` the
+bad records are left out instead and listed in the answer's "skipped", each with its reason.
+Synchronous: the upload is limited to IMPORT_MAX_ARCHIVE_BYTES as it arrives, and so is what it
+expands to (annotation/uploads.py: at most twice that of temporary disk); a user has at most
+IMPORT_MAX_CONCURRENT_PER_USER imports under way (429 past it).
 """
 
 from pathlib import Path
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
-from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
+from annotation.api.errors import REFUSED
 from annotation.ingest.source import relative_path_problem
+from annotation.refusals import Refused
 from annotation.uploads import uploaded_archive
 from evaluation.api.label_sets import LabelSetSerializer
 from evaluation.api.systems import TextChoiceField
@@ -38,10 +40,8 @@ from evaluation.services.dataset_uploads import (
     STUDY_PERMISSION,
     DatasetUpload,
     dataset_upload_import,
-    problem_rows,
 )
 from evaluation.services.label_set_imports import SPLIT_MODES
-from evaluation.services.label_sets import LabelSetRefused
 
 
 class DatasetImportSerializer(serializers.Serializer):
@@ -90,12 +90,6 @@ class DatasetProblemSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
-class DatasetRefusalSerializer(serializers.Serializer):
-    detail = serializers.CharField(help_text="The whole message, as the management command prints it.")
-    problems = DatasetProblemSerializer(many=True, required=False, help_text=f"The first {SHOWN_PROBLEMS} records.")
-    more_problems = serializers.IntegerField(required=False)
-
-
 class DatasetImportedSerializer(serializers.Serializer):
     format = serializers.CharField()
     skipped = DatasetProblemSerializer(
@@ -115,7 +109,7 @@ class DatasetImportViewSet(ApiViewSet):
         request={"multipart/form-data": DatasetImportSerializer},
         responses={
             201: DatasetImportedSerializer,
-            400: OpenApiResponse(DatasetRefusalSerializer, description="Refused; nothing was written."),
+            400: REFUSED,
         },
     )
     def create(self, request):
@@ -128,8 +122,8 @@ class DatasetImportViewSet(ApiViewSet):
         try:
             with uploaded_archive(values["archive"]) as root:
                 body = self._import(request, values, root)
-        except (SourceRefused, ImportRefused, LabelSetRefused, FileNotFoundError) as error:
-            return Response(_refusal(error), status=status.HTTP_400_BAD_REQUEST)
+        except FileNotFoundError as missing:  # a `data` or `audio` path the archive does not hold
+            raise Refused(str(missing)) from None
         return Response(body, status=status.HTTP_201_CREATED)
 
     def _import(self, request, values: dict, root: Path) -> dict:
@@ -157,11 +151,3 @@ class DatasetImportViewSet(ApiViewSet):
             "summary": result.summary,
             "skipped": result.skipped,
         }
-
-
-def _refusal(error: Exception) -> dict:
-    body = {"detail": str(error)}
-    if isinstance(error, ImportRefused):
-        body["problems"] = problem_rows(error.problems[:SHOWN_PROBLEMS])
-        body["more_problems"] = len(error.problems) - min(len(error.problems), SHOWN_PROBLEMS)
-    return body

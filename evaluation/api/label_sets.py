@@ -17,13 +17,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation.api.base import ApiViewSet
-from annotation.api.errors import Refused
+from annotation.api.errors import REFUSED
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
 from evaluation.api.thresholds import ThresholdsSerializer, thresholds_with
 from evaluation.models import LabelSet
 from evaluation.services.label_sets import (
-    LabelSetRefused,
     label_set_archive,
     label_set_create,
     label_set_default_parameters,
@@ -158,39 +157,30 @@ class LabelSetViewSet(mixins.ListModelMixin, JobRetrieveMixin, mixins.DestroyMod
         given.is_valid(raise_exception=True)
         studies = list(dict.fromkeys(given.validated_data["studies"]))  # in order, each once
         parameters = _parameters(studies, given.validated_data.get("parameters", {}))
-        try:
-            label_set = label_set_create(
-                name=given.validated_data["name"], studies=studies, parameters=parameters, user=request.user
-            )
-        except LabelSetRefused as refusal:
-            raise Refused(str(refusal)) from None
+        label_set = label_set_create(
+            name=given.validated_data["name"], studies=studies, parameters=parameters, user=request.user
+        )
         label_set.refresh_from_db()  # a worker in this process (eager tasks) may have built it already
         body = self.get_serializer(label_set).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": str(body["url"])})
 
-    @extend_schema(request=None, responses={200: LabelSetSerializer})
+    @extend_schema(request=None, responses={200: LabelSetSerializer, 400: REFUSED})
     @action(detail=True, methods=["post"], required_perms=CHANGE)
     def finalize(self, request, pk: int):
         """Freeze a built draft for good: its rows, their checksum and the code version."""
         return self._act(lambda label_set: label_set_finalize(label_set=label_set, user=request.user))
 
-    @extend_schema(request=None, responses={200: LabelSetSerializer})
+    @extend_schema(request=None, responses={200: LabelSetSerializer, 400: REFUSED})
     @action(detail=True, methods=["post"], required_perms=CHANGE)
     def archive(self, request, pk: int):
         """Archive a final set: it stays, for the results and exports made from it."""
         return self._act(lambda label_set: label_set_archive(label_set=label_set))
 
     def perform_destroy(self, instance):
-        try:
-            label_set_delete(label_set=instance)
-        except LabelSetRefused as refusal:
-            raise Refused(str(refusal)) from None
+        label_set_delete(label_set=instance)
 
     def _act(self, service):
-        try:
-            label_set = service(self.get_object())
-        except LabelSetRefused as refusal:
-            raise Refused(str(refusal)) from None
+        label_set = service(self.get_object())
         return Response(self.get_serializer(label_set).data)
 
 

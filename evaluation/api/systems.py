@@ -7,9 +7,10 @@
   the import's summary;
 - GET /cast-sets/, /cast-sets/{id}/ (evaluation.view_castset); POST /cast-sets/upload/
   (evaluation.add_castitem): a JSONL file of CAST items.
-An upload is the management command's import: atomic, and a refusal is 400 with the command's
-message in "detail" and, for bad lines, "problems" (the first 20: line, item, field, reason) and
-"more_problems" (how many more).
+An upload is the management command's import: atomic, and a refusal is the API's 400
+(annotation.api.errors.refusal_body): the command's message in "detail" and, for bad lines,
+"problems" (the first 20: file, line, where, item, field, reason) and "more_problems" (how many
+more).
 """
 
 import re
@@ -19,15 +20,16 @@ from django.conf import settings
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from annotation.api.base import ApiViewSet
-from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
+from annotation.api.errors import REFUSED
 from annotation.models import Study
+from annotation.refusals import Refused
 from annotation.uploads import upload_on_disk
 from evaluation.ingest import system_outputs as reading
 from evaluation.models import CastSet, System, SystemOutput
@@ -38,8 +40,6 @@ from evaluation.services.system_outputs import (
     metadata_argument,
     system_outputs_import,
 )
-
-REFUSALS = (SourceRefused, ImportRefused, OutputsRefused)
 
 
 class SystemSerializer(serializers.ModelSerializer):
@@ -109,22 +109,6 @@ class OutputsUploadSerializer(serializers.Serializer):
             return metadata_argument(text)
         except OutputsRefused as error:
             raise serializers.ValidationError(str(error)) from None
-
-
-class ProblemSerializer(serializers.Serializer):
-    line = serializers.IntegerField()
-    item = serializers.CharField()
-    field = serializers.CharField()
-    reason = serializers.CharField()
-
-
-class RefusalSerializer(serializers.Serializer):
-    detail = serializers.CharField(help_text="The whole message, as the management command prints it.")
-    problems = ProblemSerializer(many=True, required=False, help_text=f"The first {SHOWN_PROBLEMS} bad lines.")
-    more_problems = serializers.IntegerField(required=False)
-
-
-REFUSED = OpenApiResponse(RefusalSerializer, description="Refused; nothing was written.")
 
 
 class SystemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
@@ -216,25 +200,14 @@ class CastSetViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSe
 
 
 def _imported(upload, service) -> Response:
-    """Run `service` on the uploaded file, saved under its own name (the messages name it)."""
+    """Run `service` on the uploaded file, saved under its own name (the messages name it); its
+    refusals (SourceRefused, ImportRefused, OutputsRefused) are the API's refusal body."""
     limit = settings.IMPORT_MAX_ARCHIVE_BYTES if _is_zip(upload.name) else reading.MAX_FILE_BYTES
     if upload.size > limit:
-        return Response({"detail": f"{upload.name} is {upload.size} bytes; the limit is {limit}"}, status=400)
+        raise Refused(f"{upload.name} is {upload.size} bytes; the limit is {limit}")
     with upload_on_disk(upload, name=_safe_name(upload.name)) as path:
-        try:
-            summary = service(path)
-        except REFUSALS as error:
-            return Response(_refusal(error), status=status.HTTP_400_BAD_REQUEST)
+        summary = service(path)
     return Response(summary, status=status.HTTP_201_CREATED)
-
-
-def _refusal(error: Exception) -> dict:
-    body = {"detail": str(error)}
-    if isinstance(error, ImportRefused):
-        shown = error.problems[:SHOWN_PROBLEMS]
-        body["problems"] = [{"line": p.line, "item": p.clip_id, "field": p.field, "reason": p.reason} for p in shown]
-        body["more_problems"] = len(error.problems) - len(shown)
-    return body
 
 
 def _is_zip(name: str) -> bool:

@@ -22,6 +22,7 @@ from django.db import transaction
 
 from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import Study
+from annotation.refusals import Refused
 from annotation.signed_links import Grant, granted_file, signed_file_url
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.reports.zip_archive import zip_folder
@@ -34,7 +35,7 @@ LINK_TTL_SECONDS = 600  # long enough to start a download; a download under way 
 _LINK_PURPOSE = "evaluation.dataset-export-link"
 
 
-class ExportRefused(ValueError):
+class ExportRefused(Refused, ValueError):
     """An export that cannot be made from what was given; the message names the problem."""
 
 

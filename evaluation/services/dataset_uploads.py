@@ -78,7 +78,7 @@ def dataset_upload_import(*, upload: DatasetUpload, root: Path, user) -> Dataset
 
 def problem_rows(problems: list) -> list[dict]:
     """A refusal's problems (a dataset's records, or the staged manifest's rows) as where, clip_id,
-    field and reason, as the API answers them and the admin page lists them."""
+    field and reason, as the admin page lists them (the API answers annotation.refusals.Problem)."""
     return [
         {
             "where": problem.where if isinstance(problem, DatasetProblem) else f"line {problem.line}",

@@ -21,6 +21,7 @@ from django.utils import timezone
 from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import Study, StudyItem, WebhookEvent
 from annotation.participant_names import opaque_annotator_id
+from annotation.refusals import Refused
 from annotation.selectors.study_data import study_data, study_thresholds
 from annotation.services.webhooks import webhook_event_emit
 from evaluation.models import LabelSet, LabelSetClip
@@ -50,7 +51,7 @@ from evaluation.stats.selection import select_annotations
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class LabelSetRefused(ValueError):
+class LabelSetRefused(Refused, ValueError):
     """A label-set action that the set's state or the studies do not allow; the message says why."""
 
 

@@ -9,6 +9,7 @@ Nothing is stored: a design is computed on request, in a few seconds at the defa
 import numpy as np
 
 from annotation.models import Study
+from annotation.refusals import Refused
 from annotation.selectors.study_data import study_data
 from evaluation.stats.design_check import measured_kappa, pilot_measurements, pilot_resamples
 from evaluation.stats.study_designer import (
@@ -24,7 +25,7 @@ DEFAULT_REPLICATES = 12
 DEFAULT_SIMULATED_CLIPS = 150
 
 
-class DesignRefused(ValueError):
+class DesignRefused(Refused, ValueError):
     """The study cannot be designed as asked; the message says why."""
 
 

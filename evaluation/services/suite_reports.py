@@ -7,6 +7,7 @@ itself is pure (evaluation.stats.suites); this module only wires the database to
 
 from annotation.jobs import JobFailed, job_run
 from annotation.models import Study
+from annotation.refusals import Refused
 from evaluation.models import CastSet, SuiteReport
 from evaluation.reports.agreement_format import report_json
 from evaluation.selectors import suites as inputs
@@ -19,7 +20,7 @@ DEFAULT_RESAMPLES = 1000
 MAX_RESAMPLES = 20000
 
 
-class SuiteRefused(ValueError):
+class SuiteRefused(Refused, ValueError):
     """The study or set cannot carry this suite; the message says why."""
 
 

@@ -29,6 +29,7 @@ from annotation.ingest.errors import ImportRefused, RowProblem
 from annotation.ingest.listening_form_rows import ItemProblem
 from annotation.ingest.source import open_source, resolve_audio_path
 from annotation.models import Clip, Corpus, ListeningFormItem, Study
+from annotation.refusals import Refused
 from annotation.services.corpus_import import corpus_import, limits_from_settings, staging_audio_add
 from evaluation.ingest.system_outputs import (
     CastItemDraft,
@@ -51,7 +52,7 @@ ITEM_TYPES = {
 RENDITIONS_CORPUS_SUFFIX = " renditions"
 
 
-class OutputsRefused(Exception):
+class OutputsRefused(Refused):
     """The import as a whole cannot be done (outputs already there, a wrong argument); nothing was written."""
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from annotation.refusals import Refused
 from evaluation.stats.aggregation import binary_labels, keyed_priority, level_counts, scalar_labels
 
 SPLITS = ("train", "validation", "test")
@@ -79,7 +80,7 @@ def check_proportions(proportions: Sequence[float]) -> tuple[float, float, float
     return tuple(float(p) for p in proportions)
 
 
-class SplitRefused(ValueError):
+class SplitRefused(Refused, ValueError):
     """Keeping each speaker in one split would leave a split with a share empty in some languages."""
 
     def __init__(self, gaps: dict[str, tuple[int, list[str]]]):

@@ -21,8 +21,9 @@ from rest_framework.response import Response
 
 from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
-from annotation.api.errors import NotReady, Refused
+from annotation.api.errors import REFUSED, NotReady
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
+from annotation.refusals import Refused
 from annotation.views.downloads import attachment, job_download
 from evaluation.models import LabelSet
 from modelzoo.models import BenchmarkRun
@@ -201,14 +202,11 @@ class BenchmarkRunViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
         body = {"group": group, "runs": self.get_serializer(runs, many=True).data}
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": listing})
 
-    @extend_schema(request=None, responses={200: BenchmarkRunSerializer})
+    @extend_schema(request=None, responses={200: BenchmarkRunSerializer, 400: REFUSED})
     @action(detail=True, methods=["post"], required_perms=("modelzoo.change_benchmarkrun",))
     def cancel(self, request, pk: int):
         """Ask the run to stop: it ends failed, "cancelled" (at once when no worker holds it)."""
-        try:
-            run = benchmark_run_cancel(run=self.get_object())
-        except BenchmarkRefused as refusal:
-            raise Refused(str(refusal)) from None
+        run = benchmark_run_cancel(run=self.get_object())
         return Response(self.get_serializer(run).data)
 
     @extend_schema(responses={200: BenchmarkResultsSerializer})

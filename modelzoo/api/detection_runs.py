@@ -15,12 +15,11 @@ from rest_framework.response import Response
 
 from annotation.access import require_perm
 from annotation.api.base import ApiViewSet
-from annotation.api.errors import Refused
 from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
 from evaluation.models import CastSet
 from modelzoo.models import BenchmarkRun, DetectionRun
-from modelzoo.services.detection_runs import DetectionRefused, detection_run_create
+from modelzoo.services.detection_runs import detection_run_create
 
 
 class DetectionLaunchSerializer(serializers.Serializer):
@@ -81,16 +80,13 @@ class DetectionRunViewSet(mixins.ListModelMixin, JobRetrieveMixin, ApiViewSet):
             require_perm(request, "annotation.view_study")
         if data.get("cast_set") is not None:
             require_perm(request, "evaluation.view_castset")
-        try:
-            run = detection_run_create(
-                source_run=data["source_run"],
-                study=data.get("study"),
-                cast_set=data.get("cast_set"),
-                language=data["language"],
-                user=request.user,
-            )
-        except DetectionRefused as refusal:
-            raise Refused(str(refusal)) from None
+        run = detection_run_create(
+            source_run=data["source_run"],
+            study=data.get("study"),
+            cast_set=data.get("cast_set"),
+            language=data["language"],
+            user=request.user,
+        )
         run.refresh_from_db()  # a worker in this process (eager tasks) may have run it already
         body = self.get_serializer(run).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})

@@ -13,6 +13,7 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from annotation.jobs import job_enqueue, job_fail_unattended
+from annotation.refusals import Refused
 from annotation.signed_links import Grant, granted_file, signed_file_url
 from evaluation.models import LabelSet
 from evaluation.stats.label_sets import SCALE_STEPS
@@ -29,7 +30,7 @@ FILES = {"predictions": "predictions.csv", "checkpoint": "checkpoint.zip"}
 _LINK_PURPOSE = "modelzoo.benchmark-file"
 
 
-class BenchmarkRefused(ValueError):
+class BenchmarkRefused(Refused, ValueError):
     """A launch or an action that cannot be done as asked; the message says why, `field` which
     launch field it is about (None: the launch as a whole)."""
 

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from annotation.jobs import JobFailed, JobLost, job_enqueue, job_run
 from annotation.models import Clip, ListeningFormItem, Study, Word
+from annotation.refusals import Refused
 from evaluation.models import CastRendition, CastSet, RenditionDetection, System, SystemOutput
 from modelzoo.models import BenchmarkRun, DetectionRun
 
@@ -30,7 +31,7 @@ Status = DetectionRun.Status
 _CHUNK = 1024 * 1024
 
 
-class DetectionRefused(ValueError):
+class DetectionRefused(Refused, ValueError):
     """A run that cannot be launched as asked; the message says why."""
 
 

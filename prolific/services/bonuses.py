@@ -49,6 +49,7 @@ from django.utils import timezone
 
 from annotation.jobs import JobFailed, JobRetry, job_enqueue, job_run
 from annotation.models import Participant, Study
+from annotation.refusals import Refused
 from annotation.selectors.review import participant_review_rows
 from prolific.client import ProlificClient, ProlificError
 from prolific.models.bonuses import BonusBatch, BonusLine, BonusPayJob, reason_key
@@ -59,7 +60,7 @@ UNFINISHED = [BonusPayJob.Status.QUEUED, BonusPayJob.Status.RUNNING]
 QUALITY_BONUS = "quality bonus"
 
 
-class BonusRefused(Exception):
+class BonusRefused(Refused):
     """Why a batch cannot be created or paid; shown to the researcher."""
 
 

@@ -160,8 +160,10 @@ def test_bad_records_are_a_400_naming_each_and_nothing_is_written(tmp_path):
     body = response.json()
     assert body["problems"] == [
         {
+            "file": None,  # a dataset's record is not always a line of one file: `where` says where
+            "line": None,
             "where": "gold_df.json line 2",
-            "clip_id": "emph_001",
+            "item": "emph_001",
             "field": "audio",
             "reason": body["problems"][0]["reason"],
         }

@@ -64,13 +64,17 @@ def test_a_bad_line_is_400_naming_line_item_and_field_and_writes_nothing(study, 
     assert body["detail"].startswith("m1.jsonl: 2 bad row(s), nothing was imported")
     assert body["problems"] == [
         {
+            "file": "m1.jsonl",
             "line": 2,
+            "where": "m1.jsonl line 2",
             "item": "st-404",
             "field": "item",
             "reason": "unknown item 'st-404': no listening-form item has this id",
         },
         {
+            "file": "m1.jsonl",
             "line": 3,
+            "where": "m1.jsonl line 3",
             "item": "st-001-ssd",
             "field": "stressed",
             "reason": "word indices [9] are out of range: the item has 7 words, 0 to 6",
