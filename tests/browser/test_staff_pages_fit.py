@@ -93,6 +93,9 @@ def journey_pages(objects: dict) -> list[tuple[str, str]]:
     study, label_set, group = objects["study"], objects["label_set"], objects["group"]
     pages = [
         ("admin index", reverse("admin:index")),
+        ("corpus import", reverse("admin:annotation_importjob_add")),
+        ("corpus page", reverse("admin:annotation_corpus_change", args=[study.corpus_id])),
+        ("new study", reverse("admin:annotation_study_add")),
         ("study page", reverse("admin:annotation_study_change", args=[study.pk])),
         ("top-ups", reverse("admin:annotation_study_topup", args=[study.pk])),
         ("review page", reverse("admin:annotation_participant_review", args=[study.pk])),
@@ -102,6 +105,7 @@ def journey_pages(objects: dict) -> list[tuple[str, str]]:
             reverse("admin:annotation_participant_changelist") + f"?study__id__exact={study.pk}",
         ),
         ("agreement report", reverse("admin:evaluation_agreementreport_study", args=[study.pk])),
+        ("new label set", reverse("admin:evaluation_labelset_add")),
         ("label set page", reverse("admin:evaluation_labelset_change", args=[label_set.pk])),
         ("export page", reverse("admin:evaluation_datasetexport_change", args=[objects["export"].pk])),
         ("benchmark launch", reverse("admin:modelzoo_benchmarkrun_add") + f"?label_set={label_set.pk}"),
