@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 
 from annotation.models import ImportJob, Study
+from annotation.study_kinds import kinds_with
 
 
 def require_perm(request, perm: str | tuple[str, ...]) -> None:
@@ -27,10 +28,10 @@ def require_perm(request, perm: str | tuple[str, ...]) -> None:
         raise PermissionDenied
 
 
-def get_study_for_staff(request, pk: int, *, perm: str | tuple[str, ...], kind: str | None = None) -> Study:
-    """The study `pk` (of `kind`, when given: another kind is 404 too)."""
+def get_study_for_staff(request, pk: int, *, perm: str | tuple[str, ...], capability: str | None = None) -> Study:
+    """The study `pk` (of a kind with `capability`, when given: another kind is 404 too)."""
     require_perm(request, perm)
-    lookup = {"pk": pk} if kind is None else {"pk": pk, "kind": kind}
+    lookup = {"pk": pk} if capability is None else {"pk": pk, "kind__in": kinds_with(capability)}
     return get_object_or_404(Study, **lookup)
 
 

@@ -6,6 +6,7 @@ from django import forms
 
 from annotation.models import Study
 from annotation.selectors.study_data import study_languages, study_thresholds
+from annotation.study_kinds import kinds_with
 from evaluation.reports.agreement import ReportParameters
 from evaluation.services.agreement_reports import default_subsample, report_parameters
 from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, MODELS
@@ -125,7 +126,7 @@ class LabelSetCreateForm(forms.Form):
 
     name = forms.CharField(max_length=200, help_text="An existing name makes its next version.")
     studies = forms.ModelMultipleChoiceField(
-        queryset=Study.objects.filter(kind=Study.Kind.EMPHASIS).order_by("name"),
+        queryset=Study.objects.filter(kind__in=kinds_with("answers_are_word_marks")).order_by("name"),
         help_text="One or more emphasis studies (MMEE pools one study per variety).",
     )
     subsample = forms.IntegerField(

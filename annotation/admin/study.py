@@ -294,7 +294,7 @@ class StudyAdmin(PlatformModelAdmin):
         return render_to_string("admin/annotation/_headphone_results.html", {"results": headphone_results(study=obj)})
 
     def get_fieldsets(self, request, obj=None):
-        if obj is None or obj.kind == Study.Kind.EMPHASIS:
+        if obj is None or obj.capabilities.answers_are_word_marks:
             return self.fieldsets
         return [
             (
@@ -305,8 +305,8 @@ class StudyAdmin(PlatformModelAdmin):
         ]
 
     def get_inlines(self, request, obj):
-        if obj is not None and obj.kind == Study.Kind.LISTENING_FORM:
-            return [PrerequisiteQuestionInline]  # a form's attention checks are items of the form
+        if obj is not None and obj.capabilities.checks_are_items:
+            return [PrerequisiteQuestionInline]  # no AttentionCheck clips: the checks are items of the study
         return self.inlines
 
     def get_urls(self):
@@ -478,7 +478,7 @@ class StudyAdmin(PlatformModelAdmin):
         if study.pk is None:
             return "-"
         clips, done = study.clip_count or 0, study.annotations_done or 0
-        unit = ("answer", "item") if study.kind == Study.Kind.LISTENING_FORM else ("annotation", "clip")
+        unit = (study.capabilities.answer_noun, study.capabilities.item_noun)
         target = clips * study.target_annotations
         if not target:
             return f"no {unit[1]}s yet"

@@ -296,7 +296,7 @@ def _configured(study: Study, given) -> Study:
     prerequisites = data.pop("prerequisites", None)
     checks = data.pop("attention_checks", None)
     _check_example(study, data)
-    if checks is not None and study.kind == Study.Kind.LISTENING_FORM:
+    if checks is not None and study.capabilities.checks_are_items:
         raise ValidationError({"attention_checks": ["A listening form's attention checks are its items."]})
     try:
         return study_configure(

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from annotation import study_kinds
 from annotation.models.corpus import Clip, Corpus
 
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are read and typed
@@ -34,9 +35,7 @@ class Study(models.Model):
         PAUSED = "paused"
         CLOSED = "closed"
 
-    class Kind(models.TextChoices):
-        EMPHASIS = "emphasis", "Three-level word emphasis"
-        LISTENING_FORM = "form", "Listening form"
+    Kind = study_kinds.Kind  # declared with what each kind can do: ask `capabilities`, not the kind
 
     class HeadphoneCheck(models.TextChoices):
         NONE = "none", "None"
@@ -264,6 +263,10 @@ class Study(models.Model):
         return self.adaptive_mode != self.Adaptive.FIXED
 
     @property
+    def capabilities(self) -> study_kinds.Capabilities:
+        return study_kinds.capabilities_of(self.kind)
+
+    @property
     def headphone_tests(self) -> tuple[str, ...]:
         """The headphone check's tests in the order they are taken: Huggins pitch first, the more
         selective (Milne et al. 2021), so that a loudspeaker listener is turned away sooner."""
@@ -292,7 +295,7 @@ class Study(models.Model):
                         field: f"The {test} test has {self.headphone_check_trials} trials: at most that many can be right."
                     }
                 )
-        if self.is_adaptive and self.kind != self.Kind.EMPHASIS:
+        if self.is_adaptive and not self.capabilities.adaptive_designs:
             raise ValidationError({"adaptive_mode": "Adaptive designs are for word-level emphasis studies only."})
         if self.is_adaptive and self.adaptive_max_per_clip < self.target_annotations:
             raise ValidationError(

@@ -150,7 +150,8 @@ def participant_status(participant: Participant, task_status: str | None) -> str
 
 
 def _quality_by_key(study: Study, participants: list[Participant]) -> dict[str, AnnotatorQuality]:
-    data = study_data(study=study, include_rejected=True) if study.kind == Study.Kind.EMPHASIS else _form_data(study)
+    word_marks = study.capabilities.answers_are_word_marks
+    data = study_data(study=study, include_rejected=True) if word_marks else _form_data(study)
     rejected = {
         annotator_key(person.pk, person.prolific_pid)
         for person in participants

@@ -72,7 +72,7 @@ def study_shortfall(*, study: Study) -> StudyShortfall:
         if pk not in short:
             continue
         lack = short[pk]
-        if clip_id in check_clips and study.kind == Study.Kind.EMPHASIS:
+        if clip_id in check_clips and not study.capabilities.checks_are_items:
             where["check"] += lack
         elif review == Review.NEEDS_REVIEW:
             where["needs_review"] += lack
@@ -84,7 +84,7 @@ def study_shortfall(*, study: Study) -> StudyShortfall:
             where["unassigned"] += lack - in_tasks
         causes["rejected"] += min(rejected.get(pk, 0), lack)
         causes["returned"] += min(returned.get(pk, 0), lack - min(rejected.get(pk, 0), lack))
-    counted = study.items.count() - (0 if study.kind == Study.Kind.EMPHASIS else _form_checks(study))
+    counted = study.items.count() - (_form_checks(study) if study.capabilities.checks_are_items else 0)
     return StudyShortfall(
         target=study.target_annotations,
         clips=counted,
@@ -93,9 +93,9 @@ def study_shortfall(*, study: Study) -> StudyShortfall:
         where={key: where[key] for key in WHERE if where[key]},
         causes={key: causes[key] for key in CAUSES if causes[key]},
         check_clips=sorted(ext for _, clip_id, ext, _, _, _ in rows if clip_id in check_clips)
-        if study.kind == Study.Kind.EMPHASIS
+        if not study.capabilities.checks_are_items
         else [],
-        unit="item" if study.kind == Study.Kind.LISTENING_FORM else "clip",
+        unit=study.capabilities.item_noun,
     )
 
 

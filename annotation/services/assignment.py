@@ -209,7 +209,7 @@ def _attention_slots(study: Study, rng: random.Random) -> list[tuple]:
     """(clip, study item, check) slots for the task's attention checks: word-level
     AttentionChecks in emphasis tasks, check items (with gold) in forms."""
     wanted = study.attention_checks_per_task
-    if study.kind == Study.Kind.LISTENING_FORM:
+    if study.capabilities.checks_are_items:
         checks = list(_form_checks(study))
         return [(item.clip_id, item, None) for item in rng.sample(checks, min(wanted, len(checks)))]
     checks = list(study.attention_checks.all())

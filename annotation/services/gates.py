@@ -63,9 +63,9 @@ def marking_rule(*, fewest: int, most: int, word_count: int) -> str:
 
 
 def answer_problems(item: TaskItem, study: Study, form_item: ListeningFormItem | None, levels, response) -> list[str]:
-    if form_item is None:
-        return _emphasis_problems(item, study, levels)
-    return _form_problems(item, form_item, levels, response)
+    if study.capabilities.answers_are_choices:
+        return _form_problems(item, form_item, levels, response)
+    return _emphasis_problems(item, study, levels)
 
 
 def _emphasis_problems(item: TaskItem, study: Study, levels) -> list[str]:

@@ -229,7 +229,7 @@ def study_status_refusal(*, study: Study, status: str) -> str:
 def _not_ready_reason(study: Study) -> str:
     """What a study lacks to be shown to participants: the attention checks it
     asks for, and consent text (in its interface language, the one it offers)."""
-    if study.kind == Study.Kind.LISTENING_FORM:
+    if study.capabilities.checks_are_items:
         checks = study.form_items.filter(settings__attention_check=True).count()
     else:
         checks = study.attention_checks.count()
@@ -251,7 +251,7 @@ def _not_ready_reason(study: Study) -> str:
 
 def study_setting_warnings(*, study: Study) -> list[str]:
     """Settings that are allowed but rarely meant: shown on the study's admin page and when it is set live."""
-    if study.kind != Study.Kind.EMPHASIS:
+    if not study.capabilities.answers_are_word_marks:
         return []
     warnings = []
     clips = study.items.count()
@@ -287,7 +287,7 @@ def study_status_set(*, study: Study, status: str) -> Study:
 def check_clips_among_study_clips(study: Study) -> list[str]:
     """External ids of the attention checks' clips that are also clips of the study (refused since
     issue 33, AttentionCheck.clean; a study made before may still hold one)."""
-    if study.kind != Study.Kind.EMPHASIS:
+    if study.capabilities.checks_are_items:
         return []
     return sorted(
         study.attention_checks.filter(clip__study_items__study=study).values_list("clip__external_id", flat=True)

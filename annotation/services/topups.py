@@ -119,7 +119,7 @@ def topup_plan(*, study: Study, now: datetime | None = None) -> TopupPlan:
         places=study.places,
         places_taken=places_taken(study=study),
         overdue_tasks=open_tasks.filter(expires_at__lte=now or timezone.now()).count(),
-        unit="item" if study.kind == Study.Kind.LISTENING_FORM else "clip",
+        unit=study.capabilities.item_noun,
     )
 
 

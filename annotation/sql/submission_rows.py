@@ -21,6 +21,7 @@ from django.utils.dateparse import parse_datetime
 from annotation import playback
 from annotation.models import Annotation, Clip, Participant, PlaybackEvent, Study, StudyItem, Task, TaskItem, Word
 from annotation.services.study_item_review import REPORTED_FROM, REPORTED_TO
+from annotation.study_kinds import Capabilities, capabilities_of
 
 PENDING, SUBMITTED = TaskItem.Status.PENDING.value, TaskItem.Status.SUBMITTED.value
 OPEN = Task.Status.OPEN.value
@@ -53,6 +54,10 @@ class StudyRules:
     required_coverage: float
     mismatch_threshold: int
     adaptive_mode: str
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return capabilities_of(self.kind)
 
 
 @dataclass(frozen=True)

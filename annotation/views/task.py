@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from annotation.answer_forms import answer_form
 from annotation.audio_links import signed_audio_url
-from annotation.models import ListeningFormItem, Study, Task, TaskItem, Word
+from annotation.models import ListeningFormItem, Task, TaskItem, Word
 from annotation.services.gates import marking_rule
 from annotation.services.submission import (
     NotTheCurrentClip,
@@ -44,7 +44,7 @@ def task_page(request, participant, task: Task):
 
 
 def _render_item(request, task: Task, *, data=None, errors=None, status: int = 200, partial: bool = False):
-    if task.study.kind == Study.Kind.LISTENING_FORM:
+    if task.study.capabilities.answers_are_choices:
         item = task.items.filter(status=TaskItem.Status.PENDING).order_by("position").first()
         context = form_item_context(task, item, data=data, errors=errors)
         template = "participant/listening_form_task.html"
@@ -136,7 +136,7 @@ def _submit(request, slug, item, now):
         return _go(request, reverse("annotation:done", args=[slug]))
     if not request.htmx:
         return redirect("annotation:task", slug=slug)
-    if item.study.kind == Study.Kind.LISTENING_FORM:
+    if item.study.capabilities.answers_are_choices:
         return _render_item(request, Task.objects.select_related("study").get(pk=item.task_id), partial=True)
     # A fresh submission's next clip was read with the item; a resend's is the task's first pending one.
     following = None if result.duplicate else item.next_clip

@@ -4,6 +4,7 @@ from django.utils.html import format_html
 
 from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Study
+from annotation.study_kinds import kinds_with
 from evaluation.forms import parameters_query
 from evaluation.models import AgreementReport, ListeningFormReport
 from evaluation.services.agreement_reports import parameters_from_dict
@@ -84,7 +85,7 @@ class AgreementReportAdmin(PlatformModelAdmin):
     def changelist_view(self, request, extra_context=None):
         studies = [
             (study, reverse("admin:evaluation_agreementreport_study", args=[study.pk]))
-            for study in Study.objects.filter(kind=Study.Kind.EMPHASIS).order_by("name")
+            for study in Study.objects.filter(kind__in=kinds_with("answers_are_word_marks")).order_by("name")
         ]
         return super().changelist_view(request, {**(extra_context or {}), "studies": studies})
 

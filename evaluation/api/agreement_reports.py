@@ -53,7 +53,7 @@ class ReportRequestSerializer(serializers.Serializer):
     parameters = ReportParametersSerializer(required=False)
 
     def validate_study(self, study: Study) -> Study:
-        if study.kind != Study.Kind.EMPHASIS:
+        if not study.capabilities.answers_are_word_marks:
             raise serializers.ValidationError(
                 f"{study.slug} is a listening form; agreement reports are of emphasis studies"
             )

@@ -41,7 +41,7 @@ class SuiteRequestSerializer(serializers.Serializer):
             raise serializers.ValidationError({needed: [f"a {data['suite']} report needs one"]})
         if data.get(unwanted) is not None:
             raise serializers.ValidationError({unwanted: [f"not used by a {data['suite']} report"]})
-        if needed == "study" and data["study"].kind != Study.Kind.LISTENING_FORM:
+        if needed == "study" and not data["study"].capabilities.answers_are_choices:
             raise serializers.ValidationError({"study": [f"{data['study'].slug} is not a listening-form study"]})
         return data
 

@@ -30,6 +30,7 @@ from annotation.api.base import ApiViewSet
 from annotation.api.errors import REFUSED
 from annotation.models import Study
 from annotation.refusals import Refused
+from annotation.study_kinds import kinds_with
 from annotation.uploads import upload_on_disk
 from evaluation.ingest import system_outputs as reading
 from evaluation.models import CastSet, System, SystemOutput
@@ -81,7 +82,7 @@ class OutputsUploadSerializer(serializers.Serializer):
         help_text=f"One of {', '.join(System.Kind.values)}; default: the suite's (model, judge, tts).",
     )
     study = serializers.PrimaryKeyRelatedField(
-        queryset=Study.objects.filter(kind=Study.Kind.LISTENING_FORM),
+        queryset=Study.objects.filter(kind__in=kinds_with("answers_are_choices")),
         required=False,
         allow_null=True,
         default=None,

@@ -30,7 +30,7 @@ def raw_annotations(*, study: Study, include_prolific_ids: bool = False) -> Iter
     Emphasis studies: one row per word (RAW_COLUMNS); listening forms: one row per answer
     (FORM_RAW_COLUMNS). Ordered by clip, participant, submission."""
     annotators = _annotators(study, include_prolific_ids)
-    if study.kind == Study.Kind.LISTENING_FORM:
+    if study.capabilities.answers_are_choices:
         return _form_rows(study, annotators)
     return _word_rows(study, annotators)
 

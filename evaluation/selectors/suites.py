@@ -23,6 +23,7 @@ from django.db.models import Count, Max
 
 from annotation.models import ListeningFormItem, Study, Word
 from annotation.selectors.study_data import annotations_fingerprint, study_data, study_thresholds
+from annotation.study_kinds import kinds_with
 from evaluation.models import CastRendition, CastSet, RenditionDetection, System, SystemOutput
 from evaluation.selectors.listening_form_reports import (
     listening_form_answers_fingerprint,
@@ -210,7 +211,11 @@ def listener_studies(cast_set: CastSet) -> list[Study]:
     """The emphasis studies run over the set's renditions."""
     if cast_set.corpus_id is None:
         return []
-    return list(Study.objects.filter(corpus_id=cast_set.corpus_id, kind=Study.Kind.EMPHASIS).order_by("name"))
+    return list(
+        Study.objects.filter(corpus_id=cast_set.corpus_id, kind__in=kinds_with("answers_are_word_marks")).order_by(
+            "name"
+        )
+    )
 
 
 def _listener_labels(cast_set: CastSet, renditions) -> dict[str, dict[int, tuple[int, ...]]]:

@@ -202,7 +202,7 @@ def _textgrids(label_set: LabelSet, folder: Path, progress) -> Written:
 
 
 def raw_files_write(*, study: Study, include_prolific_ids: bool, folder: Path, progress) -> Written:
-    columns = FORM_RAW_COLUMNS if study.kind == Study.Kind.LISTENING_FORM else RAW_COLUMNS
+    columns = FORM_RAW_COLUMNS if study.capabilities.answers_are_choices else RAW_COLUMNS
     if include_prolific_ids:
         columns = (*columns, PARTICIPANT_COLUMN)
     total, rows = raw_annotation_count(study=study), 0
@@ -216,7 +216,7 @@ def raw_files_write(*, study: Study, include_prolific_ids: bool, folder: Path, p
                 progress("writing annotations", done, total)
         progress("writing annotations", done, total)
     people = _participants_write(study, include_prolific_ids, folder)
-    files = RAW_FORM_FILES if study.kind == Study.Kind.LISTENING_FORM else RAW_EMPHASIS_FILES
+    files = RAW_FORM_FILES if study.capabilities.answers_are_choices else RAW_EMPHASIS_FILES
     facts = {"annotations": done, "rows in annotations.csv": rows, "rows in participants.csv": people}
     return Written(f"{files}\n{PARTICIPANTS_FILE}", facts=facts)
 

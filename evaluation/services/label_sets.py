@@ -135,7 +135,7 @@ def label_set_create(
         raise LabelSetRefused("a label set needs a name")
     if not studies:
         raise LabelSetRefused("a label set needs at least one study")
-    not_emphasis = [study.slug for study in studies if study.kind != Study.Kind.EMPHASIS]
+    not_emphasis = [study.slug for study in studies if not study.capabilities.answers_are_word_marks]
     if not_emphasis:
         raise LabelSetRefused(f"label sets are made from emphasis studies; not: {', '.join(not_emphasis)}")
     scales = {study.scale for study in studies}

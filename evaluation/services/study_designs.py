@@ -46,7 +46,7 @@ def study_design_compute(
     DesignAssumptions to set (with source "pilot", they replace what the pilot gives); `probabilistic`:
     epsilon and minimum of the probabilistic designs (ProbabilisticStopping's defaults otherwise);
     `annotators` and `modes`: only these designs (the designer's whole grid by default)."""
-    if study.kind != Study.Kind.EMPHASIS:
+    if not study.capabilities.answers_are_word_marks:
         raise DesignRefused(f"{study.slug} is a listening form; the designer plans emphasis studies")
     if source not in SOURCES:
         raise DesignRefused(f"unknown source {source!r}; choose one of {', '.join(SOURCES)}")

@@ -57,7 +57,7 @@ def _check_subject(suite: str, study: Study | None, cast_set: CastSet | None) ->
         return
     if study is None or cast_set is not None:
         raise SuiteRefused(f"a {suite} report is of a listening-form study")
-    if study.kind != Study.Kind.LISTENING_FORM:
+    if not study.capabilities.answers_are_choices:
         raise SuiteRefused(f"{study.name} is not a listening-form study")
 
 

@@ -31,6 +31,7 @@ from annotation.ingest.source import open_source, resolve_audio_path
 from annotation.models import Clip, Corpus, ListeningFormItem, Study
 from annotation.refusals import Refused
 from annotation.services.corpus_import import corpus_import, limits_from_settings, staging_audio_add
+from annotation.study_kinds import kinds_with
 from evaluation.ingest.system_outputs import (
     CastItemDraft,
     OutputDraft,
@@ -171,14 +172,14 @@ def _check_scope(suite: str, study: Study | None, cast_set: CastSet | None) -> N
         return
     if cast_set is not None:
         raise OutputsRefused(f"{suite} outputs answer items of a listening-form study, not of a CAST set")
-    if study is not None and study.kind != Study.Kind.LISTENING_FORM:
+    if study is not None and not study.capabilities.answers_are_choices:
         raise OutputsRefused(f"study {study.slug!r} is not a listening-form study; outputs answer form items")
 
 
 def _form_items(drafts: list[OutputDraft], study: Study | None) -> dict[str, list[ListeningFormItem]]:
     """The form items of the drafts' ids (in `study`, else in any form study), with their word counts."""
     items = ListeningFormItem.objects.filter(external_id__in={draft.item for draft in drafts})
-    items = items.filter(study=study) if study else items.filter(study__kind=Study.Kind.LISTENING_FORM)
+    items = items.filter(study=study) if study else items.filter(study__kind__in=kinds_with("answers_are_choices"))
     found = defaultdict(list)
     for item in items.select_related("study").annotate(word_count=Count("clip__words")).order_by("study__slug"):
         found[item.external_id].append(item)

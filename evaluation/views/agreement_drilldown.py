@@ -106,7 +106,9 @@ def _pages(request, page: int, rows: int) -> dict:
 def agreement_report_clip(request, study_id: int, clip: str, *, admin_site):
     """One clip: its audio, its words, each annotator's level of each word, and its drill-down row
     from the report it was opened from (`report` query parameter), when that report has one."""
-    study = get_study_for_staff(request, study_id, perm="evaluation.view_agreementreport", kind=Study.Kind.EMPHASIS)
+    study = get_study_for_staff(
+        request, study_id, perm="evaluation.view_agreementreport", capability="answers_are_word_marks"
+    )
     named = sees_prolific_ids(request.user)
     marks = clip_marks(study=study, external_id=clip, named=named)
     if marks is None:

@@ -46,7 +46,9 @@ KAPPA_WEIGHTINGS = ("unweighted", "linear", "quadratic")
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def agreement_report_page(request, study_id: int, *, admin_site):
-    study = get_study_for_staff(request, study_id, perm="evaluation.view_agreementreport", kind=Study.Kind.EMPHASIS)
+    study = get_study_for_staff(
+        request, study_id, perm="evaluation.view_agreementreport", capability="answers_are_word_marks"
+    )
     page = reverse("admin:evaluation_agreementreport_study", args=[study.pk])
     if request.method == "POST":
         require_perm(request, "evaluation.add_agreementreport")

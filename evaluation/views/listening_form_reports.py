@@ -42,7 +42,7 @@ SECTIONS = {
 @require_http_methods(["GET", "HEAD", "POST"])
 def listening_form_report(request, study_id: int, *, admin_site):
     """GET: the scores, or the progress of their computation. POST: compute again after a failure."""
-    study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.LISTENING_FORM)
+    study = get_study_for_staff(request, study_id, perm=PERM, capability="answers_are_choices")
     job = listening_form_report_request(study=study, user=request.user, retry_failed=request.method == "POST")
     if request.method == "POST":
         return redirect(PAGE, study_id=study.pk)
@@ -67,7 +67,7 @@ def listening_form_report_progress(request, pk: int):
 @require_safe
 def listening_form_report_download(request, study_id: int, kind: str):
     """The scores as CSV or JSON; 409 while they are computed (or after they failed)."""
-    study = get_study_for_staff(request, study_id, perm=PERM, kind=Study.Kind.LISTENING_FORM)
+    study = get_study_for_staff(request, study_id, perm=PERM, capability="answers_are_choices")
     job = listening_form_report_request(study=study, user=request.user)
     page = request.build_absolute_uri(reverse(PAGE, args=[study.pk]))
     return job_download(job, page=page, what="The form scores", serve=lambda done: _scores_file(done, study, kind))

@@ -15,7 +15,9 @@ from evaluation.services.study_designs import DesignRefused, study_design_comput
 
 @require_safe
 def study_design_page(request, study_id: int, *, admin_site):
-    study = get_study_for_staff(request, study_id, perm="evaluation.view_agreementreport", kind=Study.Kind.EMPHASIS)
+    study = get_study_for_staff(
+        request, study_id, perm="evaluation.view_agreementreport", capability="answers_are_word_marks"
+    )
     form = StudyDesignForm(request.GET if "source" in request.GET else None)
     design = None
     if form.is_bound and form.is_valid():

@@ -16,7 +16,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from annotation.access import get_study_for_staff
-from annotation.models import Study
 from annotation.views.downloads import attachment, job_download
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_cast_set_for_staff, get_suite_report_for_staff
@@ -36,7 +35,7 @@ def _subject(request, suite: str, pk: int) -> dict:
         raise Http404(f"no suite {suite!r}")
     if suite == Suite.CAST:
         return {"cast_set": get_cast_set_for_staff(request, pk, perm=CAST_PERM)}
-    return {"study": get_study_for_staff(request, pk, perm=STUDY_PERM, kind=Study.Kind.LISTENING_FORM)}
+    return {"study": get_study_for_staff(request, pk, perm=STUDY_PERM, capability="answers_are_choices")}
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

@@ -13,6 +13,7 @@ from django.utils.html import format_html
 from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Study
+from annotation.study_kinds import kinds_with
 from evaluation.models import CastSet
 from modelzoo.models import BenchmarkRun, DetectionRun
 from modelzoo.services.detection_runs import DetectionRefused, detection_run_create
@@ -32,7 +33,7 @@ class DetectionRunForm(forms.Form):
         queryset=source_runs(), help_text="A succeeded benchmark run, trained in binary or both modes."
     )
     study = forms.ModelChoiceField(
-        queryset=Study.objects.filter(kind=Study.Kind.LISTENING_FORM),
+        queryset=Study.objects.filter(kind__in=kinds_with("answers_are_choices")),
         required=False,
         label="Listening form (StressTest SSD)",
         help_text="Its stressed_words items' clips.",

@@ -51,7 +51,7 @@ def detection_run_create(
     if (study is None) == (cast_set is None):
         raise DetectionRefused("choose one target: a listening-form study or a CAST set")
     if study is not None:
-        if study.kind != Study.Kind.LISTENING_FORM:
+        if not study.capabilities.answers_are_choices:
             raise DetectionRefused(f"{study} is not a listening form: detectors run over a form's stressed_words items")
         if not _form_items(study):
             raise DetectionRefused(f"{study} has no stressed_words items to run a detector over")

@@ -81,14 +81,15 @@ def test_study_for_staff_without_the_permission_is_403_even_when_missing():
             get_study_for_staff(staff_request(), pk, perm="annotation.view_study")
 
 
-def test_study_for_staff_missing_or_of_another_kind_is_404():
+def test_study_for_staff_missing_or_of_a_kind_without_the_capability_is_404():
     form = StudyFactory(kind=Study.Kind.LISTENING_FORM)
     request = staff_request("view_study")
     with pytest.raises(Http404):
         get_study_for_staff(request, MISSING, perm="annotation.view_study")
     with pytest.raises(Http404):
-        get_study_for_staff(request, form.pk, perm="annotation.view_study", kind=Study.Kind.EMPHASIS)
-    assert get_study_for_staff(request, form.pk, perm="annotation.view_study", kind=Study.Kind.LISTENING_FORM) == form
+        get_study_for_staff(request, form.pk, perm="annotation.view_study", capability="answers_are_word_marks")
+    found = get_study_for_staff(request, form.pk, perm="annotation.view_study", capability="answers_are_choices")
+    assert found == form
 
 
 # --- get_study_for_review ----------------------------------------------------------------

@@ -41,7 +41,7 @@ class Command(BaseCommand):
             study = Study.objects.get(slug=options["study"])
         except Study.DoesNotExist:
             raise CommandError(f"no study with slug {options['study']!r}") from None
-        if study.kind != Study.Kind.EMPHASIS:
+        if not study.capabilities.answers_are_word_marks:
             raise CommandError(f"{study.slug} is a {study.get_kind_display().lower()} study, not an emphasis study")
         defaults = study_thresholds(study=study)
         thresholds = Thresholds(
