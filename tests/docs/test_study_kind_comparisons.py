@@ -82,3 +82,11 @@ def test_the_scan_lets_capabilities_through():
 def test_the_files_that_name_a_kind_still_exist_and_name_it():
     for name, pattern in NAMES_A_KIND.items():
         assert any(pattern.match(line) for line in (ROOT / name).read_text().splitlines()), name
+
+
+def test_the_checklist_for_a_new_kind_names_files_that_exist():
+    text = (ROOT / "docs" / "development.md").read_text()
+    section = text.split("### Adding a kind of study", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`((?:annotation|evaluation|modelzoo|templates|tests)/[\w/.]+)`", section))
+    assert "annotation/study_kinds.py" in named
+    assert [name for name in sorted(named) if not (ROOT / name).exists()] == []
