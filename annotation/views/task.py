@@ -155,7 +155,7 @@ def _answer(item, post, *, events, now) -> tuple[list[int], dict]:
     """(levels, response) from the posted form: word levels for emphasis
     studies, the item type's form for listening forms. A form answer refused
     here keeps the playback reports its submit carried, as every refusal does."""
-    if item.form_item_id is None:
+    if not item.study.capabilities.answers_are_choices:
         return [int(level) for level in post.get("levels", "").split(",") if level != ""], {}
     form_item = ListeningFormItem.objects.get(pk=item.form_item_id)
     words = list(Word.objects.filter(clip_id=form_item.clip_id).order_by("index").values_list("text", flat=True))
