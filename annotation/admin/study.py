@@ -17,15 +17,9 @@ from annotation import headphone_stimuli
 from annotation.access import get_study_for_staff, require_perm
 from annotation.admin import study_items  # noqa: F401  (registers the study item admin)
 from annotation.admin.annotations import study_annotations_url
-from annotation.admin.answer_fields import numbered_words
 from annotation.admin.base import PlatformModelAdmin
-from annotation.admin.forms import (
-    AttentionCheckForm,
-    PrerequisiteQuestionForm,
-    StudyCreateForm,
-    StudySettingsForm,
-)
 from annotation.admin.study_items import mismatch_review_query
+from annotation.answer_fields import numbered_words
 from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
 from annotation.selectors.attention_results import attention_pass_text
 from annotation.selectors.headphone_results import headphone_results
@@ -40,6 +34,12 @@ from annotation.services.studies import (
     study_status_set,
 )
 from annotation.services.topups import topup_open, topup_plan, topup_summary
+from annotation.study_forms import (
+    AttentionCheckForm,
+    PrerequisiteQuestionForm,
+    StudyCreateForm,
+    StudySettingsForm,
+)
 from annotation.templatetags.participant_pages import markdown
 
 Status = Study.Status
