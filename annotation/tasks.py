@@ -1,7 +1,7 @@
 from celery import shared_task
 from django.db import DatabaseError
 
-from annotation.services.adaptive_model import ordinal_model_refit
+from annotation.services.adaptive_model import REFIT_TASK, ordinal_model_refit
 from annotation.services.corpus_import_jobs import corpus_import_run
 from annotation.services.webhooks import webhook_delivery_run
 
@@ -22,6 +22,6 @@ def webhook_delivery_run_task(job_id: int) -> None:
 # more than the stored one, so a second delivery, or two at once, leave the newest fit. A database
 # error (a lock a submission holds, on SQLite) is retried: the next request would come only with
 # the next 10 % of annotations.
-@shared_task(name="annotation.adaptive_model_refit", autoretry_for=(DatabaseError,), retry_backoff=1, max_retries=5)
+@shared_task(name=REFIT_TASK, autoretry_for=(DatabaseError,), retry_backoff=1, max_retries=5)
 def adaptive_model_refit_task(study_id: int) -> None:
     ordinal_model_refit(study_id=study_id)
