@@ -6,9 +6,9 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Corpora and annotation"
 
     def ready(self):
-        # The job runner (annotation.jobs) sits below the services: it learns here who listens for
+        # The job runner (annotation.shared.jobs) sits below the services: it learns here who listens for
         # the end of jobs, instead of importing them.
-        from annotation.jobs import job_end_listen
         from annotation.services.webhooks import webhook_jobs_ended
+        from annotation.shared.jobs import job_end_listen
 
         job_end_listen(webhook_jobs_ended)

@@ -6,7 +6,9 @@ from annotation.services.corpus_import_jobs import corpus_import_run
 from annotation.services.webhooks import webhook_delivery_run
 
 
-@shared_task(name="annotation.corpus_import_run", acks_late=True)  # idempotent: annotation.jobs claims each job once
+@shared_task(
+    name="annotation.corpus_import_run", acks_late=True
+)  # idempotent: annotation.shared.jobs claims each job once
 def corpus_import_run_task(job_id: int) -> None:
     corpus_import_run(job_id=job_id)
 

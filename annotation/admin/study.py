@@ -14,7 +14,6 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from annotation import headphone_stimuli
-from annotation.access import get_study_for_staff, require_perm
 from annotation.admin import study_items  # noqa: F401  (registers the study item admin)
 from annotation.admin.annotations import study_annotations_url
 from annotation.admin.base import PlatformModelAdmin
@@ -34,6 +33,7 @@ from annotation.services.studies import (
     study_status_set,
 )
 from annotation.services.topups import topup_open, topup_plan, topup_summary
+from annotation.shared.access import get_study_for_staff, require_perm
 from annotation.study_forms import (
     AttentionCheckForm,
     PrerequisiteQuestionForm,

@@ -32,8 +32,8 @@ from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from annotation.jobs import task_send
 from annotation.models import Annotation, Study, StudyItem
+from annotation.shared.jobs import task_send
 from evaluation.stats.allocation import (
     ProminenceModel,
     listeners_model,

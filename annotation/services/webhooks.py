@@ -22,11 +22,11 @@ from django.db.models import Sum
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from annotation.jobs import JobFailed, JobRetry, job_enqueue, job_run
 from annotation.models import Study, StudyItem
 from annotation.models.background_job import BackgroundJob
 from annotation.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from annotation.public_addresses import SCHEMES, AddressRefused, public_opener
+from annotation.shared.jobs import JobFailed, JobRetry, job_enqueue, job_run
 
 USER_AGENT = "emphasis-platform-webhooks"
 

@@ -8,8 +8,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
-from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
+from annotation.shared.access import require_perm
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_label_set_for_staff
 from evaluation.admin.dataset_imports import dataset_import_view

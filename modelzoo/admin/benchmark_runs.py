@@ -11,9 +11,9 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
 from annotation.page_extensions import list_action_add, object_tools_add
+from annotation.shared.access import require_perm
 from evaluation.models import LabelSet
 from modelzoo.forms import BenchmarkLaunchForm
 from modelzoo.models import BenchmarkRun

@@ -9,10 +9,10 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Study
 from annotation.page_extensions import object_tools_add
+from annotation.shared.access import require_perm
 from annotation.views.job_progress import job_progress_response
 from prolific.models import ProlificParticipantGroup, ProlificStudy, ProlificStudyJob
 from prolific.selectors.bonuses import bonuses_paid_cents
