@@ -113,7 +113,8 @@ test: install-test
 
 # The checks CI runs on the whole tree (.ci/run); `.venv/bin/ruff format .` fixes the format.
 # lint-imports checks the import contracts of pyproject.toml ([tool.importlinter]): no import
-# climbs a floor (annotation < evaluation < modelzoo), and the pure modules import no Django.
+# climbs a floor (annotation < evaluation < modelzoo) nor a layer inside an app (pages and API >
+# services > selectors and data access > models), and the pure modules import no Django.
 lint: install-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

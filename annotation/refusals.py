@@ -1,6 +1,6 @@
 """One type for "the platform will not do this, and here is why": every service's `*Refused`
 subclasses `Refused`, so that the API answers each the same way (a 400 whose body is
-annotation.api.errors.refusal_body) and a caller that only needs the reason catches one type.
+annotation.shared.api.errors.refusal_body) and a caller that only needs the reason catches one type.
 
 Pure: no Django, so that any app, and the pure packages (evaluation.stats), may import it.
 """

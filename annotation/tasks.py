@@ -1,12 +1,14 @@
 from celery import shared_task
 from django.db import DatabaseError
 
-from annotation.services.adaptive_model import ordinal_model_refit
+from annotation.services.adaptive_model import REFIT_TASK, ordinal_model_refit
 from annotation.services.corpus_import_jobs import corpus_import_run
 from annotation.services.webhooks import webhook_delivery_run
 
 
-@shared_task(name="annotation.corpus_import_run", acks_late=True)  # idempotent: annotation.jobs claims each job once
+@shared_task(
+    name="annotation.corpus_import_run", acks_late=True
+)  # idempotent: annotation.shared.jobs claims each job once
 def corpus_import_run_task(job_id: int) -> None:
     corpus_import_run(job_id=job_id)
 
@@ -22,6 +24,6 @@ def webhook_delivery_run_task(job_id: int) -> None:
 # more than the stored one, so a second delivery, or two at once, leave the newest fit. A database
 # error (a lock a submission holds, on SQLite) is retried: the next request would come only with
 # the next 10 % of annotations.
-@shared_task(name="annotation.adaptive_model_refit", autoretry_for=(DatabaseError,), retry_backoff=1, max_retries=5)
+@shared_task(name=REFIT_TASK, autoretry_for=(DatabaseError,), retry_backoff=1, max_retries=5)
 def adaptive_model_refit_task(study_id: int) -> None:
     ordinal_model_refit(study_id=study_id)

@@ -12,13 +12,13 @@ app.autodiscover_tasks()
 
 # Every worker sweeps for jobs whose worker died, in a thread of its main process, rather than
 # Celery beat: `make run` and compose.yaml start no beat, and one beat for all workers would be one
-# more process to keep alive. Sweeps of several workers at once are harmless (annotation.jobs).
+# more process to keep alive. Sweeps of several workers at once are harmless (annotation.shared.jobs).
 _sweep_stopped = threading.Event()
 
 
 @worker_ready.connect
 def _sweep_stale_jobs(**_) -> None:
-    from annotation.jobs import jobs_sweep_periodically, stale_jobs_requeue_every_kind
+    from annotation.shared.jobs import jobs_sweep_periodically, stale_jobs_requeue_every_kind
 
     # A worker that starts after a crash picks up what the crashed one left running, at once.
     stale_jobs_requeue_every_kind()

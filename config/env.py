@@ -243,7 +243,7 @@ def _visibility_timeout(environ: Mapping[str, str]) -> int:
     # is shorter than a long training, whose message would then be delivered again every hour (the
     # job's claim refuses each copy, but a worker wakes for it). A day covers the longest runs. A
     # dead worker's job does not wait for it: the workers' sweep queues it again once its heartbeat
-    # stops (annotation.jobs), and its old message, when it comes back, finds the job taken.
+    # stops (annotation.shared.jobs), and its old message, when it comes back, finds the job taken.
     return env_int(environ, "CELERY_VISIBILITY_TIMEOUT", 24 * 3600, minimum=60)
 
 

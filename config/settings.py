@@ -160,13 +160,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["annotation.api.permissions.ModelPermissions"],
-    "DEFAULT_PAGINATION_CLASS": "annotation.api.pagination.PageNumberPagination",
+    "DEFAULT_PERMISSION_CLASSES": ["annotation.shared.api.permissions.ModelPermissions"],
+    "DEFAULT_PAGINATION_CLASS": "annotation.shared.api.pagination.PageNumberPagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": API_THROTTLE_RATE},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "annotation.shared.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Emphasis platform API",

@@ -3,8 +3,8 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from annotation.api.routers import api_urls
 from annotation.api.routes import ROUTES as ANNOTATION_API
+from annotation.shared.api.routers import api_urls
 from evaluation.api.routes import ROUTES as EVALUATION_API
 from modelzoo.api.routes import ROUTES as MODELZOO_API
 from prolific.api.routes import ROUTES as PROLIFIC_API

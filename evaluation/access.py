@@ -1,11 +1,11 @@
-"""Access checks for evaluation's own objects, on the same rule as annotation/access.py
+"""Access checks for evaluation's own objects, on the same rule as annotation/shared/access.py
 (403 before 404; the helper returns the object or raises). Studies are looked up
-with annotation.access.get_study_for_staff."""
+with annotation.shared.access.get_study_for_staff."""
 
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 
-from annotation.access import require_perm
+from annotation.shared.access import require_perm
 from evaluation.models import AgreementReport, CastSet, DatasetExport, LabelSet, ListeningFormReport, SuiteReport
 
 

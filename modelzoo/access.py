@@ -1,9 +1,9 @@
-"""Access checks for the benchmark pages, on the rule of annotation/access.py (403 before 404;
+"""Access checks for the benchmark pages, on the rule of annotation/shared/access.py (403 before 404;
 the helper returns the run or raises)."""
 
 from django.shortcuts import get_object_or_404
 
-from annotation.access import require_perm
+from annotation.shared.access import require_perm
 from modelzoo.models import BenchmarkRun
 from modelzoo.selectors.benchmark_runs import runs_with_sets
 

@@ -4,7 +4,7 @@ from celery import shared_task
 
 
 # acks_late: a worker killed mid-run leaves its message unacknowledged and the run RUNNING; the
-# stale-job sweep queues it again and the claim (annotation.jobs) lets exactly one worker take it.
+# stale-job sweep queues it again and the claim (annotation.shared.jobs) lets exactly one worker take it.
 @shared_task(name="modelzoo.benchmark_run_train", acks_late=True)
 def benchmark_run_train_task(run_id: int) -> None:
     # Inside the body: the training stack (torch, transformers) is loaded by the GPU worker only,

@@ -1,8 +1,8 @@
-"""Access checks for the Prolific pages, on annotation.access's `require_perm` (one helper per lookup)."""
+"""Access checks for the Prolific pages, on annotation.shared.access's `require_perm` (one helper per lookup)."""
 
 from django.shortcuts import get_object_or_404
 
-from annotation.access import require_perm
+from annotation.shared.access import require_perm
 from prolific.models import ProlificSendJob
 
 

@@ -25,6 +25,8 @@ from django.contrib.admin.views.main import ChangeList
 from django.core import checks
 from django.db.models.constants import LOOKUP_SEP
 
+from annotation.page_extensions import list_actions, object_tools
+
 # Fields named so hold a secret (signing secrets, API tokens, password hashes, a participant's
 # resume key) or a Prolific id, or a body or payload that carries Prolific ids.
 NEVER_FILTERED = frozenset(
@@ -83,6 +85,24 @@ class PlatformModelAdmin(admin.ModelAdmin):
     """The platform's ModelAdmin: only declared lookups, and never a filter over NEVER_FILTERED."""
 
     prolific_id_fields: tuple[str, ...] = ()
+
+    def get_actions(self, request):
+        return {**super().get_actions(request), **self.actions_from_above(request)}
+
+    def actions_from_above(self, request) -> dict:
+        """The list actions that apps on higher floors add to this model (annotation.page_extensions)."""
+        actions = [
+            self.get_action(action) for action in list_actions(model=self.model._meta.label_lower, user=request.user)
+        ]
+        return {name: (func, name, description) for func, name, description in actions}
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        # The object tools that apps on higher floors add (annotation.page_extensions); the page's
+        # template includes them where its own links are.
+        tools = object_tools(model=self.model._meta.label_lower)
+        return super().change_view(
+            request, object_id, form_url, {"object_tools_from_above": tools, **(extra_context or {})}
+        )
 
     def get_changelist(self, request, **kwargs):
         return declared_lookups_changelist(super().get_changelist(request, **kwargs))

@@ -9,7 +9,6 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
-from annotation.access import get_import_job_for_staff
 from annotation.admin.base import PlatformModelAdmin
 from annotation.audio_links import signed_audio_url
 from annotation.forms import ImportUploadForm
@@ -17,6 +16,7 @@ from annotation.models import Clip, ClipWarning, Corpus, ImportJob, Speaker, Wor
 from annotation.services.corpus_import_jobs import corpus_import_create, folder_upload_zip
 from annotation.services.import_slots import ImportsBusy, import_slot_release, import_slot_take
 from annotation.services.studies import studies_create_per_language
+from annotation.shared.access import get_import_job_for_staff
 from annotation.views.job_progress import job_progress_response
 
 

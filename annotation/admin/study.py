@@ -14,18 +14,11 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from annotation import headphone_stimuli
-from annotation.access import get_study_for_staff, require_perm
 from annotation.admin import study_items  # noqa: F401  (registers the study item admin)
 from annotation.admin.annotations import study_annotations_url
-from annotation.admin.answer_fields import numbered_words
 from annotation.admin.base import PlatformModelAdmin
-from annotation.admin.forms import (
-    AttentionCheckForm,
-    PrerequisiteQuestionForm,
-    StudyCreateForm,
-    StudySettingsForm,
-)
 from annotation.admin.study_items import mismatch_review_query
+from annotation.answer_fields import numbered_words
 from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
 from annotation.selectors.attention_results import attention_pass_text
 from annotation.selectors.headphone_results import headphone_results
@@ -40,6 +33,13 @@ from annotation.services.studies import (
     study_status_set,
 )
 from annotation.services.topups import topup_open, topup_plan, topup_summary
+from annotation.shared.access import get_study_for_staff, require_perm
+from annotation.study_forms import (
+    AttentionCheckForm,
+    PrerequisiteQuestionForm,
+    StudyCreateForm,
+    StudySettingsForm,
+)
 from annotation.templatetags.participant_pages import markdown
 
 Status = Study.Status
@@ -396,7 +396,6 @@ class StudyAdmin(PlatformModelAdmin):
         study = Study.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
         extra_context = {
             "status_moves": self._status_moves(request, study) if study is not None else [],
-            "prolific_url": _prolific_link(request, study) if study is not None else None,
             "mismatch_review_url": review_url,
             "annotations_url": annotations_url,
             "participant_review_url": participants_url,
@@ -533,23 +532,15 @@ class StudyAdmin(PlatformModelAdmin):
         return markdown(study.instructions) if study.instructions else "-"
 
 
-# The study's Prolific side (prolific.ProlificStudy) is reached by its one-to-one `study.prolific`, and
-# its pages by URL and permission name: the prolific app stands on this one, which imports none of it.
+# The study's Prolific side (prolific.ProlificStudy) is reached by its one-to-one `study.prolific`; the
+# top-ups page grows its places through the prolific app's URL and permission names (its template,
+# admin/annotation/study/topup.html). The change page's link to it is the prolific app's own
+# (annotation.page_extensions).
 
 
 def _prolific_study(study):
     """The study's Prolific side, or None before one is proposed."""
     return getattr(study, "prolific", None)  # RelatedObjectDoesNotExist is an AttributeError
-
-
-def _prolific_link(request, study) -> str | None:
-    """The study's Prolific page, or the page proposing one; None without the permission."""
-    existing = _prolific_study(study)
-    if existing is not None and request.user.has_perm("prolific.view_prolificstudy"):
-        return reverse("admin:prolific_prolificstudy_change", args=[existing.pk])
-    if existing is None and request.user.has_perm("prolific.add_prolificstudy"):
-        return reverse("admin:prolific_prolificstudy_add") + f"?study={study.pk}"
-    return None
 
 
 def _prolific_study_to_grow(request, study):

@@ -11,8 +11,6 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers
 
-from annotation.access import require_perm
-from annotation.api.base import ApiViewSet
 from annotation.models import Annotation, Participant, Study
 from annotation.participant_names import PARTICIPANT_PERMISSION, participant_annotator_id
 from annotation.selectors.study_progress import (
@@ -20,6 +18,8 @@ from annotation.selectors.study_progress import (
     participant_status_expression,
     participant_status_q,
 )
+from annotation.shared.access import require_perm
+from annotation.shared.api.base import ApiViewSet
 
 REVIEWS_PARTICIPANTS = PARTICIPANT_PERMISSION
 STATUS_CHOICES = [(name, name) for name in PARTICIPANT_STATUSES]

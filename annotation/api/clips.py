@@ -3,8 +3,8 @@
 from django.db.models import Prefetch
 from rest_framework import mixins, serializers
 
-from annotation.api.base import ApiViewSet
 from annotation.models import Clip, Word
+from annotation.shared.api.base import ApiViewSet
 
 
 class WordSerializer(serializers.ModelSerializer):

@@ -3,8 +3,8 @@
 from django.db.models import Count
 from rest_framework import mixins, serializers
 
-from annotation.api.base import ApiViewSet
 from annotation.models import Corpus
+from annotation.shared.api.base import ApiViewSet
 
 
 class CorpusSerializer(serializers.ModelSerializer):

@@ -19,12 +19,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from annotation.api.base import ApiViewSet
 from annotation.api.clips import ClipSerializer
-from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Clip, Corpus, ImportJob, Word
 from annotation.services.corpus_import_jobs import corpus_import_create
 from annotation.services.storage_folders import storage_folder_zip
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.jobs import JOB_FIELDS, JobRetrieveMixin
 
 
 class ImportProblemSerializer(serializers.Serializer):

@@ -1,12 +1,12 @@
-"""annotation's resources under /api/v1/ (composed in config/urls.py by annotation.api.routers)."""
+"""annotation's resources under /api/v1/ (composed in config/urls.py by annotation.shared.api.routers)."""
 
 from annotation.api.annotations import StudyAnnotationViewSet
 from annotation.api.clips import ClipViewSet
 from annotation.api.corpora import CorpusViewSet
 from annotation.api.corpus_writes import CorpusClipViewSet, CorpusWordViewSet, ImportJobViewSet
-from annotation.api.routers import Route
 from annotation.api.studies import StudyViewSet
 from annotation.api.webhooks import WebhookEndpointViewSet
+from annotation.shared.api.routers import Route
 
 ROUTES: list[Route] = [
     ("corpora", CorpusViewSet, "corpus"),

@@ -9,12 +9,12 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.api.base import ApiViewSet
 from annotation.api.study_writes import StudyWritesMixin
 from annotation.models import Study
 from annotation.selectors.study_progress import studies_with_progress
 from annotation.services.adaptive_model import adaptive_model_summary
 from annotation.services.studies import study_status_set
+from annotation.shared.api.base import ApiViewSet
 
 
 class DecisionCountsSerializer(serializers.Serializer):

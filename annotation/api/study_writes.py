@@ -31,18 +31,18 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from annotation.admin.forms import (
+from annotation.models import AttentionCheck, Clip, PrerequisiteQuestion, Study
+from annotation.services.form_items_import import form_items_import
+from annotation.services.studies import study_create, study_setting_warnings, study_status_set
+from annotation.services.study_settings import study_configure
+from annotation.shared.api.errors import REFUSED
+from annotation.study_forms import (
     CREATE_SETTINGS,
     AttentionCheckForm,
     PrerequisiteQuestionForm,
     StudyCreateForm,
     word_levels_errors,
 )
-from annotation.api.errors import REFUSED
-from annotation.models import AttentionCheck, Clip, PrerequisiteQuestion, Study
-from annotation.services.form_items_import import form_items_import
-from annotation.services.studies import study_create, study_setting_warnings, study_status_set
-from annotation.services.study_settings import study_configure
 from annotation.uploads import uploaded_archive
 
 # The settings a script may give at creation and change later: the study admin's change page.

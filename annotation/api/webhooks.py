@@ -12,9 +12,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status
 from rest_framework.response import Response
 
-from annotation.api.base import ApiViewSet
 from annotation.models import WebhookEndpoint, WebhookEvent
 from annotation.public_addresses import validate_public_url
+from annotation.shared.api.base import ApiViewSet
 
 
 class WebhookEndpointSerializer(serializers.ModelSerializer):

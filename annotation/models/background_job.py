@@ -1,7 +1,7 @@
 """The one shape of a background job: queued -> running -> succeeded | failed, with progress.
 
 Every kind of job (corpus imports, agreement reports, listening-form reports, Prolific decisions)
-is a concrete model on `BackgroundJob`, queued and run by `annotation.jobs`; a job kind adds only
+is a concrete model on `BackgroundJob`, queued and run by `annotation.shared.jobs`; a job kind adds only
 its own inputs and outputs and the name of the Celery task that runs it.
 """
 
@@ -19,7 +19,7 @@ class BackgroundJob(models.Model):
         SUCCEEDED = "succeeded"
         FAILED = "failed"
 
-    # The Celery task that runs this kind (it calls annotation.jobs.job_run); its queue comes
+    # The Celery task that runs this kind (it calls annotation.shared.jobs.job_run); its queue comes
     # from the Celery routes in settings.
     TASK_NAME: str = ""
     # A running job whose worker wrote nothing (no progress, no heartbeat) for this long is

@@ -1,4 +1,4 @@
-"""What an API create answered, kept under the caller's `Idempotency-Key` (annotation/api/idempotency.py)."""
+"""What an API create answered, kept under the caller's `Idempotency-Key` (annotation/shared/api/idempotency.py)."""
 
 from django.conf import settings
 from django.db import models

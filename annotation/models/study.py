@@ -345,6 +345,12 @@ class StudyItem(models.Model):
         CLEARED = "cleared", "Cleared after review"
         EXCLUDED = "excluded"
 
+    # The state mismatch reports move a clip from, and the one they move it to: the submission's
+    # statement (annotation.sql.submission_rows) makes the move, annotation.services.study_item_review
+    # tells the whole review. Only an active clip is sent to review: a cleared one has been heard by a
+    # reviewer, so later reports leave it in assignment.
+    REPORTED_FROM, REPORTED_TO = Review.ACTIVE, Review.NEEDS_REVIEW
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     clip = models.ForeignKey(Clip, on_delete=models.PROTECT, related_name="study_items")
     form_item = models.OneToOneField(

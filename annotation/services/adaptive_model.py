@@ -33,6 +33,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from annotation.models import Annotation, Study, StudyItem
+from annotation.shared.jobs import task_send
 from evaluation.stats.allocation import (
     ProminenceModel,
     listeners_model,
@@ -46,6 +47,7 @@ logger = logging.getLogger(__name__)
 REFIT_GROWTH = 0.1  # refit once the study holds 10 % more annotations than the model saw
 MIN_ANNOTATIONS_TO_FIT = 20
 REFRESH_BATCH = 200  # clips a refresh locks at once: claims skip them meanwhile, submissions wait
+REFIT_TASK = "annotation.adaptive_model_refit"  # annotation/tasks.py; sent by name, the task is above us
 _STOPPING_MODES = (Study.Adaptive.PROBABILISTIC, Study.Adaptive.REALLOCATE)
 
 
@@ -96,10 +98,8 @@ def _refit_due(study: Study) -> bool:
 
 
 def _send_refit(study_id: int) -> None:
-    from annotation.tasks import adaptive_model_refit_task
-
     try:
-        adaptive_model_refit_task.delay(study_id)
+        task_send(REFIT_TASK, study_id)
     except OperationalError:  # the broker is away: the next completed task asks again
         logger.warning("could not queue the refit of study %s's ordinal model", study_id, exc_info=True)
 

@@ -13,9 +13,9 @@ from django.core.files.storage import default_storage
 
 from annotation.ingest.errors import ImportRefused, SourceRefused
 from annotation.ingest.source import check_members, relative_path_problem
-from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import ImportJob
 from annotation.services.corpus_import import corpus_import, limits_from_settings
+from annotation.shared.jobs import JobFailed, job_enqueue, job_run
 
 logger = logging.getLogger(__name__)
 

@@ -8,11 +8,13 @@ The states and the moves between them are written here, once:
     active, needs_review, cleared --(reviewer: never assign again)--> excluded
 
 The first move happens on the submission hot path, inside the UPDATE that
-counts the report (annotation.sql.submission_rows), which takes its
-states and threshold as parameters from here; `mismatch_sends_to_review` (written
-once, in the pure annotation.mismatch_rule, which the reports count by too) is the same rule in
-Python, and tests/annotation/test_submission_sql_backends.py holds the statement to it on both
-backends. Reviewers' moves go through `study_item_review_set`.
+counts the report (annotation.sql.submission_rows), between the states the model
+names (StudyItem.REPORTED_FROM, REPORTED_TO: the statement sits a layer below the
+services, so it reads them there) at the study's threshold; `mismatch_sends_to_review`
+(written once, in the pure annotation.mismatch_rule, which the reports count by too)
+is the same rule in Python, and tests/annotation/test_submission_sql_backends.py
+holds the statement to it on both backends. Reviewers' moves go through
+`study_item_review_set`.
 """
 
 from django.db.models import QuerySet
@@ -24,10 +26,10 @@ __all__ = ["REPORTED_FROM", "REPORTED_TO", "REVIEWER_MOVES", "mismatch_sends_to_
 
 Review = StudyItem.Review
 
-# The state mismatch reports move a clip from, and the one they move it to.
-# Only an active clip is sent to review: a cleared one has been heard by a
-# reviewer, so later reports leave it in assignment.
-REPORTED_FROM, REPORTED_TO = Review.ACTIVE, Review.NEEDS_REVIEW
+# The state mismatch reports move a clip from, and the one they move it to, named on the model
+# (StudyItem.REPORTED_FROM, REPORTED_TO) so that the submission's statement, a layer below the
+# services, reads them from there too.
+REPORTED_FROM, REPORTED_TO = StudyItem.REPORTED_FROM, StudyItem.REPORTED_TO
 
 # The states a reviewer may move a clip to, each with the states it may come from.
 # Clearing an active clip is refused: it would exempt the clip from future reports.

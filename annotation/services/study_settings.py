@@ -1,6 +1,6 @@
 """Changing a study's settings, screening questions and attention checks in one go (the API's PATCH).
 
-The checks of each value are the model's and the study admin's forms' (annotation/admin/forms.py),
+The checks of each value are the model's and the study admin's forms' (annotation/study_forms.py),
 which the caller runs first; this writes what passed, atomically: a study is never left with new
 settings and its old questions.
 """

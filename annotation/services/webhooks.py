@@ -22,10 +22,11 @@ from django.db.models import Sum
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from annotation.jobs import JobFailed, JobRetry, job_enqueue, job_run
 from annotation.models import Study, StudyItem
+from annotation.models.background_job import BackgroundJob
 from annotation.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from annotation.public_addresses import SCHEMES, AddressRefused, public_opener
+from annotation.shared.jobs import JobFailed, JobRetry, job_enqueue, job_run
 
 USER_AGENT = "emphasis-platform-webhooks"
 
@@ -47,6 +48,17 @@ def webhook_event_emit(*, event_type: str, data: dict) -> list[WebhookDelivery]:
             job_enqueue(delivery)
             deliveries.append(delivery)
     return deliveries
+
+
+def webhook_jobs_ended(*, model: type[BackgroundJob], job_ids: list[int], status: str) -> None:
+    """The webhook event of jobs that ended so, for the kinds that name one (WEBHOOK_EVENTS). The job
+    runner calls it (annotation/apps.py registers it with job_end_listen): the runner is below the
+    services, so it cannot import this."""
+    event_type = model.WEBHOOK_EVENTS.get(status)
+    if not event_type:
+        return
+    for job in model.objects.filter(pk__in=job_ids):
+        webhook_event_emit(event_type=event_type, data=job.webhook_data())
 
 
 def webhook_delivery_run(*, delivery_id: int) -> None:

@@ -20,7 +20,6 @@ from django.utils.dateparse import parse_datetime
 
 from annotation import playback
 from annotation.models import Annotation, Clip, Participant, PlaybackEvent, Study, StudyItem, Task, TaskItem, Word
-from annotation.services.study_item_review import REPORTED_FROM, REPORTED_TO
 from annotation.study_kinds import Capabilities, capabilities_of
 
 PENDING, SUBMITTED = TaskItem.Status.PENDING.value, TaskItem.Status.SUBMITTED.value
@@ -387,7 +386,8 @@ def _events_insert(item_id: int, events: list[tuple], received_at: datetime, *, 
 def _counts_update(study_item_id: int, mismatch: bool, threshold: int, state: ClipState | None) -> tuple[str, list]:
     """Completed +1, reserved -1 and, with a mismatch report, the report counted
     and the clip taken out for review once the reports reach the threshold: the
-    rule and states of annotation.services.study_item_review, applied in the statement.
+    rule of annotation.services.study_item_review, applied in the statement, between the
+    states the model names (StudyItem.REPORTED_FROM, REPORTED_TO).
     With a `state`, also the adaptive design's state of the clip (the statement
     runs only where the clip's counts are those the state was computed from)."""
     report = 1 if mismatch else 0
@@ -401,7 +401,7 @@ def _counts_update(study_item_id: int, mismatch: bool, threshold: int, state: Cl
                 mismatch_count = mismatch_count + %s,
                 review = CASE WHEN %s = 1 AND review = %s AND mismatch_count + 1 >= %s THEN %s ELSE review END{adaptive}
             WHERE id = %s AND {{claimed}}""",
-        [report, report, REPORTED_FROM.value, threshold, REPORTED_TO.value, *extra, study_item_id],
+        [report, report, StudyItem.REPORTED_FROM.value, threshold, StudyItem.REPORTED_TO.value, *extra, study_item_id],
     )
 
 

@@ -9,8 +9,8 @@ every part of it (fields, results, buttons) shows the end state, not the panel a
 
 from django.template.response import TemplateResponse
 
-from annotation.jobs import job_refresh
 from annotation.models.background_job import BackgroundJob
+from annotation.shared.jobs import job_refresh
 
 STOP_POLLING = 286
 

@@ -7,7 +7,7 @@ The participant pages find the participant, and their task items, through the
 helpers here, which return what was asked for or raise: Http404 when the study
 (or the item, for this participant) does not exist, UnknownParticipant (403)
 when the browser is no participant of the study. Staff lookups are in
-annotation/access.py.
+annotation/shared/access.py.
 """
 
 import json

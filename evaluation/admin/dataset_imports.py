@@ -7,10 +7,10 @@ from django import forms
 from django.conf import settings
 from django.template.response import TemplateResponse
 
-from annotation.access import require_perm
 from annotation.ingest.errors import SHOWN_PROBLEMS, ImportRefused, SourceRefused
 from annotation.ingest.source import relative_path_problem
 from annotation.services.import_slots import ImportsBusy, import_slot_release, import_slot_take
+from annotation.shared.access import require_perm
 from annotation.uploads import uploaded_archive
 from evaluation.models import LabelSet
 from evaluation.services.dataset_uploads import (

@@ -11,8 +11,8 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
-from annotation.access import get_study_for_staff, require_perm
 from annotation.admin.base import PlatformModelAdmin
+from annotation.shared.access import get_study_for_staff, require_perm
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import export_read_perms, get_export_for_staff, may_download_export
 from evaluation.models import DatasetExport

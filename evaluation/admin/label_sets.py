@@ -8,8 +8,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
-from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
+from annotation.shared.access import require_perm
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_label_set_for_staff
 from evaluation.admin.dataset_imports import dataset_import_view
@@ -26,9 +26,6 @@ from evaluation.services.label_sets import (
 )
 
 # What a label set may be exported as (a study's raw annotations are exported from the API).
-
-# What launching a benchmark of a set needs (modelzoo.admin.benchmark_runs.ADD, named here: a lower floor)
-BENCHMARK_LAUNCH = ("modelzoo.add_benchmarkrun", "evaluation.view_labelset")
 
 
 @admin.register(LabelSet)
@@ -85,19 +82,9 @@ class LabelSetAdmin(PlatformModelAdmin):
         return super().has_delete_permission(request, obj) and (obj is None or not obj.is_final)
 
     def get_actions(self, request):
-        # No bulk delete: a selection could reach final sets; drafts are deleted one at a time.
-        if not request.user.has_perm("modelzoo.add_benchmarkrun"):
-            return {}
-        return {"launch_benchmark": self.get_action("launch_benchmark")}
-
-    @admin.action(description="Launch a benchmark")
-    def launch_benchmark(self, request, queryset):
-        """On to the model zoo's launch form, with the (one) selected final set filled in."""
-        chosen = list(queryset.filter(lifecycle__in=(LabelSet.Lifecycle.FINAL, LabelSet.Lifecycle.ARCHIVED))[:2])
-        if len(chosen) != 1:
-            messages.error(request, "Select one final label set to benchmark (a second one is chosen in the form).")
-            return None
-        return redirect(f"{reverse('admin:modelzoo_benchmarkrun_add')}?label_set={chosen[0].pk}")
+        # No bulk delete: a selection could reach final sets; drafts are deleted one at a time. Only
+        # what the floors above add (the model zoo's "Launch a benchmark").
+        return self.actions_from_above(request)
 
     @admin.display(description="model labels against the majority")
     def model_standing(self, label_set):
@@ -137,8 +124,6 @@ class LabelSetAdmin(PlatformModelAdmin):
         context = {
             "can_finalize": request.user.has_perm("evaluation.change_labelset"),
             "can_export": request.user.has_perm("evaluation.add_datasetexport"),
-            # the list's "Launch a benchmark" action, as a button on a final set's page
-            "can_benchmark": all(request.user.has_perm(perm) for perm in BENCHMARK_LAUNCH),
             "export_formats": [(value, DatasetExport.Format(value).label) for value in LABEL_SET_FORMATS],
         }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})

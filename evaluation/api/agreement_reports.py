@@ -13,12 +13,12 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.api.base import ApiViewSet
-from annotation.api.errors import NotReady
-from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
 from annotation.participant_names import sees_prolific_ids
 from annotation.selectors.study_data import study_languages, study_thresholds
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.errors import NotReady
+from annotation.shared.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.api.thresholds import ThresholdsSerializer, thresholds_with
 from evaluation.models import AgreementReport
 from evaluation.reports.drilldown import SORTABLE, clip_rows

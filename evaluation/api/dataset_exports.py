@@ -15,11 +15,11 @@ from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from annotation.access import require_perm
-from annotation.api.base import ApiViewSet
-from annotation.api.errors import REFUSED, NotReady
-from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
+from annotation.shared.access import require_perm
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.errors import REFUSED, NotReady
+from annotation.shared.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.access import export_read_perms, may_download_export
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.services.dataset_exports import (

@@ -9,7 +9,7 @@ The archive holds the dataset file(s) (`data`, a path inside it; default gold_df
 annotations.json, or the whole archive for the Hugging Face layouts: Parquet, a save_to_disk
 folder, .jsonl) and the audio (`audio`, a folder inside it; default its root; not needed where the
 Parquet or Arrow files embed it). Atomic: a refusal is the API's 400
-(annotation.api.errors.refusal_body), the command's message in "detail" and the first bad
+(annotation.shared.api.errors.refusal_body), the command's message in "detail" and the first bad
 records in "problems" (where, item, field, reason); nothing is written. With `skip_invalid` the
 bad records are left out instead and listed in the answer's "skipped", each with its reason.
 Synchronous: the upload is limited to IMPORT_MAX_ARCHIVE_BYTES as it arrives, and so is what it
@@ -25,11 +25,11 @@ from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from annotation.access import require_perm
-from annotation.api.base import ApiViewSet
-from annotation.api.errors import REFUSED
 from annotation.ingest.source import relative_path_problem
 from annotation.refusals import Refused
+from annotation.shared.access import require_perm
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.errors import REFUSED
 from annotation.uploads import uploaded_archive
 from evaluation.api.label_sets import LabelSetSerializer
 from evaluation.api.systems import TextChoiceField

@@ -6,7 +6,7 @@ import django_filters
 from django.shortcuts import get_object_or_404
 from rest_framework import mixins, serializers
 
-from annotation.api.base import ApiViewSet
+from annotation.shared.api.base import ApiViewSet
 from evaluation.models import LabelSet, LabelSetClip
 
 

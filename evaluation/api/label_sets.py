@@ -16,10 +16,10 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.api.base import ApiViewSet
-from annotation.api.errors import REFUSED
-from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.errors import REFUSED
+from annotation.shared.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.api.thresholds import ThresholdsSerializer, thresholds_with
 from evaluation.models import LabelSet
 from evaluation.services.label_sets import (

@@ -1,6 +1,6 @@
-"""evaluation's resources under /api/v1/ (composed in config/urls.py by annotation.api.routers)."""
+"""evaluation's resources under /api/v1/ (composed in config/urls.py by annotation.shared.api.routers)."""
 
-from annotation.api.routers import Route
+from annotation.shared.api.routers import Route
 from evaluation.api.agreement_reports import AgreementReportViewSet
 from evaluation.api.dataset_exports import DatasetExportViewSet
 from evaluation.api.dataset_imports import DatasetImportViewSet

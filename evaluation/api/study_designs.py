@@ -10,8 +10,8 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.api.base import ApiViewSet
 from annotation.models import Study
+from annotation.shared.api.base import ApiViewSet
 from evaluation.services.study_designs import DEFAULT_REPLICATES, SOURCES, DesignRefused, study_design_compute
 from evaluation.stats.study_designer import ProbabilisticStopping
 

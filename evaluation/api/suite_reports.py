@@ -12,10 +12,10 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
 from rest_framework.response import Response
 
-from annotation.access import require_perm
-from annotation.api.base import ApiViewSet
-from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
+from annotation.shared.access import require_perm
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.models import CastSet, SuiteReport
 from evaluation.services.suite_reports import MAX_RESAMPLES, SuiteRefused, suite_report_request
 

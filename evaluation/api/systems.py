@@ -8,7 +8,7 @@
 - GET /cast-sets/, /cast-sets/{id}/ (evaluation.view_castset); POST /cast-sets/upload/
   (evaluation.add_castitem): a JSONL file of CAST items.
 An upload is the management command's import: atomic, and a refusal is the API's 400
-(annotation.api.errors.refusal_body): the command's message in "detail" and, for bad lines,
+(annotation.shared.api.errors.refusal_body): the command's message in "detail" and, for bad lines,
 "problems" (the first 20: file, line, where, item, field, reason) and "more_problems" (how many
 more).
 """
@@ -26,10 +26,10 @@ from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from annotation.api.base import ApiViewSet
-from annotation.api.errors import REFUSED
 from annotation.models import Study
 from annotation.refusals import Refused
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.errors import REFUSED
 from annotation.study_kinds import kinds_with
 from annotation.uploads import upload_on_disk
 from evaluation.ingest import system_outputs as reading

@@ -11,11 +11,11 @@ import json
 import logging
 from functools import partial
 
-from annotation.jobs import job_enqueue, job_refresh, job_run
 from annotation.models import HeadphoneTrial, Study
 from annotation.participant_names import opaque_annotator_id
 from annotation.selectors.headphone_results import headphone_results, participant_headphone_results
 from annotation.selectors.study_data import annotations_fingerprint, study_data, study_thresholds
+from annotation.shared.jobs import job_enqueue, job_refresh, job_run
 from evaluation.models import AgreementReport
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.agreement_format import canonical, report_json

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from django.db.models import QuerySet
 
-from annotation.jobs import job_enqueue, job_refresh
 from annotation.models.background_job import BackgroundJob
+from annotation.shared.jobs import job_enqueue, job_refresh
 
 Status = BackgroundJob.Status
 _LOOK_BACK = 5  # the newest few reports; an older one is never the current one

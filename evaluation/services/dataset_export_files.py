@@ -19,8 +19,8 @@ from pathlib import Path
 
 from django.core.files.storage import default_storage
 
-from annotation.jobs import JobFailed
 from annotation.models import Study
+from annotation.shared.jobs import JobFailed
 from evaluation.models import DatasetExport, LabelSet, LabelSetClip
 from evaluation.reports.label_set_files import (
     CLIP_COLUMNS,

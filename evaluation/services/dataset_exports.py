@@ -1,7 +1,7 @@
 """Dataset exports: a final label set (or a study's raw annotations) as one zip with a data card.
 
 A researcher asks for an export (`dataset_export_request`); a worker builds it
-(`dataset_export_run`, a background job on annotation.jobs) in a temporary folder, zips it
+(`dataset_export_run`, a background job on annotation.shared.jobs) in a temporary folder, zips it
 reproducibly (evaluation.reports.zip_archive) and stores the zip in the storage backend; the
 researcher downloads it through a short-lived link (`dataset_export_link`).
 
@@ -20,9 +20,9 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import Study
 from annotation.refusals import Refused
+from annotation.shared.jobs import JobFailed, job_enqueue, job_run
 from annotation.signed_links import Grant, granted_file, signed_file_url
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.reports.zip_archive import zip_folder

@@ -18,12 +18,12 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation.jobs import JobFailed, job_enqueue, job_run
 from annotation.models import Study, StudyItem, WebhookEvent
 from annotation.participant_names import opaque_annotator_id
 from annotation.refusals import Refused
 from annotation.selectors.study_data import study_data, study_thresholds
 from annotation.services.webhooks import webhook_event_emit
+from annotation.shared.jobs import JobFailed, job_enqueue, job_run
 from evaluation.models import LabelSet, LabelSetClip
 from evaluation.reports.agreement import ReportParameters, report_compute
 from evaluation.reports.label_set_files import canonical_line

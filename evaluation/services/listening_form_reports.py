@@ -4,8 +4,8 @@ A report is kept until the study's answers change (listening_form_answers_finger
 the one way every computed report is (evaluation.services.cached_reports).
 """
 
-from annotation.jobs import job_run
 from annotation.models import Study
+from annotation.shared.jobs import job_run
 from evaluation.models import ListeningFormReport
 from evaluation.reports.agreement_format import report_json
 from evaluation.selectors.listening_form_reports import listening_form_answers_fingerprint, listening_form_report_data

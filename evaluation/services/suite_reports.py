@@ -5,9 +5,9 @@ asked for the one way every computed report is (evaluation.services.cached_repor
 itself is pure (evaluation.stats.suites); this module only wires the database to it.
 """
 
-from annotation.jobs import JobFailed, job_run
 from annotation.models import Study
 from annotation.refusals import Refused
+from annotation.shared.jobs import JobFailed, job_run
 from evaluation.models import CastSet, SuiteReport
 from evaluation.reports.agreement_format import report_json
 from evaluation.selectors import suites as inputs

@@ -11,10 +11,10 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from annotation.access import get_study_for_staff
 from annotation.audio_links import signed_audio_url
 from annotation.models import Study
 from annotation.participant_names import sees_prolific_ids, study_display_names
+from annotation.shared.access import get_study_for_staff
 from evaluation.models import AgreementReport
 from evaluation.reports.drilldown import SORTABLE, clip_rows
 from evaluation.selectors.clip_marks import clip_marks

@@ -16,10 +16,10 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
 
-from annotation.access import get_study_for_staff, require_perm
 from annotation.models import Study
 from annotation.participant_names import sees_prolific_ids, study_display_names
-from annotation.views.downloads import attachment, job_download
+from annotation.shared.access import get_study_for_staff, require_perm
+from annotation.shared.downloads import attachment, job_download
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_agreement_report_for_staff
 from evaluation.forms import FIELDS, ReportForm, parameters_query

@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from annotation.shared.downloads import job_download
 from annotation.signed_links import granted_download
-from annotation.views.downloads import job_download
 from evaluation.access import get_export_for_download
 from evaluation.services.dataset_exports import dataset_export_grant, dataset_export_link
 

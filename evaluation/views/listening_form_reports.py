@@ -16,9 +16,9 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
-from annotation.access import get_study_for_staff
 from annotation.models import Study
-from annotation.views.downloads import attachment, job_download
+from annotation.shared.access import get_study_for_staff
+from annotation.shared.downloads import attachment, job_download
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_listening_form_report_for_staff
 from evaluation.models import ListeningFormReport

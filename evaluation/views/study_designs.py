@@ -7,8 +7,8 @@ A design is computed on each submitted request (a few seconds); nothing is store
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_safe
 
-from annotation.access import get_study_for_staff
 from annotation.models import Study
+from annotation.shared.access import get_study_for_staff
 from evaluation.design_form import StudyDesignForm
 from evaluation.services.study_designs import DesignRefused, study_design_compute
 

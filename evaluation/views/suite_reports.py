@@ -15,8 +15,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
-from annotation.access import get_study_for_staff
-from annotation.views.downloads import attachment, job_download
+from annotation.shared.access import get_study_for_staff
+from annotation.shared.downloads import attachment, job_download
 from annotation.views.job_progress import job_progress_response
 from evaluation.access import get_cast_set_for_staff, get_suite_report_for_staff
 from evaluation.models import SuiteReport

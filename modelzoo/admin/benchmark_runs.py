@@ -11,8 +11,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
+from annotation.page_extensions import list_action_add, object_tools_add
+from annotation.shared.access import require_perm
+from evaluation.models import LabelSet
 from modelzoo.forms import BenchmarkLaunchForm
 from modelzoo.models import BenchmarkRun
 from modelzoo.results import MEASURE_NAMES
@@ -20,6 +22,22 @@ from modelzoo.services.benchmark_runs import BenchmarkRefused, benchmark_run_can
 from modelzoo.views import benchmark_results, benchmark_runs
 
 ADD = ("modelzoo.add_benchmarkrun", "evaluation.view_labelset")  # a launch reads the set it trains on
+
+
+@admin.action(description="Launch a benchmark")
+def launch_benchmark(modeladmin, request, queryset):
+    """On to the launch form, with the (one) selected final set filled in: an action of the label set
+    list (evaluation's), which names nothing of the model zoo, a floor above it."""
+    chosen = list(queryset.filter(lifecycle__in=(LabelSet.Lifecycle.FINAL, LabelSet.Lifecycle.ARCHIVED))[:2])
+    if len(chosen) != 1:
+        messages.error(request, "Select one final label set to benchmark (a second one is chosen in the form).")
+        return None
+    return redirect(f"{reverse('admin:modelzoo_benchmarkrun_add')}?label_set={chosen[0].pk}")
+
+
+list_action_add(model="evaluation.labelset", action=launch_benchmark, permissions=ADD)
+# The same, as a button on a final set's page.
+object_tools_add(model="evaluation.labelset", template="admin/modelzoo/benchmarkrun/_label_set_tools.html")
 
 
 @admin.register(BenchmarkRun)

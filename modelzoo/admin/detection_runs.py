@@ -10,9 +10,9 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Study
+from annotation.shared.access import require_perm
 from annotation.study_kinds import kinds_with
 from evaluation.models import CastSet
 from modelzoo.models import BenchmarkRun, DetectionRun

@@ -19,12 +19,12 @@ from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from annotation.access import require_perm
-from annotation.api.base import ApiViewSet
-from annotation.api.errors import REFUSED, NotReady
-from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.refusals import Refused
-from annotation.views.downloads import attachment, job_download
+from annotation.shared.access import require_perm
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.errors import REFUSED, NotReady
+from annotation.shared.api.jobs import JOB_FIELDS, JobRetrieveMixin
+from annotation.shared.downloads import attachment, job_download
 from evaluation.models import LabelSet
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan

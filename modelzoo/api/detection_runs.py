@@ -13,10 +13,10 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status
 from rest_framework.response import Response
 
-from annotation.access import require_perm
-from annotation.api.base import ApiViewSet
-from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from annotation.models import Study
+from annotation.shared.access import require_perm
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from evaluation.models import CastSet
 from modelzoo.models import BenchmarkRun, DetectionRun
 from modelzoo.services.detection_runs import detection_run_create

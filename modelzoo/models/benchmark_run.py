@@ -31,7 +31,7 @@ class BenchmarkRun(BackgroundJob):
     a 1B-parameter backbone, training, evaluating, zipping and storing its checkpoint), so a run
     silent for STALE_AFTER has lost its worker process. 90 s (not the 30 minutes of other jobs)
     gives a dead GPU worker's run back within two minutes: every worker's periodic sweep (every 30 s,
-    annotation.jobs) queues it again.
+    annotation.shared.jobs) queues it again.
     """
 
     TASK_NAME = "modelzoo.benchmark_run_train"
@@ -94,7 +94,7 @@ class BenchmarkRun(BackgroundJob):
     seed = models.PositiveIntegerField(default=0, help_text="Seed of the clip bootstrap.")
     cancel_requested = models.BooleanField(default=False)
     log = models.TextField(blank=True, help_text="The run's progress lines, every attempt.")
-    # Written once, by the worker that finishes the run (annotation.jobs stores them with the status).
+    # Written once, by the worker that finishes the run (annotation.shared.jobs stores them with the status).
     metrics = models.JSONField(null=True, blank=True, help_text="Pooled and per language, with 95 % intervals.")
     details = models.JSONField(
         default=dict, blank=True, help_text="Hyperparameters used, backbone, clips per split, history, seconds."

@@ -60,7 +60,7 @@ class DetectionRun(BackgroundJob):
         blank=True,
         help_text="The language of clips that have none (word times are aligned per language). Blank: none.",
     )
-    # Written once, by the worker that finishes the run (annotation.jobs stores them with the status).
+    # Written once, by the worker that finishes the run (annotation.shared.jobs stores them with the status).
     system = models.ForeignKey(
         System,
         on_delete=models.SET_NULL,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from django.utils import timezone
 
-from annotation.jobs import JobFailed, JobLost, job_enqueue
+from annotation.shared.jobs import JobFailed, JobLost, job_enqueue
 from modelzoo.models import BenchmarkRun
 from modelzoo.services.benchmark_runs import benchmark_run_log
 from modelzoo.training.launch import RanksFailed, launch_benchmark

@@ -12,8 +12,8 @@ from django.db.models import F, TextField, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from annotation.jobs import job_enqueue, job_fail_unattended
 from annotation.refusals import Refused
+from annotation.shared.jobs import job_enqueue, job_fail_unattended
 from annotation.signed_links import Grant, granted_file, signed_file_url
 from evaluation.models import LabelSet
 from evaluation.stats.label_sets import SCALE_STEPS

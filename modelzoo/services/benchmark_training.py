@@ -2,7 +2,7 @@
 and test, store the outputs. This module imports modelzoo.training (and, through the detectors,
 torch): only modelzoo.tasks imports it, inside the task's body, never a web process.
 
-The run goes through annotation.jobs: the claim (queued -> running) takes it once, the progress
+The run goes through annotation.shared.jobs: the claim (queued -> running) takes it once, the progress
 writer is its heartbeat, and the runner stores the returned fields with the status only while
 this attempt still holds the run. The outputs are stored just before that, after one more
 progress write that raises JobLost if the run was taken away (re-queued as stale while this
@@ -22,7 +22,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from annotation.jobs import JobFailed, JobLost, job_run
+from annotation.shared.jobs import JobFailed, JobLost, job_run
 from evaluation.models import DatasetExport, LabelSet
 from evaluation.reports.zip_archive import zip_folder
 from evaluation.services.dataset_export_files import label_set_files_write

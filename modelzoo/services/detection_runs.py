@@ -4,7 +4,7 @@ benchmark system of kind "detector".
 
 - `detection_run_create` (the web side: admin, API) checks and queues a run for a GPU worker;
 - `detection_run_predict` (the worker's side, called by modelzoo.tasks inside the task's body)
-  claims it through annotation.jobs, loads the detector from the source run's stored checkpoint
+  claims it through annotation.shared.jobs, loads the detector from the source run's stored checkpoint
   with modelzoo.training.detectors.load_detector (what the benchmark saved it for), predicts and
   stores. The training stack is imported inside the worker's functions only: web processes import
   this module to launch, never torch.
@@ -21,9 +21,9 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.jobs import JobFailed, JobLost, job_enqueue, job_run
 from annotation.models import Clip, ListeningFormItem, Study, Word
 from annotation.refusals import Refused
+from annotation.shared.jobs import JobFailed, JobLost, job_enqueue, job_run
 from evaluation.models import CastRendition, CastSet, RenditionDetection, System, SystemOutput
 from modelzoo.models import BenchmarkRun, DetectionRun
 

@@ -13,8 +13,8 @@ from django.template.response import TemplateResponse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from annotation.access import require_perm
-from annotation.views.downloads import attachment
+from annotation.shared.access import require_perm
+from annotation.shared.downloads import attachment
 from evaluation.reports.svg import curve_chart, heatmap_chart
 from modelzoo.access import VIEW
 from modelzoo.models import BenchmarkRun

@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
-from annotation.jobs import job_refresh
-from annotation.views.downloads import attachment, job_download
+from annotation.shared.downloads import attachment, job_download
+from annotation.shared.jobs import job_refresh
 from annotation.views.job_progress import job_progress_response
 from modelzoo.access import get_run_for_staff
 from modelzoo.models import BenchmarkRun

@@ -20,10 +20,10 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Study
 from annotation.participant_names import sees_prolific_ids
+from annotation.shared.access import require_perm
 from annotation.views.job_progress import job_progress_response
 from prolific.client import ProlificClient, ProlificError
 from prolific.models import BonusBatch, BonusPayJob, ProlificCall

@@ -12,7 +12,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.access import get_study_for_review
 from annotation.admin.annotations import study_annotations_url
 from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Participant, Study
@@ -24,7 +23,8 @@ from annotation.services.review import (
     approved_prolific_ids,
     participants_decide,
 )
-from annotation.views.downloads import attachment
+from annotation.shared.access import get_study_for_review
+from annotation.shared.downloads import attachment
 from annotation.views.job_progress import job_progress_response
 from prolific.access import get_prolific_send_job_for_review
 from prolific.client import ProlificClient

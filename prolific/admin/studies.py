@@ -9,9 +9,10 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Study
+from annotation.page_extensions import object_tools_add
+from annotation.shared.access import require_perm
 from annotation.views.job_progress import job_progress_response
 from prolific.models import ProlificParticipantGroup, ProlificStudy, ProlificStudyJob
 from prolific.selectors.bonuses import bonuses_paid_cents
@@ -51,6 +52,11 @@ class ProlificStudyForm(forms.ModelForm):
         if low is not None and high is not None and low > high:
             self.add_error("approval_rate_min", "The lowest approval rate must not be above the highest.")
         return cleaned
+
+
+# The study's Prolific page (or the page proposing one) among the links of the study's admin page,
+# which is annotation's, a floor below.
+object_tools_add(model="annotation.study", template="admin/prolific/prolificstudy/_study_tools.html")
 
 
 @admin.register(ProlificStudy)

@@ -13,8 +13,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
-from annotation.access import require_perm
 from annotation.admin.base import PlatformModelAdmin
+from annotation.shared.access import require_perm
 from prolific.admin.ids import HidesProlificIds, hidden_field
 from prolific.client import ProlificClient, ProlificError
 from prolific.models import (

@@ -20,10 +20,10 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.api.base import ApiViewSet
-from annotation.api.jobs import JOB_FIELDS
 from annotation.models import Study
 from annotation.participant_names import sees_prolific_ids
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.jobs import JOB_FIELDS
 from prolific.client import ProlificClient, ProlificError
 from prolific.models import BonusBatch, BonusLine, BonusPayJob
 from prolific.services.bonuses import (

@@ -1,6 +1,6 @@
-"""prolific's resources under /api/v1/ (composed in config/urls.py by annotation.api.routers)."""
+"""prolific's resources under /api/v1/ (composed in config/urls.py by annotation.shared.api.routers)."""
 
-from annotation.api.routers import Route
+from annotation.shared.api.routers import Route
 from prolific.api.bonuses import BonusBatchViewSet
 from prolific.api.studies import ProlificStudyJobViewSet, ProlificStudyViewSet
 from prolific.api.submissions import ProlificSubmissionViewSet

@@ -17,8 +17,8 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.api.base import ApiViewSet
-from annotation.api.jobs import JOB_FIELDS, JobRetrieveMixin
+from annotation.shared.api.base import ApiViewSet
+from annotation.shared.api.jobs import JOB_FIELDS, JobRetrieveMixin
 from prolific.models import ProlificParticipantGroup, ProlificStudy, ProlificStudyJob
 from prolific.services import costs as prolific_costs
 from prolific.services.studies import (

@@ -12,7 +12,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.api.base import ApiViewSet
+from annotation.shared.api.base import ApiViewSet
 from prolific.client import ProlificClient
 from prolific.models import ProlificSubmission
 from prolific.services.submissions import prolific_submissions_poll

@@ -47,10 +47,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.jobs import JobFailed, JobRetry, job_enqueue, job_run
 from annotation.models import Participant, Study
 from annotation.refusals import Refused
 from annotation.selectors.review import participant_review_rows
+from annotation.shared.jobs import JobFailed, JobRetry, job_enqueue, job_run
 from prolific.client import ProlificClient, ProlificError
 from prolific.models.bonuses import BonusBatch, BonusLine, BonusPayJob, reason_key
 from prolific.services.costs import money

@@ -7,8 +7,8 @@ request while one is queued or running gets that one (a constraint guards agains
 
 from django.db import IntegrityError, transaction
 
-from annotation.jobs import JobFailed, job_enqueue, job_refresh, job_run
 from annotation.models import Study
+from annotation.shared.jobs import JobFailed, job_enqueue, job_refresh, job_run
 from prolific.client import ProlificClient
 from prolific.models import ProlificSendJob
 from prolific.models.send import UNFINISHED

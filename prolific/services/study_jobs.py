@@ -1,11 +1,11 @@
 """What the admin and the API ask of Prolific for a study, queued as a background job and run
-by a worker (annotation.jobs): each is a call or two to Prolific, each allowed its timeout and
+by a worker (annotation.shared.jobs): each is a call or two to Prolific, each allowed its timeout and
 retries, so none runs inside a request. One at a time per study (a constraint guards it)."""
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from annotation.jobs import JobFailed, job_enqueue, job_refresh, job_run
+from annotation.shared.jobs import JobFailed, job_enqueue, job_refresh, job_run
 from prolific.client import ProlificError
 from prolific.models import ProlificStudy, ProlificStudyJob
 from prolific.services import studies as service

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from annotation.jobs import JobFailed, JobRetry, job_enqueue, job_run
+from annotation.shared.jobs import JobFailed, JobRetry, job_enqueue, job_run
 from prolific.client import ProlificClient, ProlificError
 from prolific.models.study import ProlificStudy
 from prolific.models.submissions import (

@@ -1,6 +1,6 @@
 """The access helpers: each returns the object, or raises PermissionDenied (403) or Http404.
 
-Staff helpers (annotation/access.py) check the permission before the lookup;
+Staff helpers (annotation/shared/access.py) check the permission before the lookup;
 participant helpers (annotation/views/participant_access.py) recognize the
 browser by its signed cookie."""
 
@@ -12,14 +12,14 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.access import (
+from annotation.models import ImportJob, Participant, Study
+from annotation.services.assignment import assignment_claim
+from annotation.shared.access import (
     get_import_job_for_staff,
     get_study_for_review,
     get_study_for_staff,
     require_perm,
 )
-from annotation.models import ImportJob, Participant, Study
-from annotation.services.assignment import assignment_claim
 from annotation.views.participant_access import (
     UnknownParticipant,
     get_item_for_participant,

@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotation import jobs
-from annotation.jobs import JobFailed, JobLost, ProgressWriter, job_kinds, job_run, stale_jobs_requeue
 from annotation.models import ImportJob
+from annotation.shared import jobs
+from annotation.shared.jobs import JobFailed, JobLost, ProgressWriter, job_kinds, job_run, stale_jobs_requeue
 from config.celery import app as celery_app
 
 pytestmark = pytest.mark.django_db
@@ -175,10 +175,10 @@ def test_every_job_kind_runs_through_the_runner():
 
 
 def test_no_module_but_the_runner_claims_or_finishes_a_job():
-    """Claims (status -> running) and endings are written in annotation/jobs.py only."""
+    """Claims (status -> running) and endings are written in annotation/shared/jobs.py only."""
     offenders = []
     for path in [*ROOT.glob("annotation/**/*.py"), *ROOT.glob("evaluation/**/*.py"), *ROOT.glob("modelzoo/**/*.py")]:
-        if path == ROOT / "annotation" / "jobs.py" or "migrations" in path.parts:
+        if path == ROOT / "annotation" / "shared" / "jobs.py" or "migrations" in path.parts:
             continue
         offenders += [f"{path.relative_to(ROOT)}:{line}" for line in _status_updates(path.read_text())]
     assert offenders == []

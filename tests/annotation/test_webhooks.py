@@ -13,7 +13,6 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from annotation.jobs import job_run
 from annotation.models import (
     ImportJob,
     WebhookAttempt,
@@ -24,6 +23,7 @@ from annotation.models import (
 from annotation.services.assignment import assignment_claim
 from annotation.services.submission import annotation_submit
 from annotation.services.webhooks import webhook_delivery_run, webhook_event_emit
+from annotation.shared.jobs import job_run
 from tests.annotation.study_helpers import first_pending, listened, live_study, marks, ready_participant
 from tests.annotation.test_import_job_worker import celery_worker, reads_never_block_the_worker  # noqa: F401 (fixtures)
 
@@ -154,7 +154,7 @@ def test_the_wait_between_attempts_follows_the_schedule(settings, django_capture
     sent = []
     with receiver(500) as hooks:
         subscribe(hooks.url)
-        from annotation import jobs
+        from annotation.shared import jobs
 
         original = jobs._send
         jobs._send = lambda model, job_id, countdown=None: sent.append(countdown)
@@ -270,7 +270,7 @@ def test_a_real_worker_waits_the_backoff_between_attempts(settings, celery_worke
 
 
 def test_the_job_kinds_that_announce_their_end():
-    from annotation.jobs import job_kinds
+    from annotation.shared.jobs import job_kinds
 
     assert {model._meta.label: model.WEBHOOK_EVENTS for model in job_kinds() if model.WEBHOOK_EVENTS} == {
         "annotation.ImportJob": {"succeeded": "import.finished", "failed": "import.failed"},
@@ -285,7 +285,7 @@ def test_a_job_failed_by_the_stale_sweep_or_a_cancel_announces_it():
 
     from django.utils import timezone
 
-    from annotation.jobs import job_fail_unattended, stale_jobs_requeue
+    from annotation.shared.jobs import job_fail_unattended, stale_jobs_requeue
 
     with receiver(200) as hooks:
         endpoint = subscribe(hooks.url, WebhookEvent.IMPORT_FAILED)

@@ -130,7 +130,7 @@ def test_annotations_come_in_pages(api, study):
 
 
 def test_a_page_is_never_larger_than_the_maximum(api, study, monkeypatch):
-    from annotation.api.pagination import PageNumberPagination
+    from annotation.shared.api.pagination import PageNumberPagination
 
     monkeypatch.setattr(PageNumberPagination, "max_page_size", 7)
 

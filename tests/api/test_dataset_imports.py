@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.jobs import JobFailed
 from annotation.models import Annotation, Clip, Corpus, Participant, Study
+from annotation.shared.jobs import JobFailed
 from evaluation.models import LabelSet
 from tests.api.callers import staff_with, token_client
 from tests.evaluation.dataset_layouts import (

@@ -50,7 +50,7 @@ def test_a_missing_field_is_named(api):
 def test_a_list_of_messages_becomes_non_field_errors():
     from rest_framework.exceptions import ValidationError
 
-    from annotation.api.errors import exception_handler
+    from annotation.shared.api.errors import exception_handler
 
     response = exception_handler(ValidationError("the set is empty"), {})
 

@@ -1,4 +1,4 @@
-"""One refusal type (annotation.refusals.Refused) and one 400 body for it (annotation.api.errors):
+"""One refusal type (annotation.refusals.Refused) and one 400 body for it (annotation.shared.api.errors):
 the three imports that refuse bad lines (a listening form, system outputs, a public dataset)
 answer in the same shape, with the clip or item each problem is about under the same key."""
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from annotation.api.errors import exception_handler
 from annotation.refusals import Problem, Refused
+from annotation.shared.api.errors import exception_handler
 from tests.annotation.test_import_listening_form_items import FormFolder
 from tests.api.callers import staff_with, token_client
 from tests.api.test_dataset_imports import ADD_LABEL_SET, post, zipped

@@ -122,7 +122,7 @@ def test_cancel_stops_a_queued_benchmark_run(admin_page, live_server, corpus_fol
     from tests.modelzoo.builders import tiny_label_set
 
     label_set = tiny_label_set(corpus_folder)
-    monkeypatch.setattr("annotation.jobs._send", lambda model, job_id: None)  # no worker takes it
+    monkeypatch.setattr("annotation.shared.jobs._send", lambda model, job_id: None)  # no worker takes it
     [run] = benchmark_runs_launch(
         label_set=label_set, detector="acoustic", label_mode="binary", plan=Plan("multilingual")
     )

@@ -55,7 +55,7 @@ def test_when_the_import_ends_the_panel_and_the_fields_agree(logged_in, live_ser
     (not the panel alone above fields that still say queued)."""
     from annotation.services.corpus_import_jobs import corpus_import_run
 
-    monkeypatch.setattr("annotation.jobs._send", lambda model, job_id: None)  # no worker yet
+    monkeypatch.setattr("annotation.shared.jobs._send", lambda model, job_id: None)  # no worker yet
     page = logged_in
     corpus_folder.add("c1")
     corpus_folder.add("c2", "a second clip", speaker="s2")

@@ -59,3 +59,28 @@ def test_annotation_never_imports_prolific_nor_prolific_evaluation(tmp_path):
     assert "annotation.services.climb -> prolific.models (l.1)" in result.stdout
     assert "prolific is not allowed to import evaluation" in result.stdout
     assert "prolific.services.sideways -> evaluation.models (l.1)" in result.stdout
+
+
+def test_an_import_up_the_layers_of_an_app_breaks_its_contract(tmp_path):
+    """Inside an app, pages and API > services > selectors and data access > models (the
+    `<app>-layers` contracts): a selector that imports a service, a service that imports a task
+    (tasks are reached by name), and a module at an app's top that no layer names all break it."""
+    skip = shutil.ignore_patterns("__pycache__", "migrations", "demo_corpus", "*.wav")
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=skip)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    (tmp_path / "evaluation" / "selectors" / "upward.py").write_text(
+        "from evaluation.services.label_sets import label_set_create\n"
+    )
+    (tmp_path / "modelzoo" / "services" / "task_import.py").write_text("from modelzoo import tasks\n")
+    (tmp_path / "prolific" / "unlayered.py").write_text("")
+
+    result = lint_imports(tmp_path)
+
+    assert result.returncode != 0
+    assert "evaluation.selectors is not allowed to import evaluation.services" in result.stdout
+    assert "evaluation.selectors.upward -> evaluation.services.label_sets (l.1)" in result.stdout
+    assert "modelzoo.services is not allowed to import modelzoo.tasks" in result.stdout
+    assert "modelzoo.services.task_import -> modelzoo.tasks (l.1)" in result.stdout
+    assert "- prolific.unlayered" in result.stdout  # "not listed as layers"
+    assert ", 3 broken." in result.stdout  # the three apps' layer contracts, nothing else

@@ -5,7 +5,7 @@ A new task or job kind fails here until its row is written."""
 import re
 from pathlib import Path
 
-from annotation.jobs import job_kinds
+from annotation.shared.jobs import job_kinds
 from config.celery import app as celery_app
 
 DEVELOPMENT = Path(__file__).resolve().parents[2] / "docs" / "development.md"

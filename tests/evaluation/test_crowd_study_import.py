@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.jobs import JobFailed
 from annotation.models import Annotation, Clip, Corpus, Participant, Study
 from annotation.services.studies import study_status_refusal
+from annotation.shared.jobs import JobFailed
 from evaluation.models import LabelSet
 from evaluation.reports.agreement import ReportParameters
 from evaluation.selectors.label_sets import label_set_rows

@@ -29,7 +29,7 @@ def _shorten_timings(**_) -> None:
     import django
 
     django.setup()
-    from annotation import jobs
+    from annotation.shared import jobs
     from modelzoo.models import BenchmarkRun
 
     heartbeat, sweep, stale = (float(value) for value in os.environ["TEST_JOB_TIMINGS"].split(","))

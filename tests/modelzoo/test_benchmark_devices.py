@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotation.jobs import JobFailed
+from annotation.shared.jobs import JobFailed
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan
 from modelzoo.services.benchmark_devices import check_devices_here

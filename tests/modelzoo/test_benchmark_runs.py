@@ -11,7 +11,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from annotation.jobs import stale_jobs_requeue
+from annotation.shared.jobs import stale_jobs_requeue
 from evaluation.services.label_sets import label_set_create, label_set_default_parameters
 from modelzoo.models import BenchmarkRun
 from modelzoo.plans import Plan

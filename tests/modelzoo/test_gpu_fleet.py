@@ -1,6 +1,6 @@
 """A fleet of GPU workers on the one `gpu` queue: two real `celery worker -Q gpu` processes (as
 docker/compose.yaml scales the gpu-worker service) take different runs at once, and no run is
-trained twice, though every run's message is delivered twice: the claim (annotation.jobs) lets
+trained twice, though every run's message is delivered twice: the claim (annotation.shared.jobs) lets
 one delivery through. PostgreSQL only, as tests/modelzoo/test_benchmark_worker_killed.py."""
 
 import pytest

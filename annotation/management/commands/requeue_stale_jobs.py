@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from annotation.jobs import stale_jobs_requeue_every_kind
+from annotation.shared.jobs import stale_jobs_requeue_every_kind
 
 
 class Command(BaseCommand):

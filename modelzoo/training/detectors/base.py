@@ -10,7 +10,7 @@ from typing import ClassVar, Self
 from modelzoo.training.config import TrainConfig
 from modelzoo.training.data import Clip
 
-# progress(phase, done, total): the signature of annotation.jobs' progress writer
+# progress(phase, done, total): the signature of annotation.shared.jobs' progress writer
 Progress = Callable[[str, int, int], None]
 StopCheck = Callable[[], bool]
 MANIFEST = "detector.json"

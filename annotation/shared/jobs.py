@@ -18,8 +18,14 @@ was only slow, not dead, finds its claim gone at its next progress write or at t
 without writing: one result per job, never two.
 
 Retries: `work` raises `JobRetry(message, delay=...)` for a transient failure; the job is queued
-again and sent after `delay` seconds (webhook deliveries use it for their backoff). A kind's
-WEBHOOK_EVENTS names the webhook event sent when one of its jobs succeeds or fails.
+again and sent after `delay` seconds (webhook deliveries use it for their backoff).
+
+Endings: the runner sits below the services and imports none of them. What else happens when jobs
+end is registered with `job_end_listen` when the apps are ready: annotation's webhooks send the
+event a kind's WEBHOOK_EVENTS names when one of its jobs succeeds or fails
+(annotation.services.webhooks.webhook_jobs_ended, registered in annotation/apps.py).
+
+Tasks are reached by name (`task_send`), never imported: tasks.py sits above the services it calls.
 """
 
 import logging
@@ -69,6 +75,17 @@ class JobLost(Exception):
     """This worker's claim on the job is gone (it was re-queued as stale): stop, write nothing."""
 
 
+# Called with (model=, job_ids=, status=) when jobs of a kind end so (job_end_listen).
+JobEndListener = Callable[..., None]
+_end_listeners: list[JobEndListener] = []
+
+
+def job_end_listen(listener: JobEndListener) -> None:
+    """Call `listener(model=..., job_ids=..., status=...)` whenever jobs end (from an AppConfig.ready)."""
+    if listener not in _end_listeners:
+        _end_listeners.append(listener)
+
+
 def job_kinds() -> list[type[BackgroundJob]]:
     """Every concrete background-job model of the project."""
     return [model for model in apps.get_models() if issubclass(model, BackgroundJob)]
@@ -85,8 +102,14 @@ def _send_on_commit(model: type[BackgroundJob], job_id: int) -> None:
 
 
 def _send(model: type[BackgroundJob], job_id: int, countdown: float | None = None) -> None:
+    task_send(model.TASK_NAME, job_id, countdown=countdown)
+
+
+def task_send(name: str, *args, countdown: float | None = None) -> None:
+    """Send the task registered as `name`, run at once or queued as the settings say (unlike
+    `send_task`, which always queues)."""
     current_app.loader.import_default_modules()  # registers the tasks of every app
-    current_app.tasks[model.TASK_NAME].apply_async(args=[job_id], countdown=countdown)
+    current_app.tasks[name].apply_async(args=list(args), countdown=countdown)
 
 
 def job_run(*, model: type[BackgroundJob], job_id: int, work: Callable) -> None:
@@ -149,14 +172,11 @@ def _queue_again_later(model: type[BackgroundJob], job: BackgroundJob, retry: Jo
 
 
 def _announce(model: type[BackgroundJob], job_ids: list[int], status: str) -> None:
-    """The webhook event of jobs that ended so, for the kinds that name one (WEBHOOK_EVENTS)."""
-    event_type = model.WEBHOOK_EVENTS.get(status)
-    if not event_type or not job_ids:
+    """Tell the listeners (job_end_listen) that these jobs ended so."""
+    if not job_ids:
         return
-    from annotation.services.webhooks import webhook_event_emit  # the service runs its deliveries here
-
-    for job in model.objects.filter(pk__in=job_ids):
-        webhook_event_emit(event_type=event_type, data=job.webhook_data())
+    for listener in _end_listeners:
+        listener(model=model, job_ids=job_ids, status=status)
 
 
 class ProgressWriter:

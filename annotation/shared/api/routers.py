@@ -2,7 +2,7 @@
 
 Each app's API package lists its resources in `routes.py` (annotation/api, evaluation/api,
 modelzoo/api), as (URL prefix, viewset, basename); a new resource is a viewset on
-annotation.api.base and one line there, e.g. ("benchmark-runs", BenchmarkRunViewSet, "benchmark-run").
+annotation.shared.api.base and one line there, e.g. ("benchmark-runs", BenchmarkRunViewSet, "benchmark-run").
 The router lives on the ground floor so that no app imports a floor above its own to be served.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from django.urls import URLPattern, re_path
 from rest_framework import routers
 
-from annotation.api.errors import not_found
+from annotation.shared.api.errors import not_found
 
 Route = tuple[str, type, str]  # URL prefix, viewset, basename (URL names are api:<basename>-list, ...)
 

@@ -1,11 +1,12 @@
-"""Forms of the study admin: creating a study from a corpus selection, and the
-checks on settings that name word indices and levels."""
+"""Forms of a study: creating one from a corpus selection, and the checks on settings that name
+word indices and levels. The study admin shows them and the API (annotation/api/study_writes.py)
+runs the same checks, so they sit below both, not in the admin."""
 
 import re
 
 from django import forms
 
-from annotation.admin.answer_fields import AnswerLinesField, words_named
+from annotation.answer_fields import AnswerLinesField, words_named
 from annotation.form_fields import JSONFormField
 from annotation.models import AttentionCheck, Clip, PrerequisiteQuestion, Speaker, Study
 from annotation.services.studies import ClipSelection, clips_selected

@@ -4,9 +4,9 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.viewsets import GenericViewSet
 
-from annotation.api.errors import TooManyImports
-from annotation.api.idempotency import HEADER, answered_once
 from annotation.services.import_slots import ImportsBusy, import_slot_release, import_slot_take
+from annotation.shared.api.errors import TooManyImports
+from annotation.shared.api.idempotency import HEADER, answered_once
 
 
 class ApiSchema(AutoSchema):
@@ -47,7 +47,7 @@ class ApiViewSet(GenericViewSet):
             except ImportsBusy as busy:
                 raise TooManyImports(str(busy)) from None
         if request.method == "POST" and hasattr(self, "post"):
-            # Every create and action honours an Idempotency-Key header (annotation/api/idempotency.py).
+            # Every create and action honours an Idempotency-Key header (annotation/shared/api/idempotency.py).
             self.post = answered_once(self.post)
 
     def dispatch(self, request, *args, **kwargs):

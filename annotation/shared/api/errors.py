@@ -19,7 +19,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from annotation.refusals import SHOWN_PROBLEMS, Refused
-from annotation.views.downloads import RETRY_AFTER_SECONDS
+from annotation.shared.downloads import RETRY_AFTER_SECONDS
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -70,7 +70,7 @@ class TooManyImports(APIException):
 
 class NotReady(APIException):
     """What a background job makes is not there yet: 409, as every download answers it
-    (annotation.views.downloads), with Retry-After while the job is queued or running (DRF's
+    (annotation.shared.downloads), with Retry-After while the job is queued or running (DRF's
     handler sends `wait` as that header)."""
 
     status_code = 409

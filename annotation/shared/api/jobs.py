@@ -3,7 +3,7 @@
 from rest_framework.mixins import RetrieveModelMixin
 from rest_framework.response import Response
 
-from annotation.jobs import job_refresh
+from annotation.shared.jobs import job_refresh
 
 # Status is queued, running, succeeded or failed; phase, done and total describe the progress;
 # error says why a failed job failed.

@@ -1,0 +1,1 @@
+"""What every app's REST API shares (annotation/api/__init__.py tells the API as a whole)."""
