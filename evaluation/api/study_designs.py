@@ -5,7 +5,7 @@ and a recommendation (evaluation.services.study_designs). Nothing is stored; the
 replicates answer in seconds. With source "pilot" and `check_allocation` (which needs
 annotation.change_study too), it also runs the design check of model allocation and the ordinal
 predictor against the fixed design at the study's settings and stores it on the study
-(evaluation.services.design_checks; about a minute); every answer carries the study's stored
+(evaluation.services.design_checks; under a minute); every answer carries the study's stored
 check as `design_check`, which says whether either design may be chosen, and why not."""
 
 from drf_spectacular.types import OpenApiTypes
@@ -70,7 +70,7 @@ class DesignRequestSerializer(serializers.Serializer):
     check_allocation = serializers.BooleanField(
         default=False,
         help_text='Source "pilot": also check model allocation and the ordinal predictor against the fixed design '
-        "at the study's settings and store the verdicts on the study (needs annotation.change_study; about a minute).",
+        "at the study's settings and store the verdicts on the study (needs annotation.change_study; under a minute).",
     )
 
     def validate(self, attrs):

@@ -5,8 +5,8 @@ settings (evaluation.stats.allocation_check)? The verdicts are stored on the stu
 beats the fixed design (annotation.models.study.unchecked_design_problems).
 
 A check simulates one replicate under each of the pilot's resamples, fitting the ordinal model
-three times in each: about ten seconds a resample at the default clips, so it runs only when
-asked (the designer page's "Check" button, the API's `check_allocation`).
+three times in each: a few seconds a resample at the default clips, so it runs only when asked
+(the designer page's "Check" button, the API's `check_allocation`).
 """
 
 from django.utils import timezone

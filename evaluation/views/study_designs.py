@@ -12,14 +12,12 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods
 
-from annotation.access import get_study_for_staff
+from annotation.access import get_study_for_staff, require_perm
 from annotation.models import Study
 from annotation.models.study import CHECKED_DESIGNS
 from evaluation.design_form import StudyDesignForm
 from evaluation.services.design_checks import study_design_check
 from evaluation.services.study_designs import DesignRefused, study_design_compute
-
-CHECK_PERMS = ("evaluation.view_agreementreport", "annotation.change_study")
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -49,7 +47,8 @@ def study_design_page(request, study_id: int, *, admin_site):
 def _design_check(request, study_id: int):
     """Check model allocation and the ordinal predictor from the study's pilot, at its settings,
     with the designer's own fit check of that pilot; then back to the page (post/redirect/get)."""
-    study = get_study_for_staff(request, study_id, perm=CHECK_PERMS, kind=Study.Kind.EMPHASIS)
+    require_perm(request, "annotation.change_study")  # it writes the study's check
+    study = get_study_for_staff(request, study_id, perm="evaluation.view_agreementreport", kind=Study.Kind.EMPHASIS)
     try:
         fixed = study_design_compute(
             study=study, source="pilot", annotators=(study.target_annotations,), modes=("fixed",)
