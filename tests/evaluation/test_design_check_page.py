@@ -4,9 +4,11 @@ the fixed design for the study, shown from the study's stored check, run by a PO
 import pytest
 from django.urls import reverse
 
+from evaluation.services.design_checks import study_design_check
 from tests.annotation.design_checks import seed_design_check
 from tests.annotation.factories import StudyFactory
-from tests.api.callers import staff_with
+from tests.api.callers import staff_with, token_client
+from tests.evaluation.builders import golden_study
 
 pytestmark = pytest.mark.django_db
 VIEW = "evaluation.view_agreementreport"
@@ -52,3 +54,24 @@ def test_running_the_check_needs_change_study_and_a_pilot(client):
     assert "Not checked: " in page, page[page.find("messagelist") : page.find("messagelist") + 400]
     study.refresh_from_db()
     assert study.design_check == {}
+
+
+def test_the_service_stores_the_check_at_the_study_settings_and_the_api_answers_it():
+    study = golden_study()
+    check = study_design_check(
+        study=study, fit_check={"can_tell": True, "reason": "fits"}, resamples=2, simulated_clips=20
+    )
+    study.refresh_from_db()
+    assert study.design_check == check
+    assert check["settings"]["target_annotations"] == study.target_annotations and check["resamples"] == 2
+    assert {check["allocate"]["design"], check["ordinal"]["design"]} == {"allocate", "ordinal"}
+    assert check["allocate"]["beats_fixed"] == (check["allocate"]["verdict"] == "beats")
+
+    viewer = token_client(staff_with(VIEW))
+    body = {"study": study.pk, "source": "pilot", "replicates": 2, "check_allocation": True}
+    assert viewer.post("/api/v1/study-designs/", body, format="json").status_code == 403
+    assert viewer.post("/api/v1/study-designs/", {**body, "source": "assumptions"}, format="json").json() == {
+        "check_allocation": ['The design check runs from a pilot: source "pilot".']
+    }
+    answer = viewer.post("/api/v1/study-designs/", {**body, "check_allocation": False}, format="json")
+    assert answer.status_code == 200 and answer.json()["design_check"]["allocate"] == check["allocate"]
