@@ -186,6 +186,9 @@ SPECTACULAR_SETTINGS = {
         "StudyStatusEnum": "annotation.models.study.Study.Status",
         "StudyKindEnum": "annotation.models.study.Study.Kind",
         "AttentionCheckKindEnum": "annotation.models.study.AttentionCheck.Kind",
+        # A study's adaptive design is read (its `adaptive` object) and written (its settings): one name each.
+        "AdaptiveModeEnum": "annotation.models.study.Study.Adaptive",
+        "AdaptivePredictorEnum": "annotation.models.study.Study.Predictor",
         # The model zoo's setting kind and arousal choices appear in several fields: one name each.
         "BenchmarkSettingKindEnum": "modelzoo.models.benchmark_run.BenchmarkRun.Kind",
         "ArousalEnum": "modelzoo.models.benchmark_run.BenchmarkRun.Arousal",

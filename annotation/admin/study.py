@@ -20,6 +20,7 @@ from annotation.admin.base import PlatformModelAdmin
 from annotation.admin.study_items import mismatch_review_query
 from annotation.answer_fields import numbered_words
 from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
+from annotation.models.study import CHECKED_DESIGNS
 from annotation.selectors.attention_results import attention_pass_text
 from annotation.selectors.headphone_results import headphone_results
 from annotation.selectors.study_counts import studies_with_counts
@@ -110,6 +111,7 @@ class StudyAdmin(PlatformModelAdmin):
         "instructions_preview",
         "adaptive_prior_text",
         "adaptive_model_text",
+        "design_check_text",
         "headphone_check_chance",
         "headphone_check_results",
         "created_at",
@@ -162,6 +164,7 @@ class StudyAdmin(PlatformModelAdmin):
                     "adaptive_prior_text",
                     "adaptive_predictor",
                     "adaptive_model_text",
+                    "design_check_text",
                 ],
                 "description": "Off (fixed) by default. See the researcher's guide, “Adaptive designs”.",
             },
@@ -250,6 +253,7 @@ class StudyAdmin(PlatformModelAdmin):
             "adaptive_prior_text",
             "adaptive_predictor",
             "adaptive_model_text",
+            "design_check_text",
         ]
     )
 
@@ -268,6 +272,22 @@ class StudyAdmin(PlatformModelAdmin):
         return (
             f"fitted to {model['annotations']} annotations by {model['participants']} participants, "
             f"{model['fitted_at'][:19]} UTC"
+        )
+
+    @admin.display(description="design check")
+    def design_check_text(self, obj: Study) -> str:
+        """Whether model allocation and the ordinal predictor may be chosen, and why (Study.design_check)."""
+        check = obj.design_check or {}
+        if not check:
+            return (
+                "None yet: model allocation and the ordinal predictor may be chosen only where the study designer's "
+                "check, from a pilot of this study, says they beat the fixed design (Plan a study)."
+            )
+        lines = [
+            f"{name}: {check[design]['reason']}" for design, (_, name, _) in CHECKED_DESIGNS.items() if design in check
+        ]
+        return f"Checked {check['checked_at'][:19]} UTC from {check['pilot_annotations']} annotations. " + " ".join(
+            lines
         )
 
     @admin.display(description="chance of passing by guessing")

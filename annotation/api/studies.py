@@ -41,7 +41,9 @@ class StudyProgressSerializer(serializers.Serializer):
 
 
 class StudyAdaptiveSerializer(serializers.Serializer):
-    """The study's adaptive design (researcher's guide, "Adaptive designs"); set in the admin."""
+    """The study's adaptive design (researcher's guide, "Adaptive designs"): set in the admin or
+    by PATCH /studies/{id}/ (model allocation and the ordinal predictor only where the study's design
+    check says they beat the fixed design); `design_check` is that check."""
 
     mode = serializers.ChoiceField(source="adaptive_mode", choices=Study.Adaptive.choices)
     epsilon = serializers.FloatField(source="adaptive_epsilon")
@@ -55,6 +57,11 @@ class StudyAdaptiveSerializer(serializers.Serializer):
     model = serializers.SerializerMethodField(
         help_text="The fitted ordinal model (predictor ordinal): annotations, participants, fitted_at; "
         "empty before the first fit."
+    )
+    design_check = serializers.JSONField(
+        help_text="The study designer's check, from the study's pilot, of model allocation (allocate) and the "
+        "ordinal predictor (ordinal) against the fixed design: settings, and per design verdict, beats_fixed, "
+        "figures and reason; empty before a check (POST /study-designs/ with check_allocation)."
     )
 
     @extend_schema_field(OpenApiTypes.OBJECT)

@@ -79,6 +79,14 @@ SETTINGS = [
     "review_min_attention",
     "review_min_kappa",
     "review_min_time_ratio",
+    # The adaptive design; model allocation and the ordinal predictor only where the study's design
+    # check says they beat the fixed design (a 400 refusal otherwise, annotation.services.study_settings).
+    "adaptive_mode",
+    "adaptive_epsilon",
+    "adaptive_min_annotators",
+    "adaptive_max_per_clip",
+    "adaptive_scalar_se",
+    "adaptive_predictor",
 ]
 
 

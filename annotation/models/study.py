@@ -9,6 +9,7 @@ from django.db import models
 
 from annotation import study_kinds
 from annotation.models.corpus import Clip, Corpus
+from annotation.refusals import Problem
 
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are read and typed
 
@@ -151,6 +152,14 @@ class Study(models.Model):
         editable=False,
         help_text="Probabilistic stopping with the ordinal predictor, and model allocation: the model fitted "
         "to this study's annotations (prominence distribution, each participant's thresholds, annotations, fitted_at).",
+    )
+    design_check = models.JSONField(
+        default=dict,
+        blank=True,
+        editable=False,
+        help_text="The study designer's check, from this study's pilot, of model allocation and the ordinal "
+        "predictor against the fixed design (evaluation.stats.allocation_check): the settings it simulated, and "
+        "for each design its verdict, figures and reason. Either may be chosen only where it beats the fixed design.",
     )
     time_limit_minutes = models.PositiveSmallIntegerField(default=60, validators=[MinValueValidator(1)])
     places = models.PositiveIntegerField(
@@ -305,6 +314,72 @@ class Study(models.Model):
             raise ValidationError(
                 {"adaptive_min_annotators": "Model allocation gives every clip this many first: at most the target."}
             )
+        # A study already on one of these designs keeps it (made before the check, or by a script):
+        # only choosing it is held to the check.
+        stored = Study.objects.filter(pk=self.pk).first() if self.pk else None
+        problems = unchecked_design_problems(self, already=checked_designs_chosen(stored) if stored else ())
+        if problems:
+            raise ValidationError({problem.field: problem.reason for problem in problems})
+
+
+# The choices that rest on the ordinal annotator model, which loses to the fixed design on crowds
+# it does not assume: each is allowed only where the study's design check says it beats the fixed
+# design (Study.design_check, written by evaluation.services.study_designs from the study's pilot).
+# Per check: the field, what it names, and the settings the check must have simulated.
+CHECKED_DESIGNS = {
+    "allocate": ("adaptive_mode", "Model allocation", ("target_annotations", "adaptive_min_annotators",
+                                                       "adaptive_max_per_clip")),
+    "ordinal": ("adaptive_predictor", "The ordinal predictor", ("target_annotations", "adaptive_min_annotators",
+                                                                "adaptive_epsilon")),
+}  # fmt: skip
+
+
+def checked_designs_chosen(study: Study) -> list[str]:
+    """Which of CHECKED_DESIGNS the study's settings choose (the ordinal predictor counts only in the
+    probabilistic modes, the only ones that use it)."""
+    chosen = []
+    if study.adaptive_mode == Study.Adaptive.ALLOCATE:
+        chosen.append("allocate")
+    probabilistic = (Study.Adaptive.PROBABILISTIC, Study.Adaptive.REALLOCATE)
+    if study.adaptive_predictor == Study.Predictor.ORDINAL and study.adaptive_mode in probabilistic:
+        chosen.append("ordinal")
+    return chosen
+
+
+def unchecked_design_problems(study: Study, *, already=()) -> list[Problem]:
+    """Why the study may not choose the designs it chooses of CHECKED_DESIGNS (those `already`
+    chosen aside): none where its design check, for its present settings, says each beats the
+    fixed design."""
+    problems = []
+    for design in checked_designs_chosen(study):
+        if design in already:
+            continue
+        field, name, settings = CHECKED_DESIGNS[design]
+        reason = _design_check_refusal(study, design, name, settings)
+        if reason:
+            problems.append(Problem(reason=reason, where=f"study {study.slug or study.name}", field=field))
+    return problems
+
+
+def _design_check_refusal(study: Study, design: str, name: str, settings: tuple[str, ...]) -> str:
+    check = study.design_check or {}
+    verdict = check.get(design)
+    if not verdict:
+        return (
+            f"{name} is offered only where it beats the fixed design for this study, and no design check says "
+            "so: run the study designer on a pilot of this study (its first annotations, with the fixed design) "
+            "first; its check of this design is stored on the study."
+        )
+    simulated = check.get("settings", {})
+    changed = [setting for setting in settings if simulated.get(setting) != getattr(study, setting)]
+    if changed:
+        return (
+            f"{name}: the study's design check simulated other settings ({', '.join(changed)}); run the study "
+            "designer on the pilot again with these."
+        )
+    if not verdict.get("beats_fixed"):
+        return f"{name} does not beat the fixed design for this study: {verdict.get('reason', '')}"
+    return ""
 
 
 def other_corpus_message(clip: Clip, study: Study) -> str:

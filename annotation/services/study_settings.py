@@ -3,11 +3,22 @@
 The checks of each value are the model's and the study admin's forms' (annotation/study_forms.py),
 which the caller runs first; this writes what passed, atomically: a study is never left with new
 settings and its old questions.
+
+Model allocation and the ordinal predictor are refused (DesignUnchecked, a refusal whose problems
+name the field) unless the study's design check says they beat the fixed design
+(annotation.models.study.unchecked_design_problems; the admin's change form gets the same reasons
+through Study.clean).
 """
 
 from django.db import transaction
 
 from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
+from annotation.models.study import checked_designs_chosen, unchecked_design_problems
+from annotation.refusals import Refused
+
+
+class DesignUnchecked(Refused, ValueError):
+    """A design the study's design check does not say beats the fixed design; `problems` name the fields."""
 
 
 @transaction.atomic
@@ -16,8 +27,12 @@ def study_configure(
 ) -> Study:
     """Set `settings` (model field -> value) on the study; a list given replaces the study's
     screening questions ({text, choices, accepted}) or attention checks ({clip, kind, expected})."""
+    already = checked_designs_chosen(study)
     for name, value in settings.items():
         setattr(study, name, value)
+    problems = unchecked_design_problems(study, already=already)
+    if problems:
+        raise DesignUnchecked(" ".join(problem.reason for problem in problems), problems=problems)
     if settings:
         study.full_clean()
         study.save(update_fields=list(settings))

@@ -2,16 +2,21 @@
 reads the study's annotations) answers 200 with the designs of 3 to 15 annotators a clip, fixed,
 with exact stopping and with probabilistic stopping (at the `probabilistic` epsilon and minimum),
 and a recommendation (evaluation.services.study_designs). Nothing is stored; the default
-replicates answer in seconds."""
+replicates answer in seconds. With source "pilot" and `check_allocation` (which needs
+annotation.change_study too), it also runs the design check of model allocation and the ordinal
+predictor against the fixed design at the study's settings and stores it on the study
+(evaluation.services.design_checks; under a minute); every answer carries the study's stored
+check as `design_check`, which says whether either design may be chosen, and why not."""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 
 from annotation.models import Study
 from annotation.shared.api.base import ApiViewSet
+from evaluation.services.design_checks import study_design_check
 from evaluation.services.study_designs import DEFAULT_REPLICATES, SOURCES, DesignRefused, study_design_compute
 from evaluation.stats.study_designer import ProbabilisticStopping
 
@@ -62,6 +67,18 @@ class DesignRequestSerializer(serializers.Serializer):
     probabilistic = DesignProbabilisticSerializer(required=False)
     replicates = serializers.IntegerField(default=DEFAULT_REPLICATES, min_value=2, max_value=200)
     seed = serializers.IntegerField(default=0, min_value=0, max_value=2**32 - 1)
+    check_allocation = serializers.BooleanField(
+        default=False,
+        help_text='Source "pilot": also check model allocation and the ordinal predictor against the fixed design '
+        "at the study's settings and store the verdicts on the study (needs annotation.change_study; under a minute).",
+    )
+
+    def validate(self, attrs):
+        if attrs["check_allocation"] and attrs["source"] != "pilot":
+            raise serializers.ValidationError(
+                {"check_allocation": ['The design check runs from a pilot: source "pilot".']}
+            )
+        return attrs
 
 
 class StudyDesignViewSet(ApiViewSet):
@@ -72,7 +89,9 @@ class StudyDesignViewSet(ApiViewSet):
         request=DesignRequestSerializer,
         responses={
             200: OpenApiResponse(
-                OpenApiTypes.OBJECT, description="assumptions, targets, rows (one a design), recommendation"
+                OpenApiTypes.OBJECT,
+                description="assumptions, targets, rows (one a design), recommendation, design_check (the study's stored "
+                "check of model allocation and the ordinal predictor; empty before one)",
             )
         },
     )
@@ -80,6 +99,8 @@ class StudyDesignViewSet(ApiViewSet):
         given = DesignRequestSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         values = given.validated_data
+        if values["check_allocation"] and not request.user.has_perm("annotation.change_study"):
+            raise PermissionDenied("The design check is stored on the study: it needs annotation.change_study.")
         try:
             design = study_design_compute(
                 study=values["study"],
@@ -90,6 +111,8 @@ class StudyDesignViewSet(ApiViewSet):
                 replicates=values["replicates"],
                 seed=values["seed"],
             )
+            if values["check_allocation"]:
+                study_design_check(study=values["study"], fit_check=design.check, seed=values["seed"])
         except DesignRefused as refused:
             raise ValidationError({"study": [str(refused)]}) from None
-        return Response(design.as_dict())
+        return Response({**design.as_dict(), "design_check": values["study"].design_check})

@@ -380,7 +380,16 @@ def _fit_check(measured: tuple[MeasuredFlips, ...], predicted: dict[int, list[fl
 
 
 def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: int, rng) -> np.ndarray:
-    """(clips, annotators, words) levels 0, 1, 2 of a crowd made by `assumptions` (see the module).
+    """(clips, annotators, words) levels 0, 1, 2 of a crowd made by `assumptions`: simulated_crowd's levels."""
+    return simulated_crowd(assumptions, clips=clips, annotators=annotators, rng=rng)[0]
+
+
+def simulated_crowd(
+    assumptions: DesignAssumptions, *, clips: int, annotators: int, rng
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(clips, annotators, words) levels 0, 1, 2 of a crowd made by `assumptions` (see the module),
+    (clips, annotators) the person in each slot, and (clips, words) which words are emphasized (the
+    truth that evaluation.stats.allocation_check scores designs against).
 
     Listeners are people who hear a task of `clips_per_task` clips, as on Prolific: slot s of every
     clip (the s-th listener) shuffles the clips into tasks, one new listener a task, and a
@@ -408,7 +417,7 @@ def simulated_levels(assumptions: DesignAssumptions, *, clips: int, annotators: 
     if heavy_rate is not None:
         heavy_chance = np.where(spammer, heavy_rate[person][..., None], heavy_chance)
     heavy = rng.random((clips, annotators, words)) < heavy_chance
-    return (marked.astype(np.int8) + (marked & heavy)).astype(np.int8)
+    return (marked.astype(np.int8) + (marked & heavy)).astype(np.int8), person, emphasized
 
 
 def _word_chance_draws(a: DesignAssumptions, shape, rng) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:

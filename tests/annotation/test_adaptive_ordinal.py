@@ -27,6 +27,7 @@ from evaluation.stats.annotator_models import GRID, ordinal_confusion
 from evaluation.stats.stopping import flip_probabilities
 from tests.annotation import test_adaptive_designs as pages
 from tests.annotation.admin_forms import change_page_data
+from tests.annotation.design_checks import seed_design_check
 from tests.annotation.study_helpers import live_study, ready_participant
 from tests.api.callers import staff_with, token_client
 from tests.evaluation.test_agreement_report_page import QUERY, compute
@@ -173,6 +174,7 @@ def test_the_api_shows_the_predictor_and_the_fitted_model():
 
 def test_the_admin_sets_the_predictor_and_shows_the_fitted_model(admin_client):
     study, _ = pages.run_study(adaptive_mode=Study.Adaptive.PROBABILISTIC)
+    seed_design_check(study)  # the ordinal predictor is chosen only where the study's check says it helps
     url = reverse("admin:annotation_study_change", args=[study.pk])
     page = admin_client.get(url)
     assert "not fitted yet: the beta-binomial predicts until the first fit" in page.content.decode()

@@ -1,0 +1,72 @@
+"""The design check of model allocation and the ordinal predictor against the fixed design
+(evaluation.stats.allocation_check), on pilots of crowds built apart from the project's models
+(evaluation.stats.crowds): spammers, where allocation with the model's labels helps, and lazy
+listeners who mark only the first content word, where it does not (issue 31)."""
+
+import numpy as np
+import pytest
+
+from evaluation.stats.allocation_check import (
+    BEATS,
+    CANNOT_TELL,
+    CheckedDesign,
+    allocation_verdicts,
+    greedy_allocation,
+)
+from evaluation.stats.crowds import crowd
+from evaluation.stats.design_check import pilot_resamples
+from evaluation.stats.study_designer import DesignAssumptions, simulated_crowd
+
+PILOT_CLIPS, SIMULATED_CLIPS, RESAMPLES = 80, 40, 3
+
+
+def pilot_resampled(mixture: str, draws: int = RESAMPLES):
+    """A pilot of 80 clips, 10 listeners each, and its resamples, as the designer draws them."""
+    pilot = crowd(mixture, clips=PILOT_CLIPS, listeners=10, words=12, seed=1).study_data(10)
+    return pilot_resamples(
+        clip=pilot.clip, annotator=pilot.annotator, levels=pilot.levels, clips=PILOT_CLIPS, draws=draws, seed=0
+    )
+
+
+def test_with_spammers_model_allocation_beats_the_fixed_design():
+    verdict = allocation_verdicts(pilot_resampled("20 % spammers"), simulated_clips=SIMULATED_CLIPS)["allocate"]
+    assert verdict.verdict == BEATS and verdict.beats_fixed
+    assert verdict.difference + 2 * verdict.difference_se < 0
+    assert verdict.error < verdict.fixed_error and verdict.annotations_per_clip == pytest.approx(10)
+    assert verdict.reason.startswith("Model allocation gives a word error of")
+    assert verdict.reason.endswith("it beats the fixed design beyond the replicates' noise.")
+
+
+def test_with_lazy_listeners_neither_design_is_said_to_beat_the_fixed_design():
+    verdicts = allocation_verdicts(pilot_resampled("30 % lazy first"), simulated_clips=SIMULATED_CLIPS)
+    assert not verdicts["allocate"].beats_fixed and not verdicts["ordinal"].beats_fixed
+    assert verdicts["allocate"].difference > 0  # worse on average, if not beyond the noise
+    assert "use the fixed design" in verdicts["allocate"].reason
+
+
+def test_where_the_designer_cannot_tell_neither_can_the_check():
+    check = {"can_tell": False, "reason": "cannot tell: the pilot flips 9 % of its labels, the designer's crowd 4 %"}
+    verdicts = allocation_verdicts(pilot_resampled("20 % spammers", draws=2), fit_check=check, simulated_clips=20)
+    for verdict in verdicts.values():
+        assert verdict.verdict == CANNOT_TELL and not verdict.beats_fixed
+        assert "the designer cannot tell for this pilot (cannot tell: the pilot flips 9 %" in verdict.reason
+
+
+def test_allocation_spends_the_fixed_budget_within_its_bounds():
+    design = CheckedDesign(target=6, minimum=3, maximum=9)
+    levels, person, _ = simulated_crowd(
+        DesignAssumptions(spammers=0.2, words_per_clip=8), clips=20, annotators=9, rng=np.random.default_rng(0)
+    )
+    counts = greedy_allocation(levels, person, design)
+    assert counts.sum() == 6 * 20 and counts.min() >= 3 and counts.max() <= 9 and counts.max() > 6
+
+
+@pytest.mark.parametrize(("target", "minimum", "maximum"), [(5, 5, 10), (10, 3, 8), (4, 0, 8)])
+def test_the_check_needs_room_to_allocate(target, minimum, maximum):
+    with pytest.raises(ValueError, match="minimum < target <= maximum"):
+        CheckedDesign(target=target, minimum=minimum, maximum=maximum)
+
+
+def test_the_check_needs_two_resamples_for_its_noise():
+    with pytest.raises(ValueError, match="at least two"):
+        allocation_verdicts((DesignAssumptions(),))
