@@ -506,6 +506,8 @@ def design_figures(
     if mode == "exact":
         heard = stop_points(marks[:, :n, :], n)
     elif mode == "probabilistic":
+        if probabilistic is None:
+            raise ValueError("the probabilistic mode needs its stopping rule and fitted prior")
         heard = probabilistic_stop_points(marks[:, :n, :], n, *probabilistic)
     else:
         heard = np.full(levels.shape[0], n)
@@ -935,7 +937,7 @@ def _timing(clip, durations, seconds) -> dict:
         return {}
     durations = np.asarray(durations, dtype=np.float64)
     known = np.where(np.isfinite(durations) & (durations > 0), durations, 5.0)
-    timing = {"durations": tuple(float(d) for d in known)}
+    timing: dict[str, tuple[float, ...] | float] = {"durations": tuple(float(d) for d in known)}
     if seconds is not None:
         per_audio = np.asarray(seconds, dtype=np.float64) / known[clip]
         per_audio = per_audio[np.isfinite(per_audio) & (per_audio > 0)]
