@@ -188,7 +188,7 @@ def curve_chart(
         parts.append(_text(x(tick), plot_bottom + 14, f"{tick:g}", anchor="middle"))
     for s, (name, line) in enumerate(series):
         colour = COLOURS[s % len(COLOURS)]
-        shown = [p for p in line if p[1] is not None]
+        shown = [(px, value, lo, hi) for px, value, lo, hi in line if value is not None]
         if len(shown) > 1:
             path = " ".join(f"{x(px):.1f},{y(value):.1f}" for px, value, _, _ in shown)
             parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')

@@ -535,7 +535,7 @@ def stop_points(marks: np.ndarray, target: int) -> np.ndarray:
     the cumulative marks after each of the first `target` listeners: the adaptive designs' own rule
     (evaluation.stats.stopping.decided), so that the designer plans what a study will do."""
     k = np.arange(1, target + 1)[None, :, None]
-    settled = decided(marks, k, target).all(axis=2)  # (clips, k)
+    settled = np.asarray(decided(marks, k, target).all(axis=2))  # (clips, k)
     return np.where(settled.any(axis=1), settled.argmax(axis=1) + 1, target)
 
 
