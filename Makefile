@@ -115,7 +115,10 @@ test: install-test
 # lint-imports checks the import contracts of pyproject.toml ([tool.importlinter]): no import
 # climbs a floor (annotation < evaluation < modelzoo) nor a layer inside an app (pages and API >
 # services > selectors and data access > models), and the pure modules import no Django.
+# mypy checks the types of the pure packages and of every app's services and selectors
+# ([tool.mypy]); its Django plugin loads the settings, which need no more than a SECRET_KEY.
 lint: install-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	SECRET_KEY=$${SECRET_KEY:-insecure-lint-only-key} $(VENV)/bin/mypy

@@ -1,4 +1,6 @@
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any, Protocol
 
 from annotation.refusals import SHOWN_PROBLEMS, Problem, Refused
 
@@ -33,19 +35,27 @@ class SourceRefused(Refused):
     """The folder or archive as a whole cannot be imported (unsafe or malformed)."""
 
 
+class LocatableProblem(Protocol):
+    """A reader's problem (RowProblem, DatasetProblem), which says where it is in a given file."""
+
+    def located(self, file: str) -> Problem: ...
+
+
 class ImportRefused(Refused):
     """Some rows are bad and --skip-invalid was not given: nothing was written. `problems` are the
     reader's (RowProblem, or annotation.ingest.dataset_clips.DatasetProblem), each able to say
     where it is in `manifest_name`."""
 
-    def __init__(self, manifest_name: str, problems: list[RowProblem]):
+    problems: list[Any]  # the reader's own kind of problem, not Problem (see `located`)
+
+    def __init__(self, manifest_name: str, problems: Sequence["LocatableProblem"]):
         lines = [f"{manifest_name}: {len(problems)} bad row(s), nothing was imported:"]
         lines += [f"  {problem}" for problem in problems[:SHOWN_PROBLEMS]]
         if len(problems) > SHOWN_PROBLEMS:
             lines.append(f"  ... and {len(problems) - SHOWN_PROBLEMS} more problem(s)")
         super().__init__("\n".join(lines))
         self.manifest_name = manifest_name
-        self.problems = problems  # the reader's own, as the admin and the commands list them
+        self.problems = list(problems)  # the reader's own, as the admin and the commands list them
 
     def located(self) -> list[Problem]:
         return [problem.located(self.manifest_name) for problem in self.problems]

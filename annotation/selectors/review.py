@@ -133,7 +133,9 @@ def participant_status(participant: Participant, task_status: str | None) -> str
     if participant.completed_at is not None:
         return "completed"
     if task_status is not None:
-        return {Task.Status.OPEN: "annotating", Task.Status.EXPIRED: "task expired"}.get(task_status, "completed")
+        return {Task.Status.OPEN.value: "annotating", Task.Status.EXPIRED.value: "task expired"}.get(
+            task_status, "completed"
+        )
     if participant.screened_out:  # by an answer to screening, or out of tries at a check
         # The sound check comes after the headphone check, which a study may only record: who
         # failed both was screened out by the sound check.
@@ -167,7 +169,9 @@ def _form_data(study: Study) -> StudyData:
     rows = Annotation.objects.filter(participant__study=study).values_list(
         "participant_id", "participant__prolific_pid", "item_id", "seconds_spent", "item__duration", "attention_passed"
     )
-    clips, answers, checks = {}, [], []
+    clips: dict[str, dict] = {}
+    answers: list[tuple] = []
+    checks: list[tuple] = []
     for participant, prolific_pid, item, seconds, duration, passed in rows.iterator():
         name = annotator_key(participant, prolific_pid)
         if passed is None:

@@ -62,10 +62,10 @@ def study_data(*, study: Study, language: str | None = None, include_rejected: b
     rows = Annotation.objects.filter(participant__study=study, item__attention_check__isnull=True)
     if language is not None:
         rows = rows.filter(clip__language=language)
-    rows = rows.order_by("submitted_at", "pk").values_list(
+    values = rows.order_by("submitted_at", "pk").values_list(
         "participant_id", "clip_id", "levels", "mismatch_reported", "seconds_spent"
     )
-    for participant, clip, levels, mismatch, seconds in rows.iterator(chunk_size=5000):
+    for participant, clip, levels, mismatch, seconds in values.iterator(chunk_size=5000):
         if participant in rejected:
             notes["annotations of rejected participants"] += 1
             continue

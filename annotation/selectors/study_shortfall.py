@@ -67,7 +67,8 @@ def study_shortfall(*, study: Study) -> StudyShortfall:
     check_clips = set(study.attention_checks.values_list("clip_id", flat=True))
     short = {pk: study.target_annotations - done for pk, _, _, done, _, _ in rows if done < study.target_annotations}
     rejected, returned = _rejected_per_item(study, short), _returned_per_item(study, short)
-    where, causes = Counter(), Counter()
+    where: Counter[str] = Counter()
+    causes: Counter[str] = Counter()
     for pk, clip_id, _, _, reserved, review in rows:
         if pk not in short:
             continue

@@ -30,6 +30,7 @@ from annotation.services.adaptive_model import (
 from annotation.sql.submission_rows import ClipState
 from evaluation.stats.stopping import (
     BetaBinomialPredictive,
+    MarkPredictive,
     StoppingRule,
     beta_prior_fit,
     clip_priority,
@@ -98,7 +99,7 @@ def item_state(
         # priority), until the maximum or until every word's label is as sure as epsilon asks.
         confident = bool(np.all(label_errors(marks, kept, prior) < rule.epsilon))
         return seen >= study.adaptive_max_per_clip or confident, priority
-    predictive = prior
+    predictive: MarkPredictive = prior
     if annotations and ordinal_model_fitted(study):
         predictive = ordinal_clip_predictive(study, annotations)
     return clip_settled(rule, marks, heavy, kept, predictive), priority
@@ -129,9 +130,9 @@ def _counts_with(item: StudyItem, levels: list[int]) -> tuple[np.ndarray, np.nda
 
 def _added(word_marks: list, word_heavy: list, levels: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """A clip's per-word counts of marks and of heavy marks with one more annotation's levels."""
-    levels = np.asarray(levels)
-    marks = np.asarray(word_marks or np.zeros(levels.size, dtype=int)) + (levels >= 1)
-    heavy = np.asarray(word_heavy or np.zeros(levels.size, dtype=int)) + (levels == 2)
+    given = np.asarray(levels)
+    marks = np.asarray(word_marks or np.zeros(given.size, dtype=int)) + (given >= 1)
+    heavy = np.asarray(word_heavy or np.zeros(given.size, dtype=int)) + (given == 2)
     return marks.astype(int), heavy.astype(int)
 
 

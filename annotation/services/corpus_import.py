@@ -229,7 +229,8 @@ def _process(new, staging, limits, workers, problems, progress, saved: list[str]
 
 def _process_one(item: LocatedRow, staging: Path, limits: Limits, saved: list[str]) -> StagedClip | RowProblem:
     row = item.row
-    word_times = [(word.start, word.end) for word in row.words if word.start is not None]
+    # a word has both times or neither (annotation.ingest.words)
+    word_times = [(word.start, word.end) for word in row.words if word.start is not None and word.end is not None]
     try:
         try:
             audio = process_audio(item.path, staging, max_seconds=limits.max_clip_seconds, word_times=word_times)

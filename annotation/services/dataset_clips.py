@@ -23,8 +23,8 @@ def dataset_clips_import(
 ) -> dict[str, Clip]:
     """The corpus's clips by draft clip id; ImportRefused (naming each record) if any is refused."""
     before = set(Clip.objects.filter(corpus__name=corpus_name).values_list("pk", flat=True))
-    with tempfile.TemporaryDirectory(prefix="dataset-clips-") as staging:
-        staging = Path(staging)
+    with tempfile.TemporaryDirectory(prefix="dataset-clips-") as folder:
+        staging = Path(folder)
         rows = []
         for draft in drafts:
             staging_audio_add(staging=staging, audio=draft.audio_name, source=draft.audio)

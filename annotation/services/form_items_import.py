@@ -99,12 +99,12 @@ def form_items_import(
             return _import(Path(staging), corpus, study_name, drafts, used, problems, skip_invalid, study_settings)
 
 
-def _without_bad_lines(drafts: list[ItemDraft], problems: list[RowProblem]) -> list[ItemDraft]:
+def _without_bad_lines(drafts: list[ItemDraft], problems: list[ItemProblem]) -> list[ItemDraft]:
     bad = {problem.line for problem in problems}
     return [draft for draft in drafts if draft.line not in bad]
 
 
-def _keep_good(drafts: list[ItemDraft], problems: list[RowProblem], skip_invalid: bool) -> list[ItemDraft]:
+def _keep_good(drafts: list[ItemDraft], problems: list[ItemProblem], skip_invalid: bool) -> list[ItemDraft]:
     problems.sort(key=lambda problem: problem.line)
     good = _without_bad_lines(drafts, problems)
     if problems and (not skip_invalid or not good):
@@ -124,7 +124,7 @@ def _duplicate_ids(drafts: list[ItemDraft]) -> list[ItemProblem]:
     return problems
 
 
-def _audio_files(drafts: list[ItemDraft], problems: list[RowProblem]) -> dict[str, AudioFile]:
+def _audio_files(drafts: list[ItemDraft], problems: list[ItemProblem]) -> dict[str, AudioFile]:
     """The distinct audio files, each with the transcript and language the rows give it; a row
     that gives one file another transcript (or language) than an earlier row is a problem."""
     files: dict[str, AudioFile] = {}
@@ -148,7 +148,7 @@ def _audio_files(drafts: list[ItemDraft], problems: list[RowProblem]) -> dict[st
     return files
 
 
-def _locate(root: Path, items_dir: Path, files: dict[str, AudioFile], limits, problems: list[RowProblem]) -> None:
+def _locate(root: Path, items_dir: Path, files: dict[str, AudioFile], limits, problems: list[ItemProblem]) -> None:
     for file in files.values():
         try:
             file.path = resolve_audio_path(root, items_dir, file.audio, limits)
@@ -159,6 +159,8 @@ def _locate(root: Path, items_dir: Path, files: dict[str, AudioFile], limits, pr
 def _stage(staging: Path, used: list[AudioFile]) -> None:
     rows = []
     for file in used:
+        if file.path is None:  # _locate found every used file, or refused it
+            raise ValueError(f"{file.audio} was not located")
         staging_audio_add(staging=staging, audio=file.audio, source=file.path)
         rows.append(json.dumps(file.manifest_row()) + "\n")
     (staging / "manifest.jsonl").write_text("".join(rows), encoding="utf-8")
@@ -191,15 +193,15 @@ def _specs(corpus: str, drafts: list[ItemDraft]) -> list[ListeningFormItemSpec]:
     ids = {AudioFile(a).clip_id for draft in drafts for a in (draft.audio, draft.audio_b) if a}
     clips = {clip.external_id: clip for clip in Clip.objects.filter(corpus__name=corpus, external_id__in=ids)}
 
-    def clip(audio: str) -> Clip | None:
-        return clips[AudioFile(audio).clip_id] if audio else None
+    def clip(audio: str) -> Clip:
+        return clips[AudioFile(audio).clip_id]
 
     return [
         ListeningFormItemSpec(
             external_id=draft.external_id,
             item_type=draft.item_type,
             clip=clip(draft.audio),
-            second_clip=clip(draft.audio_b),
+            second_clip=clip(draft.audio_b) if draft.audio_b else None,
             prompt=draft.prompt,
             options=draft.options,
             settings=draft.settings,

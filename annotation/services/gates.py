@@ -9,8 +9,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from annotation import playback
-from annotation.models import ListeningFormItem, Study, TaskItem
+from annotation.models import ListeningFormItem
 from annotation.refusals import Refused
+from annotation.sql.submission_rows import ItemState, StudyRules
 
 LEVELS = (0, 1, 2)
 
@@ -62,13 +63,17 @@ def marking_rule(*, fewest: int, most: int, word_count: int) -> str:
     ) % {"fewest": fewest, "most": most}
 
 
-def answer_problems(item: TaskItem, study: Study, form_item: ListeningFormItem | None, levels, response) -> list[str]:
-    if study.capabilities.answers_are_choices:
-        return _form_problems(item, form_item, levels, response)
-    return _emphasis_problems(item, study, levels)
+def answer_problems(
+    item: ItemState, study: StudyRules, form_item: ListeningFormItem | None, levels, response
+) -> list[str]:
+    if not study.capabilities.answers_are_choices:
+        return _emphasis_problems(item, study, levels)
+    if form_item is None:  # every item of a study whose answers are choices has its form item
+        raise ValueError(f"task item {item.pk} of a study whose answers are choices has no form item")
+    return _form_problems(item, form_item, levels, response)
 
 
-def _emphasis_problems(item: TaskItem, study: Study, levels) -> list[str]:
+def _emphasis_problems(item: ItemState, study: StudyRules, levels) -> list[str]:
     if not _levels_ok(levels, item.word_count, LEVELS):
         raise SubmissionRefused(
             [_("Give one level (0, 1 or 2) for each of the %(count)d words.") % {"count": item.word_count}]
@@ -100,7 +105,7 @@ def _levels_ok(levels, count: int, allowed) -> bool:
     )
 
 
-def _form_problems(item: TaskItem, form_item: ListeningFormItem, levels, response) -> list[str]:
+def _form_problems(item: ItemState, form_item: ListeningFormItem, levels, response) -> list[str]:
     """The view's form already checked the answer; this re-checks its meaning,
     so that no caller can store an answer the item does not allow."""
     kind = ListeningFormItem.Type
@@ -112,7 +117,7 @@ def _form_problems(item: TaskItem, form_item: ListeningFormItem, levels, respons
         kind.RATING: lambda: _rating_ok(form_item, response.get("value")),
         kind.STANCE: lambda: response.get("pole") in ("P", "N") and _unit(response.get("confidence")),
         kind.STRESSED_WORDS: lambda: _levels_ok(levels, item.word_count, (0, 1)),
-    }[form_item.item_type]
+    }[kind(form_item.item_type)]
     return [] if ok() else [_("Please answer the question.")]
 
 

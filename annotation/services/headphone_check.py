@@ -65,7 +65,7 @@ def headphone_check_position(participant: Participant) -> Position | None:
 
 
 def _attempts(participant: Participant) -> list[Attempt]:
-    rows = {}
+    rows: dict[tuple[str, int], tuple[int, int]] = {}  # (test, attempt) -> (answered, right)
     for test, attempt, correct in HeadphoneTrial.objects.filter(participant=participant).values_list(
         "test", "attempt", "correct"
     ):

@@ -47,8 +47,7 @@ def participant_decide(*, participant: Participant, decision: str, note: str = "
     items = _locked_items(participant)
     # No key update: a submission's insert of an annotation (its key share of the participant) goes on.
     before = Participant.objects.select_for_update(no_key=True).filter(pk=participant.pk)
-    before = before.values_list("decision", flat=True)
-    was_rejected = before.first() == Decision.REJECTED
+    was_rejected = before.values_list("decision", flat=True).first() == Decision.REJECTED
     updated = Participant.objects.filter(pk=participant.pk, decision_sent_at__isnull=True).update(
         decision=decision, decision_note=note
     )

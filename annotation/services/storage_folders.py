@@ -49,4 +49,5 @@ def storage_folder_zip(folder: str) -> Iterator[File]:
     with ExitStack() as opened:
         files = [opened.enter_context(default_storage.open(name, "rb")) for name in names]
         with folder_upload_zip(files=files, paths=paths) as zipped:
+            assert zipped is not None  # storage_folder_files found at least one file
             yield zipped

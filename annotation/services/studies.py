@@ -154,7 +154,7 @@ def task_minutes_estimate(study: Study) -> int:
 def headphone_check_seconds(study: Study) -> float:
     if not study.headphone_tests:
         return 0.0
-    seconds = HEADPHONE_LEVEL_SECONDS
+    seconds: float = HEADPHONE_LEVEL_SECONDS
     for test in study.headphone_tests:
         sounds = headphone_stimuli.INTERVALS * headphone_stimuli.interval_seconds(test)
         gaps = (headphone_stimuli.INTERVALS - 1) * headphone_stimuli.gap_seconds(test)
@@ -214,7 +214,7 @@ def study_status_refusal(*, study: Study, status: str) -> str:
         return f"unknown study status {status!r}"
     if study.status == status:
         return f"already {status}"
-    if study.status not in REACHABLE_FROM[status]:
+    if study.status not in REACHABLE_FROM[Study.Status(status)]:
         return f"a {study.status} study cannot be set {status}"
     if status == Study.Status.DRAFT and study.participants.exists():
         return "participants have entered it"

@@ -172,7 +172,7 @@ def annotation_submit(
         study_item_id=study_item_id,
     )
     adaptive = item.study.adaptive_mode != Study.Adaptive.FIXED and study_item_id is not None
-    if adaptive:  # the clip's settled state is written with the submission
+    if adaptive and study_item_id is not None:  # the clip's settled state is written with the submission
         study = Study.objects.get(pk=item.study.pk)
         annotation.pk = adaptive_submit(
             lambda state: store(state=state),

@@ -75,7 +75,8 @@ class TopupPlan:
 
     @property
     def places_to_open(self) -> int | None:
-        return None if self.places is None else max(0, self.total.places_needed - self.places_free)
+        free = self.places_free  # None exactly when places is
+        return None if free is None else max(0, self.total.places_needed - free)
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def webhook_jobs_ended(*, model: type[BackgroundJob], job_ids: list[int], status
     event_type = model.WEBHOOK_EVENTS.get(status)
     if not event_type:
         return
-    for job in model.objects.filter(pk__in=job_ids):
+    for job in model._default_manager.filter(pk__in=job_ids):  # BackgroundJob is abstract: no `objects` to type
         webhook_event_emit(event_type=event_type, data=job.webhook_data())
 
 

@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from typing import TypeVar
 
 from celery import current_app
 from django.apps import apps
@@ -41,6 +42,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models.background_job import BackgroundJob
+
+JobT = TypeVar("JobT", bound=BackgroundJob)  # job_refresh hands back the kind of job it was given
 
 logger = logging.getLogger(__name__)
 PROGRESS_EVERY_SECONDS = 0.5
@@ -306,7 +309,7 @@ def stale_jobs_requeue_every_kind() -> dict[str, dict[str, int]]:
     return {model._meta.label: stale_jobs_requeue(model=model) for model in job_kinds()}
 
 
-def job_refresh(job: BackgroundJob) -> BackgroundJob:
+def job_refresh(job: JobT) -> JobT:
     """The job as stored now, re-queued first if its worker went silent (for pages that poll it)."""
     if job.is_silent():
         stale_jobs_requeue(model=type(job), job_ids=[job.pk])

@@ -13,6 +13,7 @@ Everything comes out in a fixed order; evaluation.reports.agreement_format turns
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,10 @@ def report_compute(
     counts, unit_clip = ratings.unit_counts()
     tables = clip_pair_tables(ratings)
     used_clips = np.bincount(ratings.clip, minlength=ratings.n_clips) > 0
-    agreement, emphasis, histograms = {}, {}, {}
+    # "pooled" -> its figures, every other dimension -> {value: figures}
+    agreement: dict[str, Any] = {}
+    emphasis: dict[str, Any] = {}
+    histograms: dict[str, Any] = {}
     for dimension, value, members in groups:
         tick(f"agreement: {dimension}" + (f" {value or '(none)'}" if value is not None else ""))
         clips = members & used_clips  # a group without usable clips is reported, all undefined
@@ -168,7 +172,7 @@ def _quality_row(row) -> dict:
 
 def _groups(data: StudyData) -> list[tuple[str, str | None, np.ndarray]]:
     everything = np.ones(len(data.clip_keys), dtype=bool)
-    groups = [("pooled", None, everything)]
+    groups: list[tuple[str, str | None, np.ndarray]] = [("pooled", None, everything)]
     for dimension in DIMENSIONS:
         values = np.asarray(data.clip_groups[dimension], dtype=object)
         for value in sorted(set(values.tolist())):
@@ -183,24 +187,24 @@ def agreement_measures(ratings, tables, counts, unit_clip, clips, parameters, *,
     rated = counts.sum(axis=1) > 0
     counts, binary, unit_clip = counts[rated], binary[rated], unit_clip[rated]
     codes, n_clusters = cluster_codes(unit_clip)
-    layouts = {
-        "fleiss": fleiss_layout(binary),
-        "ac1": gwet_layout(binary),
-        "ac2": gwet_layout(counts, AC2_WEIGHTING),
-        "alpha": alpha_layout(counts),
-    }
+    layout_fleiss, layout_ac1, layout_ac2 = (
+        fleiss_layout(binary),
+        gwet_layout(binary),
+        gwet_layout(counts, AC2_WEIGHTING),
+    )
+    layout_alpha = alpha_layout(counts)
     per_clip = {
-        "fleiss": fleiss_cluster_statistics(binary, codes, n_clusters, layouts["fleiss"]),
-        "ac1": gwet_cluster_statistics(binary, codes, n_clusters, layouts["ac1"]),
-        "ac2": gwet_cluster_statistics(counts, codes, n_clusters, layouts["ac2"]),
-        "alpha": alpha_cluster_statistics(counts, codes, n_clusters, layouts["alpha"]),
+        "fleiss": fleiss_cluster_statistics(binary, codes, n_clusters, layout_fleiss),
+        "ac1": gwet_cluster_statistics(binary, codes, n_clusters, layout_ac1),
+        "ac2": gwet_cluster_statistics(counts, codes, n_clusters, layout_ac2),
+        "alpha": alpha_cluster_statistics(counts, codes, n_clusters, layout_alpha),
     }
     sums = _split(
         bootstrap_sums(np.hstack(list(per_clip.values())), resamples=parameters.resamples, seed=parameters.seed),
         per_clip,
     )
     alpha_totals = per_clip["alpha"].sum(axis=0)
-    alphas = {metric: alpha_result(counts, alpha_totals, layouts["alpha"], metric) for metric in METRICS}
+    alphas = {metric: alpha_result(counts, alpha_totals, layout_alpha, metric) for metric in METRICS}
     cohen = average_pairwise_kappas(tables, clips, (None, *WEIGHTINGS))
     light = (
         light_kappa_resampled(
@@ -223,23 +227,23 @@ def agreement_measures(ratings, tables, counts, unit_clip, clips, parameters, *,
         },
         "fleiss": _linearized(
             fleiss_kappa(binary, unit_clip, confidence=CONFIDENCE),
-            fleiss_from_sums(sums["fleiss"], layouts["fleiss"])[0],
+            fleiss_from_sums(sums["fleiss"], layout_fleiss)[0],
             n_clusters,
         ),
         "gwet": {
             "ac1": _linearized(
                 gwet_ac(binary, unit_clip, confidence=CONFIDENCE),
-                gwet_from_sums(sums["ac1"], layouts["ac1"])[0],
+                gwet_from_sums(sums["ac1"], layout_ac1)[0],
                 n_clusters,
             ),
             f"ac2_{AC2_WEIGHTING}": _linearized(
                 gwet_ac(counts, unit_clip, weighting=AC2_WEIGHTING, confidence=CONFIDENCE),
-                gwet_from_sums(sums["ac2"], layouts["ac2"])[0],
+                gwet_from_sums(sums["ac2"], layout_ac2)[0],
                 n_clusters,
             ),
         },
         "krippendorff": {
-            metric: _alpha(result, alpha_from_sums(sums["alpha"], layouts["alpha"], metric), n_clusters)
+            metric: _alpha(result, alpha_from_sums(sums["alpha"], layout_alpha, metric), n_clusters)
             for metric, result in alphas.items()
         },
     }

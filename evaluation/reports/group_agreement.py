@@ -39,7 +39,7 @@ def group_agreement(
         measures = agreement_measures(
             ratings, clip_pair_tables(ratings), counts[units], unit_clip[units], used, parameters, light_interval=False
         )
-        kappas = [quality[key].kappa for key in sorted(set(keys)) if key in quality and quality[key].kappa is not None]
+        kappas = [kappa for key in sorted(set(keys)) if key in quality and (kappa := quality[key].kappa) is not None]
         out.append(
             {
                 "group": group,

@@ -13,6 +13,7 @@ import this module do not load it.
 """
 
 from pathlib import Path
+from typing import Any
 
 from evaluation.reports.label_set_files import MODEL_CLIP_COLUMNS, has_model, model_clip_columns
 
@@ -77,7 +78,7 @@ class ParquetSplits:
         self.folder = folder
         self.with_model = with_model
         self.pending: dict[str, list[dict]] = {}
-        self.writers = {}
+        self.writers: dict[str, Any] = {}  # split -> pyarrow.parquet.ParquetWriter (pyarrow has no types)
 
     def __enter__(self) -> "ParquetSplits":
         return self

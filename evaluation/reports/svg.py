@@ -1,5 +1,6 @@
 """Small inline SVG charts for the report page, drawn on the server. Pure; every text is escaped."""
 
+from collections.abc import Callable
 from html import escape
 
 COLOURS = ("#205493", "#c05d00", "#2e8540", "#7a2e8e")
@@ -176,7 +177,7 @@ def curve_chart(
     height = plot_bottom + 60 + 15 * len(series)  # axis labels, then the legend a line a series
     points = [p for _, line in series for p in line if p[1] is not None]
     xs = [p[0] for p in points] or [0.0, 100.0]
-    y_low = min([0.0, *(p[2] if p[2] is not None else p[1] for p in points)])
+    y_low = min([0.0, *(p[2] if p[2] is not None else p[1] for p in points if p[1] is not None)])
     x = _scale(0.0, max(xs), left, width - right)
     y = _scale(y_low, 1.0, plot_bottom, top)
     parts = [_open(width, height, title), _text(width / 2, 16, title, anchor="middle", bold=True)]
@@ -187,7 +188,7 @@ def curve_chart(
         parts.append(_text(x(tick), plot_bottom + 14, f"{tick:g}", anchor="middle"))
     for s, (name, line) in enumerate(series):
         colour = COLOURS[s % len(COLOURS)]
-        shown = [p for p in line if p[1] is not None]
+        shown = [(px, value, lo, hi) for px, value, lo, hi in line if value is not None]
         if len(shown) > 1:
             path = " ".join(f"{x(px):.1f},{y(value):.1f}" for px, value, _, _ in shown)
             parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
@@ -238,14 +239,14 @@ def roc_chart(series: list[tuple[str, list[float], list[float]]], *, title: str)
     return "".join(parts) + "</svg>"
 
 
-def _open(width: int, height: int, title: str) -> str:
+def _open(width: float, height: float, title: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
         f'height="{height}" role="img" aria-label="{escape(title)}">'
     )
 
 
-def _scale(low: float, high: float, start: float, end: float):
+def _scale(low: float, high: float, start: float, end: float) -> Callable[[float], float]:
     span = (high - low) or 1.0
     return lambda value: start + (value - low) / span * (end - start)
 

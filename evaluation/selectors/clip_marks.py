@@ -47,5 +47,5 @@ def clip_marks(*, study: Study, external_id: str, named: bool) -> ClipMarks | No
         if named:
             row["participant"] = participant_display_name(participant_pk=participant, prolific_pid=pid)
         annotations.append(row)
-    annotations.sort(key=lambda row: row["annotator"])
+    annotations.sort(key=lambda row: str(row["annotator"]))
     return ClipMarks(clip, words, annotations)

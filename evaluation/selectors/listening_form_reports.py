@@ -67,7 +67,7 @@ def _scored_items_and_answers(study: Study) -> tuple[list[ListeningFormItem], di
 
 
 def _inputs_by_kind(items: list[ListeningFormItem], answers: dict[int, list]) -> dict[str, list]:
-    inputs = {kind: [] for kind in Kind.values}
+    inputs: dict[str, list] = {kind: [] for kind in Kind.values}
     for item in items:
         inputs[item.item_type].append(_scoring_input(item, answers.get(item.pk, [])))
     return inputs
@@ -81,8 +81,11 @@ def listening_form_answers_fingerprint(*, study: Study) -> str:
         count=Count("pk"), last_id=Max("pk"), last_at=Max("submitted_at")
     )
     rejected = Participant.objects.filter(study=study, decision=Participant.Decision.REJECTED).order_by("pk")
-    items = ListeningFormItem.objects.filter(study=study).order_by("pk")
-    items = items.values_list("pk", "external_id", "item_type", "options", "settings", "gold", "metadata")
+    items = (
+        ListeningFormItem.objects.filter(study=study)
+        .order_by("pk")
+        .values_list("pk", "external_id", "item_type", "options", "settings", "gold", "metadata")
+    )
     last_at = answers["last_at"].isoformat() if answers["last_at"] else "-"
     return (
         f"answers={answers['count']};last_id={answers['last_id']};last_at={last_at};"

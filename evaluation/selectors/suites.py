@@ -98,7 +98,7 @@ def stresstest_inputs(*, study: Study) -> dict:
         ssd = [
             SystemMarkedItem(
                 item.external_id,
-                tuple(int(v) for v in item.gold),
+                tuple(int(v) for v in item.gold or ()),  # marked_items all have a gold
                 words.get(item.clip_id, ()),
                 answers.get(item.pk, {}).get(""),
             )
@@ -243,7 +243,11 @@ def _listener_labels(cast_set: CastSet, renditions) -> dict[str, dict[int, tuple
 def suite_fingerprint(*, suite: str, study: Study | None = None, cast_set: CastSet | None = None) -> str:
     """Changes whenever what the suite's report reads changes."""
     if suite == "cast":
+        if cast_set is None:
+            raise ValueError("the CAST suite's fingerprint needs its cast set")
         return _cast_fingerprint(cast_set)
+    if study is None:
+        raise ValueError(f"the {suite} suite's fingerprint needs its study")
     outputs = SystemOutput.objects.filter(form_item__study=study, suite=suite)
     summary = outputs.aggregate(count=Count("pk"), last_id=Max("pk"))
     systems = System.objects.filter(pk__in=outputs.values("system_id")).order_by("pk")

@@ -8,6 +8,7 @@ over and over; `retry_failed=True` (the page's "try again") queues a new one.
 """
 
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.db.models import QuerySet
 
@@ -15,13 +16,15 @@ from annotation.models.background_job import BackgroundJob
 from annotation.shared.jobs import job_enqueue, job_refresh
 
 Status = BackgroundJob.Status
+Report = TypeVar("Report", bound=BackgroundJob)
 _LOOK_BACK = 5  # the newest few reports; an older one is never the current one
 
 
 def cached_report_request(
-    *, reports: QuerySet, fingerprint: str, create: Callable[[], BackgroundJob], retry_failed: bool = False
-) -> BackgroundJob:
-    """`reports`: the subject's reports, newest first; `create()`: a new one (not yet queued)."""
+    *, reports: QuerySet[Any], fingerprint: str, create: Callable[[], Report], retry_failed: bool = False
+) -> Report:
+    """`reports`: the subject's reports, newest first (of the kind `create` makes, which has the
+    `fingerprint` field that BackgroundJob has not; hence Any); `create()`: a new one (not yet queued)."""
     for report in reports.exclude(status=Status.FAILED)[:_LOOK_BACK]:
         report = job_refresh(report)
         if report.status == Status.SUCCEEDED and report.fingerprint == fingerprint:
@@ -29,11 +32,8 @@ def cached_report_request(
         if not report.finished:
             return report
     latest = reports.first()
-    failed_for_these_inputs = (
-        latest is not None and latest.status == Status.FAILED and latest.fingerprint == fingerprint
-    )
-    if failed_for_these_inputs and not retry_failed:
-        return latest
+    if latest is not None and latest.status == Status.FAILED and latest.fingerprint == fingerprint and not retry_failed:
+        return latest  # failed for these inputs
     report = create()
     job_enqueue(report)
     return report

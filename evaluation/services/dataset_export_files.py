@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from django.core.files.storage import default_storage
 
@@ -70,7 +71,7 @@ def label_set_files_write(*, export_format: str, label_set: LabelSet, folder: Pa
         Format.PARQUET: _parquet,
         Format.TEXTGRID: _textgrids,
     }
-    return writers[export_format](label_set, folder, progress)
+    return writers[Format(export_format)](label_set, folder, progress)
 
 
 def checked_rows(label_set: LabelSet, progress: Callable | None, phase: str) -> Iterator[tuple[dict, str]]:
@@ -93,7 +94,7 @@ def checked_rows(label_set: LabelSet, progress: Callable | None, phase: str) -> 
         progress(phase, done, total)
 
 
-def _text(path: Path):
+def _text(path: Path) -> TextIO:
     path.parent.mkdir(parents=True, exist_ok=True)
     # newline="": "\n" on every platform, so the bytes are the same everywhere
     return path.open("w", encoding="utf-8", newline="")
@@ -135,7 +136,7 @@ def _audiofolder(label_set: LabelSet, folder: Path, progress) -> Written:
     timed = all(all_words_timed(row) for row, _ in checked_rows(label_set, progress, "checking word times"))
     audio = dict(LabelSetClip.objects.filter(label_set=label_set).values_list("clip_key", "clip__model_audio"))
     with ExitStack() as stack:
-        metadata: dict[str, object] = {}
+        metadata: dict[str, TextIO] = {}  # split -> its metadata.jsonl
         for row, _ in checked_rows(label_set, progress, "copying audio"):
             split, file_name = row["split"], f"{safe_file_stem(row['clip_id'])}.wav"
             _copy_stored(audio.get(row["clip_id"]), folder / split / file_name, row["clip_id"])
@@ -162,21 +163,22 @@ def _parquet(label_set: LabelSet, folder: Path, progress) -> Written:
     with ParquetSplits(folder / "data", with_model=bool(label_set.annotator_model)) as splits:
         for row, _ in checked_rows(label_set, progress, "writing clips with their audio"):
             name = audio.get(row["clip_id"])
-            _check_stored(name, row["clip_id"])
-            with default_storage.open(name, "rb") as source:
+            with default_storage.open(_check_stored(name, row["clip_id"]), "rb") as source:
                 splits.add(parquet_record(row, source.read(), f"{safe_file_stem(row['clip_id'])}.wav"))
     return Written(_with_model(label_set, PARQUET_FILES, MODEL_LISTS))
 
 
-def _check_stored(name: str | None, clip_id: str) -> None:
+def _check_stored(name: str | None, clip_id: str) -> str:
+    """`name`, where the file is on the storage."""
     if not name or not default_storage.exists(name):
         raise JobFailed(f"the 16 kHz audio of clip {clip_id!r} is missing from storage ({name or 'no file'})")
+    return name
 
 
 def _copy_stored(name: str | None, target: Path, clip_id: str) -> None:
-    _check_stored(name, clip_id)
+    stored = _check_stored(name, clip_id)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with default_storage.open(name, "rb") as source, target.open("wb") as copy:
+    with default_storage.open(stored, "rb") as source, target.open("wb") as copy:
         shutil.copyfileobj(source, copy, 1024 * 1024)
 
 
@@ -202,7 +204,7 @@ def _textgrids(label_set: LabelSet, folder: Path, progress) -> Written:
 
 
 def raw_files_write(*, study: Study, include_prolific_ids: bool, folder: Path, progress) -> Written:
-    columns = FORM_RAW_COLUMNS if study.capabilities.answers_are_choices else RAW_COLUMNS
+    columns: tuple[str, ...] = FORM_RAW_COLUMNS if study.capabilities.answers_are_choices else RAW_COLUMNS
     if include_prolific_ids:
         columns = (*columns, PARTICIPANT_COLUMN)
     total, rows = raw_annotation_count(study=study), 0

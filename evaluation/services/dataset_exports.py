@@ -112,7 +112,7 @@ def _build(export: DatasetExport, progress) -> dict:
 
 
 def _label_set(export: DatasetExport, folder: Path, progress) -> str:
-    label_set = export.label_set
+    label_set = _exported_label_set(export)
     if not label_set.is_final:  # asked for while final; nothing un-finalizes a set, but the rows must be frozen
         raise JobFailed(f"{label_set} is not final; only final label sets are exported")
     written = label_set_files_write(export_format=export.format, label_set=label_set, folder=folder, progress=progress)
@@ -120,18 +120,33 @@ def _label_set(export: DatasetExport, folder: Path, progress) -> str:
 
 
 def _raw(export: DatasetExport, folder: Path, progress) -> str:
+    study = _exported_study(export)
     written = raw_files_write(
-        study=export.study, include_prolific_ids=export.include_prolific_ids, folder=folder, progress=progress
+        study=study, include_prolific_ids=export.include_prolific_ids, folder=folder, progress=progress
     )
-    return raw_card(study=export.study, include_prolific_ids=export.include_prolific_ids, written=written)
+    return raw_card(study=study, include_prolific_ids=export.include_prolific_ids, written=written)
+
+
+# An export has a label set, or (the raw format) a study: the check constraint of DatasetExport.
+def _exported_label_set(export: DatasetExport) -> LabelSet:
+    if export.label_set is None:
+        raise ValueError(f"export {export.pk} ({export.format}) has no label set")
+    return export.label_set
+
+
+def _exported_study(export: DatasetExport) -> Study:
+    if export.study is None:
+        raise ValueError(f"export {export.pk} ({export.format}) has no study")
+    return export.study
 
 
 def export_file_name(export: DatasetExport) -> str:
     """`<set-name>-v<version>-<format>.zip`, or `<study>-raw[-prolific-ids].zip`."""
     if export.format == Format.RAW:
-        base = f"{export.study.slug}-raw" + ("-prolific-ids" if export.include_prolific_ids else "")
+        base = f"{_exported_study(export).slug}-raw" + ("-prolific-ids" if export.include_prolific_ids else "")
     else:
-        base = f"{_slug(export.label_set.name)}-v{export.label_set.version}-{export.format}"
+        label_set = _exported_label_set(export)
+        base = f"{_slug(label_set.name)}-v{label_set.version}-{export.format}"
     return f"{base}.zip"
 
 

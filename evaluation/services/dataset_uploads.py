@@ -58,7 +58,8 @@ def dataset_upload_import(*, upload: DatasetUpload, root: Path, user) -> Dataset
             skip_invalid=upload.skip_invalid,
         )
         skipped = [problem.as_dict() for problem in report.skipped]
-        return DatasetUploadResult(report.made, report.study, report.as_dict(), skipped)
+        made = report.made if isinstance(report.made, LabelSet) else None  # `then` made a label set
+        return DatasetUploadResult(made, report.study, report.as_dict(), skipped)
     label_set = label_set_import(
         format_key=upload.format,
         path=data,

@@ -12,6 +12,7 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from django.db import transaction
@@ -30,7 +31,7 @@ from evaluation.reports.label_set_files import canonical_line
 from evaluation.selectors.label_sets import clip_details, label_set_rows
 from evaluation.services.adaptive_disclosures import clips_not_settled, study_adaptive_disclosure
 from evaluation.services.agreement_reports import default_subsample
-from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, MODELS, word_posteriors
+from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, MODELS, AnnotatorModelFit, word_posteriors
 from evaluation.stats.label_sets import (
     DEFAULT_PROPORTIONS,
     MMEE_AROUSAL,
@@ -220,7 +221,7 @@ def _build(label_set: LabelSet, progress) -> dict:
 
 @dataclass(frozen=True)
 class _StudyFit:
-    fit: object  # evaluation.stats.annotator_models.AnnotatorModelFit
+    fit: AnnotatorModelFit
     clip_index: dict[str, int]  # clip key -> the fit's clip index
     annotator_index: dict[str, int]  # annotator key -> the fit's annotator index
 
@@ -249,7 +250,7 @@ def _model_fit(study: Study, data, kept, parameters: LabelSetParameters) -> _Stu
 def _model_record(parameters: LabelSetParameters, fits: dict[str, _StudyFit]) -> dict:
     """What the set keeps of its model: which one, when fitted, how long, and per study each
     annotator's reliability with its SE (by opaque id)."""
-    studies = {}
+    studies: dict[str, dict[str, Any]] = {}
     for slug, study_fit in sorted(fits.items()):
         fit, names = study_fit.fit, {i: key for key, i in study_fit.annotator_index.items()}
         studies[slug] = {

@@ -6,6 +6,8 @@ Nothing is stored: a design is computed on request, in a few seconds at the defa
 (the page, the API and the `design_study` command all call `study_design_compute`).
 """
 
+from typing import Any
+
 import numpy as np
 
 from annotation.models import Study
@@ -55,8 +57,9 @@ def study_design_compute(
     clips = len(data.clip_keys)
     if clips == 0:
         raise DesignRefused(f"{study.slug} has no clips to plan for")
+    assert data.clip_durations is not None  # StudyData.__post_init__ fills it
     durations = np.where(np.isfinite(data.clip_durations), data.clip_durations, 5.0)
-    from_pilot = {}
+    from_pilot: dict[str, Any] = {}
     try:
         if source == "pilot":
             estimate = {
@@ -94,7 +97,12 @@ def study_design_compute(
             simulated_clips=simulated_clips,
             seed=seed,
             **from_pilot,
-            **{name: value for name, value in (("annotators", annotators), ("modes", modes)) if value is not None},
+            **_given_choices(annotators=annotators, modes=modes),
         )
     except (TypeError, ValueError) as error:
         raise DesignRefused(str(error)) from None
+
+
+def _given_choices(*, annotators, modes) -> dict[str, Any]:
+    """The designs to compare that the caller named; design_study's own defaults for the rest."""
+    return {name: value for name, value in (("annotators", annotators), ("modes", modes)) if value is not None}

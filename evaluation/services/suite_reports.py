@@ -5,6 +5,8 @@ asked for the one way every computed report is (evaluation.services.cached_repor
 itself is pure (evaluation.stats.suites); this module only wires the database to it.
 """
 
+from collections.abc import Callable
+
 from annotation.models import Study
 from annotation.refusals import Refused
 from annotation.shared.jobs import JobFailed, job_run
@@ -69,8 +71,15 @@ def _compute(report: SuiteReport, progress) -> dict:
     progress("reading the inputs", 0, 2)
     # Taken before reading: if inputs change meanwhile, the report looks stale, never fresh.
     fingerprint = inputs.suite_fingerprint(suite=report.suite, study=report.study, cast_set=report.cast_set)
-    compute = {Suite.STRESSTEST: stresstest_report, Suite.STANCE: stance_report, Suite.CAST: cast_report}[report.suite]
-    subject = {"cast_set": report.cast_set} if report.suite == Suite.CAST else {"study": report.study}
+    reports: dict[Suite, Callable[..., dict]] = {
+        Suite.STRESSTEST: stresstest_report,
+        Suite.STANCE: stance_report,
+        Suite.CAST: cast_report,
+    }
+    compute = reports[Suite(report.suite)]
+    subject: dict[str, object] = (
+        {"cast_set": report.cast_set} if report.suite == Suite.CAST else {"study": report.study}
+    )
     try:
         scores = compute(**subject, resamples=report.resamples, seed=report.seed)
     except ValueError as error:  # inputs the scoring cannot take, named by it

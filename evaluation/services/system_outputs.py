@@ -19,6 +19,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -42,6 +43,16 @@ from evaluation.ingest.system_outputs import (
     refuse_if_any,
 )
 from evaluation.models import CastItem, CastRendition, CastSet, System, SystemOutput
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations  # the type checker's only (the test extra installs it)
+
+
+class _WordCount(TypedDict):
+    word_count: int
+
+
+CountedItem: TypeAlias = "WithAnnotations[ListeningFormItem, _WordCount]"  # with its words counted
 
 RENDITIONS_NAME = "renditions.jsonl"
 SUITES = ("stresstest", "stance", "cast")
@@ -90,7 +101,7 @@ def system_outputs_import(
     `metadata` (a JSON object) is merged into the system's free metadata."""
     spec = _system_spec(suite, system_name, version, kind, replace, metadata)
     _check_scope(suite, study, cast_set)
-    if suite == "cast":
+    if suite == "cast" and cast_set is not None:  # _check_scope refused a CAST import without its set
         return _renditions_import(path=Path(path), cast_set=cast_set, spec=spec)
     path = Path(path)
     drafts, problems = read_outputs(path, suite=suite)
@@ -176,19 +187,17 @@ def _check_scope(suite: str, study: Study | None, cast_set: CastSet | None) -> N
         raise OutputsRefused(f"study {study.slug!r} is not a listening-form study; outputs answer form items")
 
 
-def _form_items(drafts: list[OutputDraft], study: Study | None) -> dict[str, list[ListeningFormItem]]:
+def _form_items(drafts: list[OutputDraft], study: Study | None) -> dict[str, list[CountedItem]]:
     """The form items of the drafts' ids (in `study`, else in any form study), with their word counts."""
     items = ListeningFormItem.objects.filter(external_id__in={draft.item for draft in drafts})
     items = items.filter(study=study) if study else items.filter(study__kind__in=kinds_with("answers_are_choices"))
-    found = defaultdict(list)
+    found: defaultdict[str, list[CountedItem]] = defaultdict(list)
     for item in items.select_related("study").annotate(word_count=Count("clip__words")).order_by("study__slug"):
         found[item.external_id].append(item)
     return dict(found)
 
 
-def _item_problems(
-    suite, drafts: list[OutputDraft], items: dict[str, list[ListeningFormItem]], study
-) -> list[ItemProblem]:
+def _item_problems(suite, drafts: list[OutputDraft], items: dict[str, list[CountedItem]], study) -> list[ItemProblem]:
     problems = []
     for draft in drafts:
         matches = items.get(draft.item, [])
@@ -198,7 +207,7 @@ def _item_problems(
     return problems
 
 
-def _unusable(suite: str, draft: OutputDraft, matches: list[ListeningFormItem], study) -> tuple[str, str] | None:
+def _unusable(suite: str, draft: OutputDraft, matches: list[CountedItem], study) -> tuple[str, str] | None:
     """(field, reason) when the row cannot answer the item it names, else None."""
     if not matches:
         where = f"study {study.slug!r} has no item" if study else "no listening-form item has"
@@ -214,11 +223,12 @@ def _unusable(suite: str, draft: OutputDraft, matches: list[ListeningFormItem], 
     return None
 
 
-def _stressed_problem(draft: OutputDraft, item: ListeningFormItem) -> tuple[str, str] | None:
+def _stressed_problem(draft: OutputDraft, item: CountedItem) -> tuple[str, str] | None:
     if item.item_type != ListeningFormItem.Type.STRESSED_WORDS:
         return "stressed", f'item {draft.item!r} is {item.item_type}, not stressed_words (SSD); give "answer"'
     words = len(item.gold) if isinstance(item.gold, list) else item.word_count
-    outside = [index for index in draft.raw if index >= words]
+    indices = draft.raw if isinstance(draft.raw, list) else []  # the reader made a "stressed" raw a list
+    outside = [index for index in indices if index >= words]
     if outside:
         return "stressed", f"word indices {outside} are out of range: the item has {words} words, 0 to {words - 1}"
     return None
@@ -384,7 +394,7 @@ def _rendition_files(drafts, items, cast_set, problems) -> dict[str, RenditionAu
 
 
 def _renditions_corpus_name(cast_set: CastSet) -> str:
-    if cast_set.corpus_id:
+    if cast_set.corpus is not None:
         return cast_set.corpus.name
     name = cast_set.name[: 200 - len(RENDITIONS_CORPUS_SUFFIX)] + RENDITIONS_CORPUS_SUFFIX
     if Corpus.objects.filter(name=name).exists():
@@ -398,7 +408,8 @@ def _split_by_content(corpus_name: str, files: list[RenditionAudio]) -> tuple[li
     """(files whose content the corpus holds already, files to import: one per distinct content).
     A file with the content of another one becomes the same clip, which must say the same sentence."""
     known = dict(Clip.objects.filter(corpus__name=corpus_name).values_list("checksum", "transcript"))
-    reused, new, first, problems = [], [], {}, []
+    reused, new, problems = [], [], []
+    first: dict[str, RenditionAudio] = {}  # checksum -> the first file with that content
     for file in files:
         twin = first.setdefault(file.checksum, file)
         sentence = known.get(file.checksum, twin.item.sentence)
@@ -423,6 +434,8 @@ def _stage(staging: Path, new: list[RenditionAudio], system_name: str, cast_set:
     """A corpus folder: manifest.jsonl (line n is new[n - 1]) and the audio files."""
     rows = []
     for file in new:
+        if file.path is None:  # _locate found every file it kept
+            raise ValueError(f"{file.audio} was not located")
         staging_audio_add(staging=staging, audio=file.audio, source=file.path)
         use = file.uses[0]
         row = {

@@ -415,6 +415,8 @@ def _fit_dawid_skene(table: _Table, _start) -> dict:
         warnings.filterwarnings("ignore", module="crowdkit")
         warnings.filterwarnings("ignore", message=".*(copy|inplace) keyword.*")
         fitted = DawidSkene(n_iter=100, tol=1e-5).fit(frame)
+    if fitted.probas_ is None or fitted.errors_ is None:  # crowd-kit types them Optional: unset before fit
+        raise _Unfittable("crowd-kit's DawidSkene left no estimates")
     probas = fitted.probas_.reindex(index=np.arange(table.word_clip.size), columns=[0, 1], fill_value=0.0)
     errors = fitted.errors_  # index (worker, observed label), columns: true label
     reliability = np.full(table.n_annotators, np.nan)

@@ -159,7 +159,8 @@ def leave_one_out_kappas(
         min_others=min_others,
         min_words=min_words,
     )
-    return {name: results[i] for name, i in index.items()}
+    # every name has annotations (it was read from them), so none of their results is None
+    return {name: result for name, i in index.items() if (result := results[i]) is not None}
 
 
 def leave_one_out_kappa(

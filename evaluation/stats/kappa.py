@@ -117,9 +117,9 @@ def table_kappas_by(tables: np.ndarray, weightings) -> list[np.ndarray]:
     if count > _TABLES_PER_BLOCK:
         # A block of tables at a time: each table's kappa is its own (exact sums), so the blocks give
         # the same bits as one pass, without float copies of millions of tables at ten times MMEE's size.
-        flat = tables.reshape(-1, q, q)
+        stack = tables.reshape(-1, q, q)
         blocks = [
-            table_kappas_by(flat[start : start + _TABLES_PER_BLOCK], weightings)
+            table_kappas_by(stack[start : start + _TABLES_PER_BLOCK], weightings)
             for start in range(0, count, _TABLES_PER_BLOCK)
         ]
         return [
@@ -165,14 +165,14 @@ def contingency(a, b, categories) -> tuple[np.ndarray, np.ndarray]:
     """The q x q table of two raters' labels (None or NaN missing: the unit is left out), and the
     cell index of every unit both rated."""
     index = {value: k for k, value in enumerate(categories)}
-    cells = []
+    units: list[int] = []
     for x, y in zip(a, b, strict=True):
         if _missing(x) or _missing(y):
             continue
         if x not in index or y not in index:
             raise ValueError(f"a label is not one of the categories {list(categories)}: {x!r}, {y!r}")
-        cells.append(index[x] * len(categories) + index[y])
-    cells = np.asarray(cells, dtype=np.int64)
+        units.append(index[x] * len(categories) + index[y])
+    cells = np.asarray(units, dtype=np.int64)
     q = len(categories)
     return np.bincount(cells, minlength=q * q).reshape(q, q), cells
 

@@ -77,7 +77,8 @@ class SplitClip:
 def check_proportions(proportions: Sequence[float]) -> tuple[float, float, float]:
     if len(proportions) != 3 or any(p < 0 for p in proportions) or not np.isclose(sum(proportions), 1.0):
         raise ValueError("proportions must be three non-negative shares (train, validation, test) adding up to 1")
-    return tuple(float(p) for p in proportions)
+    train, validation, test = (float(p) for p in proportions)
+    return train, validation, test
 
 
 class SplitRefused(Refused, ValueError):
@@ -274,7 +275,7 @@ def labelled_clips(data, kept: np.ndarray) -> list[LabelledClip]:
     """The clips of a StudyData that have kept annotations, with their words' labels.
     `kept` selects annotations (evaluation.stats.selection); rows are already by clip, then annotator."""
     rows = np.flatnonzero(kept)
-    result = []
+    result: list[LabelledClip] = []
     if rows.size == 0:
         return result
     clips = data.clip[rows]

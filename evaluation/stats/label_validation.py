@@ -36,13 +36,13 @@ class Interval:
     high: float
 
     @classmethod
-    def over(cls, values: Sequence[float]) -> "Interval":
+    def over(cls, values: Sequence[float] | np.ndarray) -> "Interval":
         """Mean and 95 % t interval over seeds (a point with one seed)."""
-        values = np.asarray(values, dtype=np.float64)
-        mean = float(values.mean())
-        if values.size < 2:
+        seeds = np.asarray(values, dtype=np.float64)
+        mean = float(seeds.mean())
+        if seeds.size < 2:
             return cls(mean, mean, mean)
-        half = student.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
+        half = student.ppf(0.975, seeds.size - 1) * seeds.std(ddof=1) / np.sqrt(seeds.size)
         return cls(mean, float(mean - half), float(mean + half))
 
 
@@ -81,9 +81,9 @@ def seed_figures(mixture: str, *, clips: int, per_clip: int, seed: int, words: i
         )
         seconds[model] = time.perf_counter() - started
         labels[model] = fit.labels()
-        if fit.recommended():
+        if fit.recommended() and fit.standing is not None:
             gains[model] = fit.standing.difference
-    chosen = max(gains, key=gains.get) if gains else "majority"
+    chosen = max(gains, key=gains.__getitem__) if gains else "majority"
     labels["recommended"], seconds["recommended"] = labels[chosen], sum(seconds.values())
     return {
         name: {

@@ -97,7 +97,7 @@ def mean_t_interval(values, *, bounds: tuple[float, float] | None = None, noun: 
     n, mean = len(values), math.fsum(values) / len(values) if values else None
     few = too_few(n, noun)
     interval = None
-    if not few:
+    if not few and mean is not None:
         se = float(np.std(values, ddof=1)) / math.sqrt(n)
         interval = t_interval(mean, se, n - 1, bounds=bounds or (-math.inf, math.inf))
     return {
@@ -183,7 +183,8 @@ def precision_recall_f1(tp: int, fp: int, fn: int) -> dict:
 
 
 def stressed_word_scores(items) -> dict:
-    per_item, per_participant, pooled = [], defaultdict(lambda: np.zeros(3, dtype=int)), np.zeros(3, dtype=int)
+    per_item, pooled = [], np.zeros(3, dtype=int)
+    per_participant: defaultdict[str, np.ndarray] = defaultdict(lambda: np.zeros(3, dtype=int))
     for item in items:
         gold = np.asarray(item.gold) >= 1
         counts = np.zeros(3, dtype=int)

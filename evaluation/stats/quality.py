@@ -90,6 +90,7 @@ def annotator_quality(
     passed = np.bincount(data.check_annotator, weights=data.check_passed, minlength=n).astype(np.int64)
     who = np.concatenate([data.annotator, data.check_annotator])
     seconds = np.concatenate([data.seconds, data.check_seconds])
+    assert data.clip_durations is not None and data.check_durations is not None  # StudyData.__post_init__ fills both
     durations = np.concatenate([data.clip_durations[data.clip], data.check_durations])
     median_seconds = group_medians(who, seconds, n)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -69,8 +69,9 @@ class BetaBinomialPredictive:
         return betabinom.pmf(j[None, :], more, self.a + marks[:, None], self.b + (seen - marks)[:, None])
 
 
-def decided(marks: np.ndarray, seen: int, target: int) -> np.ndarray:
-    """Per word: is its binary label under `target` annotations settled by `marks` of `seen` already?"""
+def decided(marks: np.ndarray, seen: int | np.ndarray, target: int) -> np.ndarray:
+    """Per word: is its binary label under `target` annotations settled by `marks` of `seen` already?
+    `seen` may be an array that broadcasts against `marks` (the designer's every k at once)."""
     marks = np.asarray(marks)
     return (2 * marks > target) | (2 * (marks + target - seen) <= target)
 

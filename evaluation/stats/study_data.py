@@ -6,6 +6,7 @@ annotations by clip then annotator), so the report cannot depend on the order ro
 """
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,7 +56,7 @@ class StudyData:
         study: str,
         clips: dict[str, dict],
         annotations: list[tuple],
-        checks: list[tuple] = (),
+        checks: Sequence[tuple] = (),
         notes: dict[str, int] | None = None,
     ) -> "StudyData":
         """clips: key -> {"words": int, "language": str, "variety": str, "emotion": str, "duration": float,

@@ -515,6 +515,8 @@ def design_figures(
     if mode == "exact":
         heard = stop_points(marks[:, :n, :], n)
     elif mode == "probabilistic":
+        if probabilistic is None:
+            raise ValueError("the probabilistic mode needs its stopping rule and fitted prior")
         heard = probabilistic_stop_points(marks[:, :n, :], n, *probabilistic)
     else:
         heard = np.full(levels.shape[0], n)
@@ -542,7 +544,7 @@ def stop_points(marks: np.ndarray, target: int) -> np.ndarray:
     the cumulative marks after each of the first `target` listeners: the adaptive designs' own rule
     (evaluation.stats.stopping.decided), so that the designer plans what a study will do."""
     k = np.arange(1, target + 1)[None, :, None]
-    settled = decided(marks, k, target).all(axis=2)  # (clips, k)
+    settled = np.asarray(decided(marks, k, target).all(axis=2))  # (clips, k)
     return np.where(settled.any(axis=1), settled.argmax(axis=1) + 1, target)
 
 
@@ -944,7 +946,7 @@ def _timing(clip, durations, seconds) -> dict:
         return {}
     durations = np.asarray(durations, dtype=np.float64)
     known = np.where(np.isfinite(durations) & (durations > 0), durations, 5.0)
-    timing = {"durations": tuple(float(d) for d in known)}
+    timing: dict[str, tuple[float, ...] | float] = {"durations": tuple(float(d) for d in known)}
     if seconds is not None:
         per_audio = np.asarray(seconds, dtype=np.float64) / known[clip]
         per_audio = per_audio[np.isfinite(per_audio) & (per_audio > 0)]

@@ -65,8 +65,8 @@ def _train(run: BenchmarkRun, progress) -> dict:
 def _train_and_store(run: BenchmarkRun, progress, should_stop) -> dict:
     if should_stop():
         raise JobFailed(BenchmarkRun.CANCELLED)  # cancelled while it waited to be run again
-    with tempfile.TemporaryDirectory(prefix=f"benchmark-{run.pk}-") as scratch:
-        scratch = Path(scratch)
+    with tempfile.TemporaryDirectory(prefix=f"benchmark-{run.pk}-") as scratch_name:
+        scratch = Path(scratch_name)
         folder = label_set_folder_write(run.label_set, scratch / "set", progress)
         test_folder = None
         if run.test_label_set is not None:
@@ -91,7 +91,10 @@ def _train_and_store(run: BenchmarkRun, progress, should_stop) -> dict:
                     run=run, arguments=arguments, workdir=scratch / "ranks", progress=progress, should_stop=should_stop
                 )
             else:
-                result = run_benchmark(**arguments, progress=progress, should_stop=should_stop)
+                ranked = run_benchmark(**arguments, progress=progress, should_stop=should_stop)
+                if ranked is None:  # only a rank other than 0 of several returns none
+                    raise JobFailed("the benchmark returned no result")
+                result = ranked
         except Cancelled:
             raise JobFailed(BenchmarkRun.CANCELLED) from None
         except CheckpointMissing as error:
@@ -150,7 +153,8 @@ class LoggedProgress:
     log line at each new phase, e.g. "epoch 2/15: loss 0.4012, validation f1 0.613"."""
 
     def __init__(self, write, log: RunLog):
-        self.write, self.log, self.phase = write, log, None
+        self.write, self.log = write, log
+        self.phase: str | None = None
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         if phase != self.phase:

@@ -55,7 +55,7 @@ def detection_run_create(
             raise DetectionRefused(f"{study} is not a listening form: detectors run over a form's stressed_words items")
         if not _form_items(study):
             raise DetectionRefused(f"{study} has no stressed_words items to run a detector over")
-    elif not _renditions(cast_set).exists():
+    elif cast_set is not None and not _renditions(cast_set).exists():
         raise DetectionRefused(f"the CAST set {cast_set} has no renditions to run a detector over")
     created_by = user if user is not None and user.is_authenticated else None
     with transaction.atomic():
@@ -133,8 +133,8 @@ def _predict(run: DetectionRun, progress) -> dict:
     targets = _targets(run)
     if not targets:
         raise JobFailed(f"{run.target_label} has nothing to run a detector over")
-    with tempfile.TemporaryDirectory(prefix=f"detection-{run.pk}-") as scratch:
-        scratch = Path(scratch)
+    with tempfile.TemporaryDirectory(prefix=f"detection-{run.pk}-") as folder:
+        scratch = Path(folder)
         clips = clips_for(sorted({target.clip_id for target in targets}), scratch / "audio", run.language, progress)
         try:
             detector = load_checkpoint(source, scratch / "model", progress)
@@ -160,8 +160,11 @@ def _predict(run: DetectionRun, progress) -> dict:
 
 
 def _targets(run: DetectionRun) -> list[Target]:
-    rows = _form_items(run.study) if run.study_id is not None else _renditions(run.cast_set).order_by("pk")
-    return [Target(row, row.clip_id) for row in rows]
+    if run.study is not None:
+        return [Target(row, row.clip_id) for row in _form_items(run.study)]
+    if run.cast_set is None:
+        raise JobFailed("a detection run needs its listening-form study or its CAST set")
+    return [Target(row, row.clip_id) for row in _renditions(run.cast_set).order_by("pk")]
 
 
 def clips_for(clip_ids: list[int], folder: Path, language: str, progress) -> dict:
@@ -244,11 +247,13 @@ def detection_predictions_store(run: DetectionRun, targets: list[Target], stress
                     line=0,
                 )
                 for target in targets
+                if isinstance(target.row, ListeningFormItem)  # all of them, for a study's run
             )
         else:
             RenditionDetection.objects.filter(detector=system, rendition__item__cast_set=run.cast_set).delete()
             RenditionDetection.objects.bulk_create(
                 RenditionDetection(rendition=target.row, detector=system, stressed=stressed[target.clip_id])
                 for target in targets
+                if isinstance(target.row, CastRendition)  # all of them, for a CAST set's run
             )
     return system

@@ -37,7 +37,9 @@ REGISTRY = {
 }
 # By detector, for those with a backbone (modelzoo.training.detector_table declares them): the
 # backbone it loads when a run names none, and the model_type that backbone must be.
-DEFAULT_BACKBONES = {spec.name: spec.default_backbone for spec in DETECTORS.values() if spec.has_backbone}
+DEFAULT_BACKBONES = {
+    spec.name: spec.default_backbone for spec in DETECTORS.values() if spec.default_backbone is not None
+}
 FAMILIES = {spec.name: spec.family for spec in DETECTORS.values() if spec.has_backbone}
 
 

@@ -2,7 +2,7 @@
 overridden, e.g. from the JSON a benchmark run was started with (`with_overrides`)."""
 
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Self
+from typing import Any, Self
 
 SELECTION_MEASURES = ("accuracy", "f1", "pearson")
 # "auto": bf16 on a CUDA device that has it, fp16 with a gradient scaler on one that does not
@@ -65,7 +65,9 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"unknown settings for {type(self).__name__}: {', '.join(unknown)}")
         # JSON has no tuples: a list given for a tuple field (class_weights, c_grid) becomes one
-        values = {key: tuple(value) if isinstance(value, list) else value for key, value in (overrides or {}).items()}
+        values: dict[str, Any] = {
+            key: tuple(value) if isinstance(value, list) else value for key, value in (overrides or {}).items()
+        }
         return replace(self, **values)
 
     def as_dict(self) -> dict:

@@ -33,6 +33,14 @@ class Word:
     def timed(self) -> bool:
         return self.start is not None and self.end is not None and self.end > self.start
 
+    @property
+    def times(self) -> tuple[float, float]:
+        """(start, end) in seconds; ValueError for a word without them (only clips whose words
+        have times reach the code that pools or measures words)."""
+        if self.start is None or self.end is None:
+            raise ValueError(f"the word {self.text!r} has no times")
+        return self.start, self.end
+
 
 @dataclass(frozen=True, eq=False)
 class Clip:

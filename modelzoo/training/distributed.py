@@ -127,9 +127,9 @@ def gather_shares(mine: list, total: int) -> list:
     info = ranks()
     if info.world == 1:
         return mine
-    shares = [None] * info.world
+    shares: list = [None] * info.world
     dist.all_gather_object(shares, mine)
-    ordered = [None] * total
+    ordered: list = [None] * total
     for rank, part in enumerate(shares):
         ordered[rank :: info.world] = part
     return ordered

@@ -15,8 +15,10 @@ agreement report does. Each group also counts the words its labels mark emphasiz
 the detector marked, which say what an F1 of 0 means (no word marked, or none labelled).
 """
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -85,10 +87,10 @@ def score(
     clip_ids = list(by_clip)
     per_clip = np.array([clip_statistics(by_clip[clip_id]) for clip_id in clip_ids]).reshape(len(clip_ids), 10)
     groups = np.array([group_of[clip_id] for clip_id in clip_ids])
-    group = {"resamples": resamples, "seed": seed, "confidence": confidence}
+    group = functools.partial(_group, resamples=resamples, seed=seed, confidence=confidence)
     return {
-        "pooled": _group(per_clip, **group),
-        "by_language": {name: _group(per_clip[groups == name], **group) for name in sorted(set(groups))},
+        "pooled": group(per_clip),
+        "by_language": {name: group(per_clip[groups == name]) for name in sorted(set(groups))},
         "grouped_by": by,
         "interval": f"{int(confidence * 100)} % {METHOD}" if resamples else "none",
     }
@@ -98,7 +100,7 @@ def _group(per_clip: np.ndarray, *, resamples: int, seed: int, confidence: float
     totals = per_clip.sum(axis=0)
     point = measures_from_sums(totals)
     clips = int(per_clip.shape[0])
-    result = {
+    result: dict[str, Any] = {
         "clips": clips,
         "words": int(totals[WORDS]),
         "emphasized": int(totals[TP] + totals[FN]),  # by the labels
@@ -109,7 +111,7 @@ def _group(per_clip: np.ndarray, *, resamples: int, seed: int, confidence: float
     resampled = measures_from_sums(bootstrap_sums(per_clip, resamples=resamples, seed=seed)) if bootstrap else None
     for measure in MEASURES:
         value = float(point[measure][0])
-        entry = {"value": None if np.isnan(value) else value, "low": None, "high": None}
+        entry: dict[str, Any] = {"value": None if np.isnan(value) else value, "low": None, "high": None}
         if resampled is not None:
             interval = percentile_interval(resampled[measure], confidence=confidence)
             entry |= {"low": interval.low, "high": interval.high}

@@ -19,11 +19,12 @@ def word_frame_ranges(words: Sequence[Word], frames: int, frame_seconds: float) 
     """(first, end) frame indices of each timed word, end exclusive, clipped to the clip's frames."""
     ranges = []
     for word in words:
-        first = int(np.ceil(word.start / frame_seconds - 0.5))
-        end = int(np.ceil(word.end / frame_seconds - 0.5))
+        start_seconds, end_seconds = word.times
+        first = int(np.ceil(start_seconds / frame_seconds - 0.5))
+        end = int(np.ceil(end_seconds / frame_seconds - 0.5))
         first, end = max(0, min(first, frames)), max(0, min(end, frames))
         if end <= first:
-            middle = min(frames - 1, int((word.start + word.end) / 2 / frame_seconds))
+            middle = min(frames - 1, int((start_seconds + end_seconds) / 2 / frame_seconds))
             first, end = middle, middle + 1
         ranges.append((first, end))
     return ranges

@@ -70,7 +70,9 @@ def main(spec_path: str) -> int:
     try:
         distributed.start((benchmark.get("config") or {}).get("device", "auto"))
         result = run_benchmark(
-            **benchmark, progress=events and events.progress, should_stop=events and events.should_stop
+            **benchmark,
+            progress=events.progress if events else None,
+            should_stop=events.should_stop if events else None,
         )
     except CheckpointMissing as error:
         return _stopped(workdir, rank, "checkpoint", str(error))

@@ -53,6 +53,9 @@ class ProlificSubmission(models.Model):
         null=True, blank=True, help_text="The task whose reserved clips this status gave back to the pool."
     )
     updated_at = models.DateTimeField(auto_now=True)
+    # Not a field: set on the instance prolific_submission_record returns, whether that statement
+    # released a task (declared for the type checker).
+    released_now: bool
 
     class Meta:
         ordering = ["-status_at"]

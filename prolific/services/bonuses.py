@@ -215,7 +215,7 @@ def bonus_batch_recover(*, batch: BonusBatch, user=None, prolific_reported_failu
     shows none of the batch. BonusRefused while it is too early to tell, and, for a call Prolific
     accepted, until the researcher says Prolific reported the payment failed."""
     batch = BonusBatch.objects.get(pk=batch.pk)
-    if batch.stage != Stage.PAYING:
+    if batch.stage != Stage.PAYING or batch.pay_sent_at is None:
         raise BonusRefused(f"{batch} is not being paid: only a batch whose pay call went out is recovered")
     resend_from = batch.pay_sent_at + timedelta(seconds=settings.PROLIFIC_BONUS_RESEND_AFTER_SECONDS)
     if timezone.now() < resend_from:

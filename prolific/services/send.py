@@ -24,7 +24,10 @@ def prolific_decisions_send_create(*, study: Study, user=None) -> ProlificSendJo
         with transaction.atomic():
             job = ProlificSendJob.objects.create(study=study, created_by=user)
     except IntegrityError:  # another request queued one a moment ago
-        return ProlificSendJob.objects.filter(study=study).first()
+        queued = ProlificSendJob.objects.filter(study=study).first()
+        if queued is None:  # and it is gone already: the conflict is news to nobody else
+            raise
+        return queued
     job_enqueue(job)
     return job
 

@@ -161,7 +161,7 @@ def prolific_filters(prolific_study: ProlificStudy, catalog: list[dict], filter_
     if prolific_study.no_literacy_difficulties:
         wanted.append(("literacy_difficulties", [NO_DIFFICULTIES]))
     filters = [_filter(known, filter_ids[key], value) for key, value in wanted]
-    if prolific_study.exclude_group_id:
+    if prolific_study.exclude_group is not None:
         group_filter = filter_ids["exclude_group"]
         if group_filter not in known:
             raise ProlificSetupError(f"Prolific has no screener {group_filter!r} (PROLIFIC_FILTER_IDS exclude_group).")

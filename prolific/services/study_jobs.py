@@ -34,7 +34,10 @@ def prolific_study_job_create(*, prolific_study: ProlificStudy, action: str, use
                 prolific_study=prolific_study, action=action, created_by=user, **params
             )
     except IntegrityError:  # another request queued one a moment ago
-        raise JobBusy(prolific_study.jobs.first()) from None
+        queued = prolific_study.jobs.first()
+        if queued is None:  # and it is gone already: the conflict is news to nobody else
+            raise
+        raise JobBusy(queued) from None
     job_enqueue(job)
     return job
 

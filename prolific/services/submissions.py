@@ -10,6 +10,7 @@ releases the task once: task_expire's conditional update is the claim.
 import logging
 import threading
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import connections, transaction
@@ -88,7 +89,7 @@ def prolific_study_ids_to_poll() -> list[str]:
 def prolific_submissions_poll(*, client: ProlificClient, prolific_study_ids: list[str] | None = None) -> dict:
     """Read the submissions of each study from Prolific and record their statuses. What happened:
     studies read, submissions seen, tasks released, and the studies Prolific refused with why."""
-    outcome = {"studies": 0, "submissions": 0, "released": 0, "errors": {}}
+    outcome: dict[str, Any] = {"studies": 0, "submissions": 0, "released": 0, "errors": {}}
     now = timezone.now()
     for study_id in prolific_study_ids if prolific_study_ids is not None else prolific_study_ids_to_poll():
         try:

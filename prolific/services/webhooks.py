@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import CharField
 
 from annotation.shared.jobs import JobFailed, JobRetry, job_enqueue, job_run
 from prolific.client import ProlificClient, ProlificError
@@ -51,11 +52,20 @@ from prolific.signature import (
 SUBMISSION_STATUS_CHANGE = "submission.status.change"
 STUDY_STATUS_CHANGE = "study.status.change"
 SUBSCRIBED_EVENTS = (SUBMISSION_STATUS_CHANGE, STUDY_STATUS_CHANGE)
+
+
+def _stored_length(field: str) -> int:
+    column = ProlificWebhookReceipt._meta.get_field(field)
+    if not isinstance(column, CharField) or column.max_length is None:
+        raise TypeError(f"ProlificWebhookReceipt.{field} must be a CharField with a max_length")
+    return column.max_length
+
+
 # The longest values stored (the receipt's columns); Prolific's ids are 24 characters.
-MAX_EVENT_ID = ProlificWebhookReceipt._meta.get_field("event_id").max_length
-MAX_ID = ProlificWebhookReceipt._meta.get_field("resource_id").max_length
-MAX_EVENT_TYPE = ProlificWebhookReceipt._meta.get_field("event_type").max_length
-MAX_STATUS = ProlificWebhookReceipt._meta.get_field("status").max_length
+MAX_EVENT_ID = _stored_length("event_id")
+MAX_ID = _stored_length("resource_id")
+MAX_EVENT_TYPE = _stored_length("event_type")
+MAX_STATUS = _stored_length("status")
 # An event is two levels deep at most ("metadata": {...}); a little room, and no more.
 MAX_DEPTH = 8
 STUDY_SYNC_RETRY_SECONDS = (30, 120, 600, 1800)

@@ -49,7 +49,7 @@ _WORD_EDGES = "\"'“”‘’«»()[]{}.,;:!?-–—"
 
 
 class ParsedChoice(NamedTuple):
-    index: int | None
+    option: int | None  # the chosen option's index ("index" would hide tuple.index)
     failure: str | None
 
 
@@ -66,7 +66,7 @@ class ParsedStance(NamedTuple):
     @property
     def signed(self) -> float | None:
         """StanceBench's signed probability: +confidence for P, -confidence for N."""
-        if self.failure is not None:
+        if self.failure is not None or self.confidence is None:
             return None
         return self.confidence if self.pole == "P" else -self.confidence
 

@@ -46,6 +46,8 @@ class CastPair:
 
 def pair_outcomes(pair: CastPair) -> dict:
     """The 0/1 outcomes of one pair with both sides."""
+    if pair.stressed_a is None or pair.stressed_b is None:
+        raise ValueError(f"pair {pair.item_id}: a side is missing")
     a_in_a, b_in_a = pair.word_a in pair.stressed_a, pair.word_b in pair.stressed_a
     b_in_b, a_in_b = pair.word_b in pair.stressed_b, pair.word_a in pair.stressed_b
     contrast_a, contrast_b = a_in_a and not b_in_a, b_in_b and not a_in_b

@@ -50,7 +50,7 @@ def instance_row(instance: JudgeInstance) -> dict:
     if unknown:
         raise ValueError(f"instance {instance.item_id}: pole orders must be PN or NP, not {sorted(unknown)}")
     parsed = {order: parse_stance(instance.answers.get(order)) for order in ORDERS}
-    signed = {order: answer.signed for order, answer in parsed.items() if answer.failure is None}
+    signed = {order: value for order, answer in parsed.items() if (value := answer.signed) is not None}
     both = len(signed) == len(ORDERS)
     return {
         "item": instance.item_id,
@@ -199,7 +199,7 @@ def comparison_table(
 
 def _human_consensus(human: dict | None) -> dict:
     """dimension -> item -> the listeners' consensus score."""
-    out = {}
+    out: dict[str, dict[str, float]] = {}
     for row in human["per_item"] if human else ():
         out.setdefault(row["dimension"], {})[row["item"]] = row["consensus"]
     return out

@@ -78,8 +78,8 @@ def _ssr_row(item: SystemChoiceItem) -> dict:
         "item": item.item_id,
         "category": category_of(item.metadata),
         "gold": item.gold,
-        "answer": parsed.index,
-        "correct": parsed.index == item.gold,
+        "answer": parsed.option,
+        "correct": parsed.option == item.gold,
         "failure": parsed.failure,
     }
 
@@ -107,6 +107,8 @@ def system_ssd(items) -> dict:
 
 
 def _ssd_row(item: SystemMarkedItem) -> dict:
+    if item.gold is None:
+        raise ValueError(f"item {item.item_id}: no gold to score against")
     if len(item.gold) != len(item.words):
         raise ValueError(f"item {item.item_id}: the gold has {len(item.gold)} words, the sentence {len(item.words)}")
     parsed = parse_stressed(item.raw, item.words)

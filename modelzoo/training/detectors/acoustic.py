@@ -36,6 +36,7 @@ MODEL_FILE = "linear_models.json"
 class AcousticDetector(Detector):
     kind = "acoustic"
     config_class = AcousticConfig
+    config: AcousticConfig
 
     def __init__(self, backbone: str | None = None, checkpoint_dir: Path | None = None):
         # no backbone: the signature matches the neural detectors so the benchmark builds any alike
@@ -115,6 +116,8 @@ class AcousticDetector(Detector):
 
     def _predict_features(self, clip: Clip, features: np.ndarray) -> ClipPrediction:
         p = self.parameters
+        if p is None:
+            raise RuntimeError("the detector has not been trained or loaded")
         z = (features - np.array(p["mean"])) / np.array(p["scale"])
         if p["binary_coef"] is None:  # training had one class only
             binary = np.full(len(z), p["constant"])

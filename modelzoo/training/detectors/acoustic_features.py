@@ -27,13 +27,13 @@ def clip_features(clip: Clip) -> np.ndarray:
     f0, f0_times = pitch.selected_array["frequency"], pitch.xs()
     intensity = sound.to_intensity(minimum_pitch=PITCH_FLOOR, time_step=STEP)
     db, db_times = intensity.values[0], intensity.xs()
-    spans = [_span(word.start, word.end) for word in clip.words]
+    spans = [_span(*word.times) for word in clip.words]
 
     voiced = f0[f0 > 0]
     reference_f0 = float(np.median(voiced)) if voiced.size else 0.0
     in_words = np.concatenate([db[_inside(db_times, *span)] for span in spans]) if spans else db
     reference_db = float(in_words.mean()) if in_words.size else float(db.mean()) if db.size else 0.0
-    durations = np.array([max(word.end - word.start, STEP) for word in clip.words])
+    durations = np.array([max(end - start, STEP) for start, end in (word.times for word in clip.words)])
     letters = np.array([max(1, sum(ch.isalnum() for ch in word.text)) for word in clip.words])
     rows = [
         [

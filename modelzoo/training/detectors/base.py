@@ -37,6 +37,10 @@ class Detector(ABC):
     history: list[dict]  # per epoch: loss, validation measures, whether it was kept as the best
 
     @abstractmethod
+    def __init__(self, backbone: str | None = None, checkpoint_dir: Path | None = None):
+        """Every kind is made so (run_benchmark, load_detector): its backbone's name, where checkpoints are."""
+
+    @abstractmethod
     def fit(
         self,
         train: Sequence[Clip],

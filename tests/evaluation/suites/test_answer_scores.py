@@ -80,18 +80,18 @@ def test_answers_that_name_no_single_option(raw, failure):
 
 def test_the_longer_of_two_nested_options_is_the_one_named():
     options = ("Ann went", "Ann went home")
-    assert parse_choice("I think Ann went home.", options).index == 1
-    assert parse_choice("Ann went to school", options).index == 0
+    assert parse_choice("I think Ann went home.", options).option == 1
+    assert parse_choice("Ann went to school", options).option == 0
 
 
 def test_an_option_is_found_as_whole_words_only():
     assert parse_choice("not sure", ("no", "yes")).failure == NAMES_NO_OPTION
-    assert parse_choice("the answer is no", ("no", "yes")).index == 0
+    assert parse_choice("the answer is no", ("no", "yes")).option == 0
 
 
 def test_an_option_that_reads_like_a_label_is_itself():
-    assert parse_choice("B", ("B", "A")).index == 0
-    assert parse_choice("1", ("2", "1")).index == 1
+    assert parse_choice("B", ("B", "A")).option == 0
+    assert parse_choice("1", ("2", "1")).option == 1
 
 
 @pytest.mark.parametrize(
