@@ -105,7 +105,7 @@ def allocation_verdicts(
     if len(resamples) < 2:
         raise ValueError("the check needs at least two of the pilot's resamples for its noise")
     rng = np.random.default_rng(seed)
-    differences: dict[str, list[float]] = {name: [] for name in DESIGNS}
+    differences: dict[str, list[tuple[float, float, float]]] = {name: [] for name in DESIGNS}
     # The ordinal fits' optimizer makes many tiny BLAS calls: threads cost ten times the work on a busy machine.
     with one_blas_thread():
         for crowd in resamples:
