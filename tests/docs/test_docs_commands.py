@@ -70,6 +70,7 @@ EXTERNAL_TOOLS = {".venv/bin/uv", ".venv/bin/ruff"}
 # Tools whose run on the tree is itself a test.
 TOOL_TESTS = {
     ".venv/bin/lint-imports": "tests/config/test_import_contracts.py",
+    ".venv/bin/mypy": "tests/config/test_type_check.py",
     ".venv/bin/openapi-python-client": "tests/api/test_generated_client_pipeline.py",
 }
 
