@@ -334,6 +334,7 @@ def design_study(
         "kappa": calibration,
         "kappas": list(calibrations.values()),
         "kappa_reason": kappa_check["reason"],
+        "kappa_untold": sorted(kappa_check["untold"]),
     }
     if not check["can_tell"]:
         rows = [replace(row, meets_targets=False, can_tell=False) for row in rows]

@@ -85,7 +85,7 @@ class Command(BaseCommand):
             )
         if not design.check.get("can_tell", True):
             self.stdout.write(f"the designer cannot tell: {design.check['reason']}")
-        if design.check.get("kappa_reason"):
+        if design.check.get("kappa_untold"):
             self.stdout.write(f"kappa widths: {design.check['kappa_reason']}")
         best = design.recommendation
         saving = best["saving_against_10_fixed"]
