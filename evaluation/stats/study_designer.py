@@ -392,52 +392,69 @@ def _simulated_two_way_se(levels: np.ndarray, person: np.ndarray) -> float:
 
 
 def _kappa_check(calibrations: dict[int, dict], rows_by_n: dict[int, tuple[float, float]]) -> dict:
-    """Each design's kappa factor (the calibration at its own n, or at the nearest the pilot
-    measured below it) and the designs whose width the designer cannot tell:
+    """Each design's kappa factor and the designs whose width the designer cannot tell. A design of
+    N listeners goes by the pilot's figure at N, or at the nearest n it measured below (above
+    where it measured none below).
 
-    - those whose width, with its factor's noise and its own Monte Carlo error, the designer
-      pins no closer than FIT_TOLERANCE (at HIGH_QUANTILE, as the flip band): more replicates or
-      a larger pilot tell;
-    - those beyond the pilot's listeners where the designer's crowd's kappa error does not move
-      with listeners as the pilot's does (its factors at the pilot's k and at half of it more than
-      FIT_TOLERANCE apart beyond noise): its model would extrapolate what it does not reproduce.
+    The pilot's error clustered by clip and listener (design_check.pilot_kappas) is a check, as
+    the flips are: where the designer's simulated pilots give it more than FIT_TOLERANCE apart
+    beyond noise (the factor's standard error at HIGH_QUANTILE), its crowd does not vary as the pilot's does and it cannot tell the width; where
+    they agree, the width is the designer's own (factor 1: a single pilot's error, from its few
+    listeners, is noisier than the model it checks). The pilot's error clustered by clip alone
+    (the older measurement) scales the widths (factor: the pilot's over the designer's).
+
+    Besides, the designer cannot tell the widths
+    - that its own Monte Carlo error (and the factor's) pins no closer than FIT_TOLERANCE at
+      HIGH_QUANTILE, as the flip band: more replicates tell;
+    - of designs with more listeners than the pilot where the check fails at the pilot's k or at
+      half of it: the model would extrapolate what it does not reproduce.
 
     `rows_by_n`: each design's uncalibrated width and its standard error."""
     annotators = sorted(rows_by_n)
     if not calibrations:
         return {"factors": dict.fromkeys(annotators, 1.0), "untold": set(), "reason": "not calibrated: no pilot"}
     measured = sorted(calibrations)
-    factors, untold, reasons = {}, set(), []
     quantile = float(norm.ppf(HIGH_QUANTILE))
+    apart = {
+        n: abs(calibration["factor"] - 1) > FIT_TOLERANCE + quantile * calibration["factor_se"]
+        for n, calibration in calibrations.items()
+        if calibration["listeners"]
+    }
+    top = measured[-1]
+    half = min(measured, key=lambda m: abs(m - top / 2))
+    factors, untold, open_, unlike = {}, set(), [], []
     for n in annotators:
         below = [m for m in measured if m <= n]
         calibration = calibrations[max(below) if below else min(measured)]
-        factors[n] = calibration["factor"]
+        checked = calibration["listeners"]
+        factors[n] = 1.0 if checked else calibration["factor"]
         width, width_se = rows_by_n[n]
-        relative = math.hypot(calibration["factor_se"] / calibration["factor"], width_se / width)
-        if not relative * quantile <= FIT_TOLERANCE:
-            untold.add(n)
-    if untold:
-        reasons.append(
-            f"cannot tell the kappa width of {', '.join(map(str, sorted(untold)))} listeners a clip within "
-            f"{FIT_TOLERANCE:.0%}: the pilot's kappa error and the designer's replicates leave it more open "
-            "(more replicates or a larger pilot may tell)"
+        relative = math.hypot(0.0 if checked else calibration["factor_se"] / calibration["factor"], width_se / width)
+        if apart.get(calibration["n"]) or (n > top and (apart.get(top) or apart.get(half))):
+            unlike.append(n)
+        elif not relative * quantile <= FIT_TOLERANCE:
+            open_.append(n)
+    untold = set(unlike) | set(open_)
+    reasons = []
+    if unlike:
+        figures = "; ".join(
+            f"{n} listeners: the pilot's {c['pilot_se']:.4f}, the designer's {c['designer_se']:.4f}"
+            for n, c in calibrations.items()
+            if apart.get(n)
         )
-    top = measured[-1]
-    half = min(measured, key=lambda m: abs(m - top / 2))
-    trend = calibrations[top]["factor"] / calibrations[half]["factor"]
-    noise = 2 * math.hypot(calibrations[top]["factor_se"], calibrations[half]["factor_se"])
-    beyond = {n for n in annotators if n > top}
-    if beyond and half != top and abs(trend - 1) > FIT_TOLERANCE + noise:
-        untold |= beyond
         reasons.append(
-            f"cannot tell the kappa width beyond the pilot's {top} listeners a clip: the designer's crowd's kappa "
-            f"error moves with listeners otherwise than the pilot's (its calibration at {top} is {trend:.2f} times "
-            f"that at {half}, more than {FIT_TOLERANCE:.0%} apart beyond noise); a pilot with more listeners a "
-            "clip may tell"
+            f"cannot tell the kappa width of {', '.join(map(str, unlike))} listeners a clip: the pilot's kappa error "
+            f"(clustered by clip and listener) is not what the designer's crowd gives ({figures}), more than "
+            f"{FIT_TOLERANCE:.0%} apart beyond noise"
         )
+    if open_:
+        reasons.append(
+            f"cannot tell the kappa width of {', '.join(map(str, open_))} listeners a clip within "
+            f"{FIT_TOLERANCE:.0%}: the designer's replicates leave it more open (more replicates may tell)"
+        )
+    what = "checked against" if calibrations[top]["listeners"] else "calibrated to"
     reason = "; ".join(reasons) or (
-        f"kappa widths calibrated to the pilot's own kappa error at {measured[0]} to {top} listeners a clip"
+        f"kappa widths {what} the pilot's own kappa error at {measured[0]} to {top} listeners a clip"
     )
     return {"factors": factors, "untold": untold, "reason": reason}
 
@@ -490,17 +507,21 @@ def _kappa_calibration(measured: MeasuredKappa | None, simulated: np.ndarray, pa
     if measured.listeners:
         values = simulated[finite]
         ours, df = (float(values.mean()), values.size - 1) if values.size > 1 else (float("nan"), 0)
-        ours_relative = float(values.std(ddof=1) / math.sqrt(values.size)) / ours if df >= 1 and ours > 0 else 0.0
+        if df < 1 or not ours > 0:
+            return {}
+        # One pilot's error is as noisy as one simulated pilot's (their spread), the designer's mean
+        # of them much less.
+        spread = float(values.std(ddof=1)) / ours
+        relative = math.hypot(spread, spread / math.sqrt(values.size))
     else:
         ours, df = _within_sd(simulated[finite], pairs[finite])
-        ours_relative = 1 / math.sqrt(2 * df) if df >= 1 else 0.0
-    if df < 1 or not ours > 0:
-        return {}
-    # The factor's noise: the designer's figure's and the pilot's standard error's (taken as a
-    # standard deviation's over its clips).
-    relative = math.hypot(ours_relative, 1 / math.sqrt(2 * max(measured.clips - 1, 1)))
-    return {"n": measured.n, "clips": measured.clips, "pilot_se": measured.se, "designer_se": ours,
-            "factor": measured.se / ours, "factor_se": relative * measured.se / ours}  # fmt: skip
+        if df < 1 or not ours > 0:
+            return {}
+        # The designer's standard deviation's noise (df) and the pilot's standard error's (taken as a
+        # standard deviation's over its clips).
+        relative = math.hypot(1 / math.sqrt(2 * df), 1 / math.sqrt(2 * max(measured.clips - 1, 1)))
+    return {"n": measured.n, "clips": measured.clips, "listeners": measured.listeners, "pilot_se": measured.se,
+            "designer_se": ours, "factor": measured.se / ours, "factor_se": relative * measured.se / ours}  # fmt: skip
 
 
 def _fit_check(measured: tuple[MeasuredFlips, ...], predicted: dict[int, list[float]]) -> dict:
@@ -730,7 +751,8 @@ def _row(
         sd, df = _within_sd(values[finite, column], pairs[finite])
         if df < 1:
             return float("nan"), float("nan")
-        return 2 * Z95 * sd * scale, 2 * Z95 * sd * scale / math.sqrt(2 * df)
+        relative = max(1 / math.sqrt(2 * df), _sd_relative_error(values[finite, column], pairs[finite]))
+        return 2 * Z95 * sd * scale, 2 * Z95 * sd * scale * relative
 
     def mean_and_se(column):
         return float(values[:, column].mean()), float(values[:, column].std(ddof=1) / math.sqrt(r))
@@ -782,6 +804,30 @@ def _within_sd(values: np.ndarray, pairs: np.ndarray) -> tuple[float, int]:
         return float("nan"), 0
     means = np.bincount(group_of, values) / np.bincount(group_of)
     return float(math.sqrt(np.sum((values - means[group_of]) ** 2) / df)), df
+
+
+def _sd_relative_error(values: np.ndarray, pairs: np.ndarray) -> float:
+    """The relative standard error of _within_sd from the spread of its parts (each resample's
+    variance, or each replicate's squared deviation without resamples), which heavy tails widen
+    beyond the normal 1 / sqrt(2 df): a crowd whose rare listeners swing kappa (a replicate that
+    drew many of them) gives spreads of replicates that differ much from one try to the next."""
+    groups, group_of = np.unique(pairs, return_inverse=True)
+    size = np.bincount(group_of)
+    means = np.bincount(group_of, values) / size
+    squares = (values - means[group_of]) ** 2
+    if groups.size >= 2:
+        parts, weights = np.bincount(group_of, squares) / np.maximum(size - 1, 1), (size - 1).astype(np.float64)
+    else:
+        parts, weights = squares * values.size / max(values.size - 1, 1), np.ones(values.size)
+    used = weights > 0
+    parts, weights = parts[used], weights[used]
+    if parts.size < 2:
+        return float("inf")
+    variance = float(np.sum(weights * parts) / weights.sum())
+    if not variance > 0:
+        return float("inf")
+    spread = math.sqrt(float(np.sum(weights**2 * (parts - variance) ** 2))) / weights.sum()
+    return 0.5 * spread / variance
 
 
 def _band(values: np.ndarray, pairs: np.ndarray) -> tuple[float, float]:
