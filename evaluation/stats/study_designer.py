@@ -20,8 +20,8 @@ the words' chances are not the two Beta classes: the joint chance of an honest a
 mark comes from the pilot by nonparametric maximum likelihood (`word_chances`), simulated clips
 are the pilot's clips drawn again (`pilot_clips`), and design_study takes the pilot's resamples
 (its uncertainty), its own flips (a check: the designer says when it cannot tell) and its own
-kappa error at each number of listeners, clustered by clip and by listener (a calibration of the
-widths, which says when it cannot tell them); evaluation.stats.design_check computes them.
+kappa error at each number of listeners, clustered by clip and by listener (a check of the
+widths: the designer says when it cannot tell them); evaluation.stats.design_check computes them.
 
 For each design (N annotators a clip; fixed; exact stopping: a clip stops once every word's binary
 label is decided, m > N/2 or m + (N - k) <= N/2; or probabilistic stopping, `ProbabilisticStopping`:
@@ -196,8 +196,8 @@ class DesignRow:
     # The pilot pins the flip share within FIT_TOLERANCE (its band inside point / 1.25 to point x 1.25)
     # and the designer's crowd flips the pilot's labels as the pilot does (Design.check).
     can_tell: bool = True
-    # The pilot pins the kappa width within FIT_TOLERANCE: the design's listeners are within the
-    # pilot's own, or the designer's crowd's kappa error moves with listeners as the pilot's does.
+    # The designer's crowd gives the pilot's own kappa error (at the design's listeners, or the
+    # nearest the pilot has) and its replicates pin the width within FIT_TOLERANCE (_kappa_check).
     kappa_can_tell: bool = True
 
 
@@ -280,13 +280,14 @@ def design_study(
     `measured_kappa`: the pilot's own standard error of kappa, one (MeasuredKappa) or one for each
     n it has (design_check.pilot_kappas); the designer simulates the pilot as it was measured (its
     clips, n listeners a clip; listeners over tasks where the pilot's error is clustered by listener
-    too, else drawn afresh for every clip) and scales the kappa widths of designs of N listeners by
-    the pilot's figure over its own at N (or the nearest n below, else above), so that the widths
-    rest on what the pilot shows of its clips and listeners, and the model adds only what it cannot
-    (more clips, more listeners). A design's width is marked `kappa_can_tell` False, and meets no
-    target, where the pilot's error and the replicates pin it no closer than FIT_TOLERANCE (at
-    HIGH_QUANTILE), or where it has more listeners than the pilot and the calibration moves with n
-    (_kappa_check); check["kappa_reason"] says why."""
+    too, else drawn afresh for every clip). Clustered by listener, the pilot's figure at N (or the
+    nearest n below, else above) checks the designs of N listeners: more than FIT_TOLERANCE apart
+    beyond noise from the simulated pilots', the designer cannot tell their width. Clustered by clip
+    alone (the older measurement), it scales their widths by the pilot's figure over the designer's.
+    A design's width is marked `kappa_can_tell` False, and meets no target, where the check fails
+    (for designs beyond the pilot's listeners: at its k or half of it) or where the replicates pin
+    it no closer than FIT_TOLERANCE at HIGH_QUANTILE (_kappa_check); check["kappa_reason"] says why
+    and check["kappa_untold"] which."""
     if replicates < 2:
         raise ValueError("the designer needs at least two replicates for its Monte Carlo error")
     if not annotators or min(annotators) < 2:
@@ -398,10 +399,11 @@ def _kappa_check(calibrations: dict[int, dict], rows_by_n: dict[int, tuple[float
 
     The pilot's error clustered by clip and listener (design_check.pilot_kappas) is a check, as
     the flips are: where the designer's simulated pilots give it more than FIT_TOLERANCE apart
-    beyond noise (the factor's standard error at HIGH_QUANTILE), its crowd does not vary as the pilot's does and it cannot tell the width; where
-    they agree, the width is the designer's own (factor 1: a single pilot's error, from its few
-    listeners, is noisier than the model it checks). The pilot's error clustered by clip alone
-    (the older measurement) scales the widths (factor: the pilot's over the designer's).
+    beyond noise (the factor's standard error at HIGH_QUANTILE), its crowd does not vary as the
+    pilot's does and it cannot tell the width; where they agree, every width is scaled by the
+    pilot's figure over the designer's at the pilot's k (the most listeners it measured, its
+    steadiest figure). The pilot's error clustered by clip alone (the older measurement) scales
+    the widths by its own n's factor.
 
     Besides, the designer cannot tell the widths
     - that its own Monte Carlo error (and the factor's) pins no closer than FIT_TOLERANCE at
@@ -426,10 +428,11 @@ def _kappa_check(calibrations: dict[int, dict], rows_by_n: dict[int, tuple[float
     for n in annotators:
         below = [m for m in measured if m <= n]
         calibration = calibrations[max(below) if below else min(measured)]
-        checked = calibration["listeners"]
-        factors[n] = 1.0 if checked else calibration["factor"]
+        # Checked designs are scaled by the pilot's figure at its k, the most listeners it measured.
+        scaling = calibrations[top] if calibration["listeners"] else calibration
+        factors[n] = scaling["factor"]
         width, width_se = rows_by_n[n]
-        relative = math.hypot(0.0 if checked else calibration["factor_se"] / calibration["factor"], width_se / width)
+        relative = math.hypot(scaling["factor_se"] / scaling["factor"], width_se / width)
         if apart.get(calibration["n"]) or (n > top and (apart.get(top) or apart.get(half))):
             unlike.append(n)
         elif not relative * quantile <= FIT_TOLERANCE:
