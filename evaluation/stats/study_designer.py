@@ -754,7 +754,9 @@ def _row(
         sd, df = _within_sd(values[finite, column], pairs[finite])
         if df < 1:
             return float("nan"), float("nan")
-        relative = max(1 / math.sqrt(2 * df), _sd_relative_error(values[finite, column], pairs[finite]))
+        # The normal error, or the spread's own where its parts say more (too few parts: the normal).
+        robust = _sd_relative_error(values[finite, column], pairs[finite])
+        relative = max(1 / math.sqrt(2 * df), robust if math.isfinite(robust) else 0.0)
         return 2 * Z95 * sd * scale, 2 * Z95 * sd * scale * relative
 
     def mean_and_se(column):
