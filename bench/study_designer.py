@@ -10,8 +10,10 @@ study of --clips clips and each of --designs listeners a clip (fixed), the share
 listener flips and the width of kappa's 95 % interval. Replication runs the same designs on
 --replications fresh crowds of the mixture: the flip share's mean and 2 x 1.96 x kappa's standard
 deviation. A row is within when the prediction is within 25 % of replication; "cannot tell" when
-the designer says so (its check against the pilot fails, or the pilot leaves the flip share more
-than 25 % open). The last line sums it up.
+the designer says so (flips: its check against the pilot fails, or the pilot leaves the flip share
+more than 25 % open; kappa width: the pilot's kappa error and its replicates leave it more than 25 %
+open, or the design has more listeners than the pilot and the designer's crowd's kappa error does
+not move with listeners as the pilot's). The last line sums it up.
 """
 
 import argparse
@@ -24,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evaluation.stats.crowds import MIXTURES, crowd
-from evaluation.stats.design_check import measured_kappa, pilot_measurements, pilot_resamples
+from evaluation.stats.design_check import pilot_kappas, pilot_measurements, pilot_resamples
 from evaluation.stats.fleiss import fleiss_kappa
 from evaluation.stats.study_designer import FIT_TOLERANCE, assumptions_from_pilot, design_study
 
@@ -52,7 +54,7 @@ def designed(mixture: str, options):
         modes=("fixed",),
         replicates=options.replicates,
         measured=pilot_measurements(clip, levels),
-        measured_kappa=measured_kappa(clip, levels),
+        measured_kappa=pilot_kappas(clip, annotator, levels),
         resamples=pilot_resamples(**estimate, draws=options.replicates // 2, seed=options.seed),
         seed=options.seed,
     )
@@ -74,9 +76,11 @@ def main() -> None:
         f"{options.replications} replications; designer {options.replicates} replicates"
     )
     print(
-        f"{'mixture':26} {'N':>3} {'flips':>7} {'band':>15} {'replic.':>8} {'ratio':>6}  {'kappa w':>8} {'replic.':>8} {'ratio':>6}"
+        f"{'mixture':26} {'N':>3} {'flips':>7} {'band':>15} {'replic.':>8} {'ratio':>6} {'flips?':>11}  "
+        f"{'kappa w':>8} {'replic.':>8} {'ratio':>6} {'kappa w?':>11}"
     )
-    counts = {"flips within": 0, "cannot tell": 0, "flips outside": 0, "kappa within": 0, "kappa rows": 0}
+    counts = dict.fromkeys(("flips within", "flips cannot tell", "kappa within", "kappa cannot tell"), 0)
+    rows = 0
     started = time.perf_counter()
     for mixture in options.mixtures:
         design = designed(mixture, options)
@@ -84,28 +88,30 @@ def main() -> None:
         for row in design.rows:
             flips, width = truth[row.annotators]
             flip_ratio, width_ratio = row.flip_share / flips, row.kappa_width / width
-            counts["kappa rows"] += 1
-            counts["kappa within"] += abs(width_ratio - 1) <= FIT_TOLERANCE
-            if not row.can_tell:
-                verdict = "cannot tell"
-                counts["cannot tell"] += 1
-            elif abs(flip_ratio - 1) <= FIT_TOLERANCE:
-                verdict = "within"
-                counts["flips within"] += 1
-            else:
-                verdict = "OUTSIDE"
-                counts["flips outside"] += 1
+            rows += 1
+            flip_verdict = verdict(row.can_tell, flip_ratio)
+            kappa_verdict = verdict(row.kappa_can_tell, width_ratio)
+            for name, said in (("flips", flip_verdict), ("kappa", kappa_verdict)):
+                counts[f"{name} {said}"] = counts.get(f"{name} {said}", 0) + 1
             band = f"{row.flip_share_low:.2%}-{row.flip_share_high:.2%}"
             print(
-                f"{mixture:26} {row.annotators:>3} {row.flip_share:>7.2%} {band:>15} {flips:>8.2%} {flip_ratio:>6.2f}  "
-                f"{row.kappa_width:>8.4f} {width:>8.4f} {width_ratio:>6.2f}  {verdict}"
+                f"{mixture:26} {row.annotators:>3} {row.flip_share:>7.2%} {band:>15} {flips:>8.2%} {flip_ratio:>6.2f} "
+                f"{flip_verdict:>11}  {row.kappa_width:>8.4f} {width:>8.4f} {width_ratio:>6.2f} {kappa_verdict:>11}"
             )
-    rows = counts["kappa rows"]
+    held = {name: counts[f"{name} within"] + counts[f"{name} cannot tell"] for name in ("flips", "kappa")}
     print(
-        f"summary: flip share within {FIT_TOLERANCE:.0%} of replication on {counts['flips within']} of {rows} "
-        f"(mixture, N), cannot tell on {counts['cannot tell']}, outside on {counts['flips outside']}; kappa width "
-        f"within {FIT_TOLERANCE:.0%} on {counts['kappa within']} of {rows}; {time.perf_counter() - started:.0f} s"
+        f"summary: of {rows} (mixture, N), flip share within {FIT_TOLERANCE:.0%} of replication on "
+        f"{counts['flips within']}, cannot tell on {counts['flips cannot tell']}, OUTSIDE on {rows - held['flips']}; "
+        f"kappa width within {FIT_TOLERANCE:.0%} on {counts['kappa within']}, cannot tell on "
+        f"{counts['kappa cannot tell']}, OUTSIDE on {rows - held['kappa']}; {time.perf_counter() - started:.0f} s"
     )
+
+
+def verdict(can_tell: bool, ratio: float) -> str:
+    """ "cannot tell" where the designer says so, else whether its figure is within FIT_TOLERANCE."""
+    if not can_tell:
+        return "cannot tell"
+    return "within" if abs(ratio - 1) <= FIT_TOLERANCE else "OUTSIDE"
 
 
 if __name__ == "__main__":

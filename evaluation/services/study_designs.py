@@ -13,7 +13,7 @@ import numpy as np
 from annotation.models import Study
 from annotation.refusals import Refused
 from annotation.selectors.study_data import study_data
-from evaluation.stats.design_check import measured_kappa, pilot_measurements, pilot_resamples
+from evaluation.stats.design_check import pilot_kappas, pilot_measurements, pilot_resamples
 from evaluation.stats.study_designer import (
     DesignAssumptions,
     ProbabilisticStopping,
@@ -73,11 +73,12 @@ def study_design_compute(
                 **given,
             }
             planned = assumptions_from_pilot(**estimate)
-            # What the pilot itself says (design_check): its own flips and kappa error, and its
-            # uncertainty, one resample for each pair of replicates.
+            # What the pilot itself says (design_check): its own flips, its kappa errors (clustered by
+            # clip and listener, at each number of listeners) and its uncertainty, one resample for
+            # each pair of replicates.
             from_pilot = {
                 "measured": pilot_measurements(data.clip, data.levels),
-                "measured_kappa": measured_kappa(data.clip, data.levels),
+                "measured_kappa": pilot_kappas(data.clip, data.annotator, data.levels),
                 "resamples": pilot_resamples(**estimate, draws=max(2, replicates // 2), seed=seed),
             }
         else:

@@ -16,15 +16,23 @@ honest:
   bootstrap of words and of people, as the study draws both) and the assumptions estimated again;
   the designer simulates its replicates under these draws, so that its flip shares carry what the
   pilot does not know.
-- `measured_kappa`: the pilot's own standard error of kappa (its words clustered by clip), which
-  the designer's kappa widths are scaled to.
+- `measured_kappa`, `pilot_kappas`: the pilot's own standard error of kappa at each number of
+  listeners it has, its annotations clustered by clip and by listener (a listener hears a task of
+  clips: which listeners a study draws is most of kappa's error in some crowds, and clustering by
+  clip alone missed it), which the designer's kappa widths are scaled to.
 """
 
 import numpy as np
 from scipy.stats import hypergeom
 
 from evaluation.stats.fleiss import fleiss_kappa
-from evaluation.stats.study_designer import DesignAssumptions, MeasuredFlips, MeasuredKappa, assumptions_from_pilot
+from evaluation.stats.study_designer import (
+    DesignAssumptions,
+    MeasuredFlips,
+    MeasuredKappa,
+    assumptions_from_pilot,
+    two_way_kappa_se,
+)
 
 MIN_CLIPS = 20  # fewer clips with n + 1 annotations than this measure nothing
 
@@ -69,16 +77,24 @@ def _flip_chance(marks: np.ndarray, total: np.ndarray, n: int) -> np.ndarray:
     return chance
 
 
-def measured_kappa(clip: np.ndarray, levels: np.ndarray) -> MeasuredKappa | None:
-    """The standard error of Fleiss' kappa of the binary marks of the first k annotations of every
-    clip with k or more (k: the median annotations a clip), its words clustered by clip (what the
-    agreement report gives); None with fewer than MIN_CLIPS such clips or no kappa."""
+def measured_kappa(
+    clip: np.ndarray, levels: np.ndarray, *, annotator: np.ndarray | None = None, n: int | None = None
+) -> MeasuredKappa | None:
+    """The standard error of Fleiss' kappa of the binary marks of the first n annotations of every
+    clip with n or more (n: by default the median annotations a clip, k); None with fewer than
+    MIN_CLIPS such clips or no kappa.
+
+    Without `annotator`: its words clustered by clip (what the agreement report gives), which
+    takes every clip's listeners as drawn afresh. With it (the annotator of every annotation): its
+    words clustered by clip and by listener at once (study_designer.two_way_kappa_se), as a study draws both: a
+    listener who hears a task of clips moves all of them together, which is most of kappa's error
+    in a crowd with a few listeners who mark everything or nothing."""
     clip = np.asarray(clip, dtype=np.int64)
     levels = np.asarray(levels)
     if clip.size == 0:
         return None
     per_clip = np.bincount(clip)
-    k = int(np.median(per_clip[np.unique(clip)]))
+    k = int(np.median(per_clip[np.unique(clip)])) if n is None else int(n)
     order = np.argsort(clip, kind="stable")
     rank = np.empty(clip.size, dtype=np.int64)
     rank[order] = np.arange(clip.size) - np.searchsorted(clip[order], clip[order])
@@ -90,6 +106,11 @@ def measured_kappa(clip: np.ndarray, levels: np.ndarray) -> MeasuredKappa | None
     np.add.at(marks, clip[kept], levels[kept] >= 1)
     heard = np.zeros_like(marks)
     np.add.at(heard, clip[kept], levels[kept] >= 0)
+    if annotator is not None:
+        se = two_way_kappa_se(
+            clip[kept], np.asarray(annotator, dtype=np.int64)[kept], levels[kept], marks, heard == k, k
+        )
+        return None if se is None else MeasuredKappa(n=k, se=se, clips=int(clips.size), listeners=True)
     marks, heard = marks[clips], heard[clips]
     words = heard == k
     counts = np.stack([(heard - marks)[words], marks[words]], axis=1)
@@ -97,6 +118,19 @@ def measured_kappa(clip: np.ndarray, levels: np.ndarray) -> MeasuredKappa | None
     if result.value is None or result.se is None:
         return None
     return MeasuredKappa(n=k, se=float(result.se), clips=int(clips.size))
+
+
+def pilot_kappas(clip: np.ndarray, annotator: np.ndarray, levels: np.ndarray) -> tuple[MeasuredKappa, ...]:
+    """measured_kappa, clustered by clip and listener, at every n from 2 to the pilot's k (the
+    median annotations a clip) that enough clips allow: the designer calibrates the widths of its
+    designs of n listeners to the pilot's own at n, and says from how far its model has to
+    extrapolate beyond k."""
+    clip = np.asarray(clip, dtype=np.int64)
+    if clip.size == 0:
+        return ()
+    k = int(np.median(np.bincount(clip)[np.unique(clip)]))
+    found = (measured_kappa(clip, levels, annotator=annotator, n=n) for n in range(2, k + 1))
+    return tuple(figure for figure in found if figure is not None)
 
 
 def pilot_measurements(clip: np.ndarray, levels: np.ndarray) -> tuple[MeasuredFlips, ...]:

@@ -20,7 +20,8 @@ the words' chances are not the two Beta classes: the joint chance of an honest a
 mark comes from the pilot by nonparametric maximum likelihood (`word_chances`), simulated clips
 are the pilot's clips drawn again (`pilot_clips`), and design_study takes the pilot's resamples
 (its uncertainty), its own flips (a check: the designer says when it cannot tell) and its own
-kappa error (a calibration of the widths); evaluation.stats.design_check computes them.
+kappa error at each number of listeners, clustered by clip and by listener (a check of the
+widths: the designer says when it cannot tell them); evaluation.stats.design_check computes them.
 
 For each design (N annotators a clip; fixed; exact stopping: a clip stops once every word's binary
 label is decided, m > N/2 or m + (N - k) <= N/2; or probabilistic stopping, `ProbabilisticStopping`:
@@ -195,6 +196,9 @@ class DesignRow:
     # The pilot pins the flip share within FIT_TOLERANCE (its band inside point / 1.25 to point x 1.25)
     # and the designer's crowd flips the pilot's labels as the pilot does (Design.check).
     can_tell: bool = True
+    # The designer's crowd gives the pilot's own kappa error (at the design's listeners, or the
+    # nearest the pilot has) and its replicates pin the width within FIT_TOLERANCE (_kappa_check).
+    kappa_can_tell: bool = True
 
 
 @dataclass(frozen=True)
@@ -212,11 +216,13 @@ class MeasuredFlips:
 class MeasuredKappa:
     """The standard error of Fleiss' kappa (binary marks) at n listeners a clip, measured on the
     pilot's `clips` clips (the words of a clip as one cluster; evaluation.stats.design_check.
-    measured_kappa)."""
+    measured_kappa). `listeners`: clustered by listener too (its listeners heard tasks of clips, as
+    the designer's do), else each clip's listeners taken as drawn afresh."""
 
     n: int
     se: float
     clips: int
+    listeners: bool = False
 
 
 @dataclass(frozen=True)
@@ -271,11 +277,17 @@ def design_study(
     stay the study's sampling error. `measured`: the pilot's own flips (design_check.
     pilot_measurements); where the simulated crowd's differ by more than FIT_TOLERANCE beyond
     their noise, the designer says it cannot tell and recommends no design as meeting the targets.
-    `measured_kappa`: the pilot's own standard error of kappa; the designer simulates the pilot as
-    it was measured (its clips, n listeners a clip, each clip's words one cluster: listeners drawn
-    afresh for every clip) and scales every kappa width by the pilot's figure over its own, so that
-    the widths rest on what the pilot shows of its clips, and the model adds only what it cannot
-    (listeners over a task, other numbers of listeners)."""
+    `measured_kappa`: the pilot's own standard error of kappa, one (MeasuredKappa) or one for each
+    n it has (design_check.pilot_kappas); the designer simulates the pilot as it was measured (its
+    clips, n listeners a clip; listeners over tasks where the pilot's error is clustered by listener
+    too, else drawn afresh for every clip). Clustered by listener, the pilot's figure at N (or the
+    nearest n below, else above) checks the designs of N listeners: more than FIT_TOLERANCE apart
+    beyond noise from the simulated pilots', the designer cannot tell their width. Clustered by clip
+    alone (the older measurement), it scales their widths by the pilot's figure over the designer's.
+    A design's width is marked `kappa_can_tell` False, and meets no target, where the check fails
+    (for designs beyond the pilot's listeners: at its k or half of it) or where the replicates pin
+    it no closer than FIT_TOLERANCE at HIGH_QUANTILE (_kappa_check); check["kappa_reason"] says why
+    and check["kappa_untold"] which."""
     if replicates < 2:
         raise ValueError("the designer needs at least two replicates for its Monte Carlo error")
     if not annotators or min(annotators) < 2:
@@ -290,7 +302,8 @@ def design_study(
     figures: dict[tuple[int, str], list[tuple]] = {(n, m): [] for n in annotators for m in modes}
     predicted: dict[int, list[float]] = {n: [] for n in checked}
     pairs = np.arange(replicates) // 2 if resamples else np.zeros(replicates, dtype=np.int64)
-    anchor: list[float] = []
+    kappas = _measured_kappas(measured_kappa)
+    anchor: dict[int, list[float]] = {figure.n: [] for figure in kappas}
     for replicate in range(replicates):
         crowd = resamples[pairs[replicate] % len(resamples)] if resamples else assumptions
         levels = simulated_levels(crowd, clips=simulated_clips, annotators=pool, rng=rng)
@@ -300,22 +313,30 @@ def design_study(
                 figures[(n, mode)].append(design_figures(levels, n, mode, probabilistic=rule))
         for n in checked:
             predicted[n].append(design_figures(levels, n, "fixed")[2])
-        if measured_kappa is not None:
-            as_measured = replace(crowd, clips_per_task=1)
-            for _ in range(ANCHOR_SIMULATIONS):
-                pilot = simulated_levels(
-                    as_measured, clips=measured_kappa.clips, annotators=measured_kappa.n + 1, rng=rng
-                )
-                anchor.append(design_figures(pilot, measured_kappa.n, "fixed")[0])
+        _simulate_pilot_kappas(crowd, kappas, anchor, rng)
     scale = math.sqrt(simulated_clips / assumptions.clips)
-    calibration = _kappa_calibration(measured_kappa, np.array(anchor), np.repeat(pairs, ANCHOR_SIMULATIONS))
-    factor = calibration.get("factor", 1.0)
+    anchor_pairs = np.repeat(pairs, ANCHOR_SIMULATIONS)
+    calibrations = {figure.n: _kappa_calibration(figure, np.array(anchor[figure.n]), anchor_pairs) for figure in kappas}
+    calibrations = {n: calibration for n, calibration in calibrations.items() if calibration}
+    raw = {n: _row(n, modes[0], figures[(n, modes[0])], pairs, assumptions, targets, scale, 1.0) for n in annotators}
+    kappa_check = _kappa_check(calibrations, {n: (row.kappa_width, row.kappa_width_se) for n, row in raw.items()})
     rows = [
-        _row(n, mode, figures[(n, mode)], pairs, assumptions, targets, scale, factor)
+        _row(n, mode, figures[(n, mode)], pairs, assumptions, targets, scale, kappa_check["factors"][n])
         for n in annotators
         for mode in modes
     ]
-    check = {**_fit_check(measured, predicted), "kappa": calibration}
+    rows = [
+        replace(row, kappa_can_tell=False, meets_targets=False) if row.annotators in kappa_check["untold"] else row
+        for row in rows
+    ]
+    calibration = calibrations[max(calibrations)] if calibrations else {}
+    check = {
+        **_fit_check(measured, predicted),
+        "kappa": calibration,
+        "kappas": list(calibrations.values()),
+        "kappa_reason": kappa_check["reason"],
+        "kappa_untold": sorted(kappa_check["untold"]),
+    }
     if not check["can_tell"]:
         rows = [replace(row, meets_targets=False, can_tell=False) for row in rows]
     recommendation = _recommend(rows, targets, check)
@@ -333,17 +354,177 @@ def design_study(
     )
 
 
+def _measured_kappas(measured: "MeasuredKappa | tuple[MeasuredKappa, ...] | None") -> tuple[MeasuredKappa, ...]:
+    """The pilot's kappa errors by n (one, several or none), one a number of listeners."""
+    if measured is None:
+        return ()
+    figures = (measured,) if isinstance(measured, MeasuredKappa) else tuple(measured)
+    return tuple({figure.n: figure for figure in figures if np.isfinite(figure.se) and figure.se > 0}.values())
+
+
+def _simulate_pilot_kappas(crowd: DesignAssumptions, kappas, anchor: dict, rng) -> None:
+    """ANCHOR_SIMULATIONS simulations of the pilot as it was measured, each measured n's figure of
+    them added to `anchor`: its clips, n listeners a clip; where the pilot's error is clustered by
+    listener, listeners over tasks as the designer's crowd has them and the figure the pilot's own
+    (two_way_kappa_se: its bias, whatever it is, the same on both sides, and a mean of errors much
+    steadier than a spread of kappas); else listeners drawn afresh each clip and the figure kappa."""
+    for listeners in {figure.listeners for figure in kappas}:
+        group = [figure for figure in kappas if figure.listeners == listeners]
+        as_measured = crowd if listeners else replace(crowd, clips_per_task=1)
+        clips, most = max(figure.clips for figure in group), max(figure.n for figure in group)
+        for _ in range(ANCHOR_SIMULATIONS):
+            pilot, person, _ = simulated_crowd(as_measured, clips=clips, annotators=most + 1, rng=rng)
+            for figure in group:
+                levels = pilot[: figure.clips, : figure.n]
+                if listeners:
+                    anchor[figure.n].append(_simulated_two_way_se(levels, person[: figure.clips, : figure.n]))
+                else:
+                    anchor[figure.n].append(design_figures(pilot[: figure.clips], figure.n, "fixed")[0])
+
+
+def _simulated_two_way_se(levels: np.ndarray, person: np.ndarray) -> float:
+    """two_way_kappa_se of a simulated study's (clips, n, words) levels, `person` its listeners."""
+    clips, n, words = levels.shape
+    marks = (levels >= 1).sum(axis=1)
+    se = two_way_kappa_se(
+        np.repeat(np.arange(clips), n), person.ravel(), levels.reshape(-1, words), marks, np.ones_like(marks, bool), n
+    )
+    return np.nan if se is None else se
+
+
+def _kappa_check(calibrations: dict[int, dict], rows_by_n: dict[int, tuple[float, float]]) -> dict:
+    """Each design's kappa factor and the designs whose width the designer cannot tell. A design of
+    N listeners goes by the pilot's figure at N, or at the nearest n it measured below (above
+    where it measured none below).
+
+    The pilot's error clustered by clip and listener (design_check.pilot_kappas) is a check, as
+    the flips are: where the designer's simulated pilots give it more than FIT_TOLERANCE apart
+    beyond noise (the factor's standard error at HIGH_QUANTILE), its crowd does not vary as the
+    pilot's does and it cannot tell the width; where they agree, every width is scaled by the
+    pilot's figure over the designer's at the pilot's k (the most listeners it measured, its
+    steadiest figure). The pilot's error clustered by clip alone (the older measurement) scales
+    the widths by its own n's factor.
+
+    Besides, the designer cannot tell the widths
+    - that its own Monte Carlo error (and the factor's) pins no closer than FIT_TOLERANCE at
+      HIGH_QUANTILE, as the flip band: more replicates tell;
+    - of designs with more listeners than the pilot where the check fails at the pilot's k or at
+      half of it: the model would extrapolate what it does not reproduce.
+
+    `rows_by_n`: each design's uncalibrated width and its standard error."""
+    annotators = sorted(rows_by_n)
+    if not calibrations:
+        return {"factors": dict.fromkeys(annotators, 1.0), "untold": set(), "reason": "not calibrated: no pilot"}
+    measured = sorted(calibrations)
+    quantile = float(norm.ppf(HIGH_QUANTILE))
+    apart = {
+        n: abs(calibration["factor"] - 1) > FIT_TOLERANCE + quantile * calibration["factor_se"]
+        for n, calibration in calibrations.items()
+        if calibration["listeners"]
+    }
+    top = measured[-1]
+    half = min(measured, key=lambda m: abs(m - top / 2))
+    factors, untold, open_, unlike = {}, set(), [], []
+    for n in annotators:
+        below = [m for m in measured if m <= n]
+        calibration = calibrations[max(below) if below else min(measured)]
+        # Checked designs are scaled by the pilot's figure at its k, the most listeners it measured.
+        scaling = calibrations[top] if calibration["listeners"] else calibration
+        factors[n] = scaling["factor"]
+        width, width_se = rows_by_n[n]
+        relative = math.hypot(scaling["factor_se"] / scaling["factor"], width_se / width)
+        if apart.get(calibration["n"]) or (n > top and (apart.get(top) or apart.get(half))):
+            unlike.append(n)
+        elif not relative * quantile <= FIT_TOLERANCE:
+            open_.append(n)
+    untold = set(unlike) | set(open_)
+    reasons = []
+    if unlike:
+        figures = "; ".join(
+            f"{n} listeners: the pilot's {c['pilot_se']:.4f}, the designer's {c['designer_se']:.4f}"
+            for n, c in calibrations.items()
+            if apart.get(n)
+        )
+        reasons.append(
+            f"cannot tell the kappa width of {', '.join(map(str, unlike))} listeners a clip: the pilot's kappa error "
+            f"(clustered by clip and listener) is not what the designer's crowd gives ({figures}), more than "
+            f"{FIT_TOLERANCE:.0%} apart beyond noise"
+        )
+    if open_:
+        reasons.append(
+            f"cannot tell the kappa width of {', '.join(map(str, open_))} listeners a clip within "
+            f"{FIT_TOLERANCE:.0%}: the designer's replicates leave it more open (more replicates may tell)"
+        )
+    what = "checked against" if calibrations[top]["listeners"] else "calibrated to"
+    reason = "; ".join(reasons) or (
+        f"kappa widths {what} the pilot's own kappa error at {measured[0]} to {top} listeners a clip"
+    )
+    return {"factors": factors, "untold": untold, "reason": reason}
+
+
+def two_way_kappa_se(clip, annotator, levels, marks, full, n: int) -> float | None:
+    """Kappa's standard error with the annotations clustered by clip and by listener (Cameron,
+    Gelbach and Miller 2011: the clip clusters' variance plus the listeners' less their
+    intersections', one annotation), from every annotation's share of the linearized kappa.
+
+    `marks` (clip, word): marks of the word's n listeners; `full` (clip, word): the words all n
+    heard (the others are left out). A word's agreement P_i is the mean over its listeners of
+    their agreement with the others, q; kappa moves with one listener through every pair they are
+    in, twice their share (the Hajek projection of a pair statistic), so an annotation's value is
+    2 q - P_i less kappa's mean agreement, and the chance term as Gwet's (evaluation.stats.fleiss):
+    its sum over a word's listeners is n times the word's linearized kappa."""
+    words = full[clip]  # (annotations, words)
+    if not words.any():
+        return None
+    x = (levels >= 1) & words
+    m = marks[clip]
+    agreement = (marks * (marks - 1) + (n - marks) * (n - marks - 1)) / (n * (n - 1))
+    pa, p = float(agreement[full].mean()), float((marks[full] / n).mean())
+    pe = p * p + (1 - p) ** 2
+    if pe >= 1:
+        return None
+    kappa = (pa - pe) / (1 - pe)
+    q = np.where(x, m - 1, n - m - 1) / (n - 1)
+    value = (2 * q - agreement[clip] - pa) - 2 * (1 - kappa) * (2 * p - 1) * (x - p)
+    per_annotation = np.where(words, value, 0.0).sum(axis=1) / (1 - pe)
+    total = float(words.sum())
+
+    def clustered(codes) -> float:
+        _, group = np.unique(codes, return_inverse=True)
+        sums = np.bincount(group, per_annotation)
+        return sums.size / max(sums.size - 1, 1) * float(np.sum(sums**2))
+
+    by_clip = clustered(clip)
+    both = by_clip + clustered(annotator) - clustered(np.arange(clip.size))
+    return float(np.sqrt(max(by_clip, both)) / total)
+
+
 def _kappa_calibration(measured: MeasuredKappa | None, simulated: np.ndarray, pairs: np.ndarray) -> dict:
     """The pilot's standard error of kappa over the designer's for the pilot as measured: the factor
-    every kappa width is scaled by (1 without a measurement)."""
+    every kappa width is scaled by (1 without a measurement). `simulated`: the simulated pilots'
+    errors clustered by clip and listener (their mean) where the pilot's is, else their kappas
+    (their spread within resamples)."""
     if measured is None or not np.isfinite(measured.se) or measured.se <= 0:
         return {}
     finite = np.isfinite(simulated)
-    ours, df = _within_sd(simulated[finite], pairs[finite])
-    if df < 1 or not ours > 0:
-        return {}
-    return {"n": measured.n, "clips": measured.clips, "pilot_se": measured.se, "designer_se": ours,
-            "factor": measured.se / ours}  # fmt: skip
+    if measured.listeners:
+        values = simulated[finite]
+        ours, df = (float(values.mean()), values.size - 1) if values.size > 1 else (float("nan"), 0)
+        if df < 1 or not ours > 0:
+            return {}
+        # One pilot's error is as noisy as one simulated pilot's (their spread), the designer's mean
+        # of them much less.
+        spread = float(values.std(ddof=1)) / ours
+        relative = math.hypot(spread, spread / math.sqrt(values.size))
+    else:
+        ours, df = _within_sd(simulated[finite], pairs[finite])
+        if df < 1 or not ours > 0:
+            return {}
+        # The designer's standard deviation's noise (df) and the pilot's standard error's (taken as a
+        # standard deviation's over its clips).
+        relative = math.hypot(1 / math.sqrt(2 * df), 1 / math.sqrt(2 * max(measured.clips - 1, 1)))
+    return {"n": measured.n, "clips": measured.clips, "listeners": measured.listeners, "pilot_se": measured.se,
+            "designer_se": ours, "factor": measured.se / ours, "factor_se": relative * measured.se / ours}  # fmt: skip
 
 
 def _fit_check(measured: tuple[MeasuredFlips, ...], predicted: dict[int, list[float]]) -> dict:
@@ -396,7 +577,7 @@ def simulated_crowd(
     listener's kind (spammer or honest), a spammer's profile and an honest listener's own shift
     hold over their whole task. Which listeners a study happens to draw then moves its figures
     together, as it does in a real study (the kappa of a crowd with a few heavy markers swings
-    with how many it drew)."""
+    with how many it drew). `persons`: (levels, the (clips, annotators) person in each slot)."""
     a = assumptions
     words = a.words_per_clip
     p, spam_p, emphasized = _word_chance_draws(a, (clips, words), rng)
@@ -581,7 +762,10 @@ def _row(
         sd, df = _within_sd(values[finite, column], pairs[finite])
         if df < 1:
             return float("nan"), float("nan")
-        return 2 * Z95 * sd * scale, 2 * Z95 * sd * scale / math.sqrt(2 * df)
+        # The normal error, or the spread's own where its parts say more (too few parts: the normal).
+        robust = _sd_relative_error(values[finite, column], pairs[finite])
+        relative = max(1 / math.sqrt(2 * df), robust if math.isfinite(robust) else 0.0)
+        return 2 * Z95 * sd * scale, 2 * Z95 * sd * scale * relative
 
     def mean_and_se(column):
         return float(values[:, column].mean()), float(values[:, column].std(ddof=1) / math.sqrt(r))
@@ -633,6 +817,30 @@ def _within_sd(values: np.ndarray, pairs: np.ndarray) -> tuple[float, int]:
         return float("nan"), 0
     means = np.bincount(group_of, values) / np.bincount(group_of)
     return float(math.sqrt(np.sum((values - means[group_of]) ** 2) / df)), df
+
+
+def _sd_relative_error(values: np.ndarray, pairs: np.ndarray) -> float:
+    """The relative standard error of _within_sd from the spread of its parts (each resample's
+    variance, or each replicate's squared deviation without resamples), which heavy tails widen
+    beyond the normal 1 / sqrt(2 df): a crowd whose rare listeners swing kappa (a replicate that
+    drew many of them) gives spreads of replicates that differ much from one try to the next."""
+    groups, group_of = np.unique(pairs, return_inverse=True)
+    size = np.bincount(group_of)
+    means = np.bincount(group_of, values) / size
+    squares = (values - means[group_of]) ** 2
+    if groups.size >= 2:
+        parts, weights = np.bincount(group_of, squares) / np.maximum(size - 1, 1), (size - 1).astype(np.float64)
+    else:
+        parts, weights = squares * values.size / max(values.size - 1, 1), np.ones(values.size)
+    used = weights > 0
+    parts, weights = parts[used], weights[used]
+    if parts.size < 2:
+        return float("inf")
+    variance = float(np.sum(weights * parts) / weights.sum())
+    if not variance > 0:
+        return float("inf")
+    spread = math.sqrt(float(np.sum(weights**2 * (parts - variance) ** 2))) / weights.sum()
+    return 0.5 * spread / variance
 
 
 def _band(values: np.ndarray, pairs: np.ndarray) -> tuple[float, float]:
@@ -703,7 +911,7 @@ def _recommend(rows: list[DesignRow], targets: Targets, check: dict) -> dict:
         "participant_hours": best.participant_hours,
         "cost": best.cost,
         "meets_targets": best.meets_targets,
-        "can_tell": bool(check["can_tell"] and best.can_tell),
+        "can_tell": bool(check["can_tell"] and best.can_tell and best.kappa_can_tell),
         "differing_share": best.differing_share,
         "reason": reason,
         "saving_against_10_fixed": saving,

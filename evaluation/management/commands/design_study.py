@@ -76,7 +76,7 @@ class Command(BaseCommand):
                 f"{row.flip_share:7.4f} ± {row.flip_share_se:.4f} "
                 f"{row.differing_share:7.4f} ± {row.differing_share_se:.4f} {row.annotations_per_clip:8.2f} "
                 f"{row.participant_hours:8.1f} {row.cost:9.0f} "
-                + ("cannot tell" if not row.can_tell else "yes" if row.meets_targets else "no")
+                + ("cannot tell" if not (row.can_tell and row.kappa_can_tell) else "yes" if row.meets_targets else "no")
             )
         for figure in design.check.get("checked", []):
             self.stdout.write(
@@ -85,6 +85,8 @@ class Command(BaseCommand):
             )
         if not design.check.get("can_tell", True):
             self.stdout.write(f"the designer cannot tell: {design.check['reason']}")
+        if design.check.get("kappa_untold"):
+            self.stdout.write(f"kappa widths: {design.check['kappa_reason']}")
         best = design.recommendation
         saving = best["saving_against_10_fixed"]
         self.stdout.write(
