@@ -21,6 +21,7 @@ from annotation.admin.study_items import mismatch_review_query
 from annotation.answer_fields import numbered_words
 from annotation.models import AttentionCheck, PrerequisiteQuestion, Study
 from annotation.models.study import CHECKED_DESIGNS
+from annotation.page_extensions import STUDY_TOPUPS, page_sections
 from annotation.selectors.attention_results import attention_pass_text
 from annotation.selectors.headphone_results import headphone_results
 from annotation.selectors.study_counts import studies_with_counts
@@ -393,7 +394,8 @@ class StudyAdmin(PlatformModelAdmin):
             "plan": plan,
             "summary": topup_summary(plan),
             "can_open": self.has_change_permission(request, study) and bool(plan.places_to_open),
-            "prolific_study": _prolific_study_to_grow(request, study),
+            # Sections that apps above add (annotation.page_extensions): prolific's growing of places.
+            "sections": page_sections(page=STUDY_TOPUPS, request=request, obj=study),
         }
         return TemplateResponse(request, "admin/annotation/study/topup.html", context)
 
@@ -550,22 +552,3 @@ class StudyAdmin(PlatformModelAdmin):
     @admin.display(description="instructions as shown")
     def instructions_preview(self, study):
         return markdown(study.instructions) if study.instructions else "-"
-
-
-# The study's Prolific side (prolific.ProlificStudy) is reached by its one-to-one `study.prolific`; the
-# top-ups page grows its places through the prolific app's URL and permission names (its template,
-# admin/annotation/study/topup.html). The change page's link to it is the prolific app's own
-# (annotation.page_extensions).
-
-
-def _prolific_study(study):
-    """The study's Prolific side, or None before one is proposed."""
-    return getattr(study, "prolific", None)  # RelatedObjectDoesNotExist is an AttributeError
-
-
-def _prolific_study_to_grow(request, study):
-    """The study's Prolific side when its places can be grown from the top-ups page, else None."""
-    prolific_study = _prolific_study(study)
-    if prolific_study is None or not prolific_study.created_on_prolific:
-        return None
-    return prolific_study if request.user.has_perm("prolific.change_prolificstudy") else None

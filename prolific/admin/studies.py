@@ -11,7 +11,7 @@ from django.utils.html import format_html
 
 from annotation.admin.base import PlatformModelAdmin
 from annotation.models import Study
-from annotation.page_extensions import object_tools_add
+from annotation.page_extensions import STUDY_TOPUPS, object_tools_add, page_section_add
 from annotation.shared.access import require_perm
 from annotation.views.job_progress import job_progress_response
 from prolific.models import ProlificParticipantGroup, ProlificStudy, ProlificStudyJob
@@ -57,6 +57,20 @@ class ProlificStudyForm(forms.ModelForm):
 # The study's Prolific page (or the page proposing one) among the links of the study's admin page,
 # which is annotation's, a floor below.
 object_tools_add(model="annotation.study", template="admin/prolific/prolificstudy/_study_tools.html")
+
+
+def _topup_grow_context(request, study) -> dict | None:
+    """The top-ups page's growing of places on Prolific: once the study is on Prolific, for whoever
+    may change its Prolific side."""
+    prolific_study = getattr(study, "prolific", None)  # RelatedObjectDoesNotExist is an AttributeError
+    if prolific_study is None or not prolific_study.created_on_prolific:
+        return None
+    return {"prolific_study": prolific_study} if request.user.has_perm("prolific.change_prolificstudy") else None
+
+
+page_section_add(
+    page=STUDY_TOPUPS, template="admin/prolific/prolificstudy/_topup_grow.html", context=_topup_grow_context
+)
 
 
 @admin.register(ProlificStudy)
