@@ -20,10 +20,18 @@ intervals over --harness-seeds crowds of --harness-clips clips, and whether it i
 than the majority beyond the seeds' noise. "recommended" is what a label set recommends (a model's
 labels only where they predict held-out listeners better than the majority's). The last line sums
 the harness up. --harness-seeds 0 leaves it out; --jobs runs its crowds on several cores.
+
+Then the speed of a label set's annotator model: the ordinal model with the label set's default
+bootstrap (DEFAULT_RESAMPLES refits) on a study of MMEE's scale (--speed-clips clips x
+--speed-per-clip listeners x 15 words; limit 60 s) and on a researcher's small study
+(--speed-small-clips clips x --speed-per-clip listeners: 100 annotations; limit 5 s), wall clock,
+one after the other. Its figures end the last line (a line of their own without the harness).
+--speed-clips 0 leaves it out.
 """
 
 import argparse
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -31,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluation.stats.annotator_models import majority_labels, word_posteriors
+from evaluation.stats.annotator_models import DEFAULT_RESAMPLES, majority_labels, word_posteriors
 from evaluation.stats.crowds import MIXTURES as CROWDS
 from evaluation.stats.label_validation import harness, summary, table
 from evaluation.stats.simulated_truth import simulated_truth_study
@@ -50,6 +58,9 @@ def main() -> None:
     parser.add_argument("--harness-seeds", type=int, default=4)
     parser.add_argument("--harness-mixtures", nargs="+", default=list(CROWDS), choices=list(CROWDS))
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--speed-clips", type=int, default=10_000)
+    parser.add_argument("--speed-small-clips", type=int, default=10)
+    parser.add_argument("--speed-per-clip", type=int, default=10)
     options = parser.parse_args()
     print(f"{'budget':>6} {'labels':<12} {'error':>8} {'± SE':>7} {'vs majority':>12} {'fit s':>7}")
     summaries = []
@@ -79,11 +90,38 @@ def main() -> None:
         f"summary: spammers {options.spammers:.0%}, error of the ordinal model's labels against the majority's: "
         + ", ".join(summaries)
     )
+    speed = print_speed(options) if options.speed_clips > 0 else ""
     if options.harness_seeds > 0:
-        print_harness(options)
+        print_harness(options, speed)
+    elif speed:
+        print("summary: " + speed.removeprefix("; "))
 
 
-def print_harness(options) -> None:
+SPEED_LIMITS = {"MMEE's scale": 60.0, "a researcher's study": 5.0}
+
+
+def print_speed(options) -> str:
+    """Time the ordinal model as a label set fits it (default resamples) at both sizes; the table,
+    and the figures for the last line."""
+    print(f"\nspeed: the ordinal model with {DEFAULT_RESAMPLES} bootstrap refits, as a label set fits it")
+    print(f"{'study':<22} {'annotations':>11} {'words':>8} {'seconds':>8} {'limit':>6}")
+    figures = []
+    sizes = {"MMEE's scale": options.speed_clips, "a researcher's study": options.speed_small_clips}
+    for name, clips in sizes.items():
+        per_task = min(clips, 20)  # a small study's listeners each hear all of its clips
+        data = simulated_truth_study(
+            clips=clips, per_clip=options.speed_per_clip, spammers=options.spammers, clips_per_task=per_task
+        ).data
+        started = time.perf_counter()
+        word_posteriors(clip=data.clip, annotator=data.annotator, levels=data.levels, resamples=DEFAULT_RESAMPLES)
+        seconds = time.perf_counter() - started
+        words = int((data.levels >= 0).sum())
+        print(f"{name:<22} {data.clip.size:>11,} {words:>8,} {seconds:8.1f} {SPEED_LIMITS[name]:6.0f}")
+        figures.append(f"{data.clip.size:,} annotations in {seconds:.1f} s (limit {SPEED_LIMITS[name]:.0f})")
+    return "; ordinal label set: " + ", ".join(figures)
+
+
+def print_harness(options, speed: str) -> None:
     arguments = {
         "mixtures": options.harness_mixtures,
         "per_clip": options.harness_per_clip,
@@ -100,7 +138,7 @@ def print_harness(options) -> None:
     else:
         rows = harness(**arguments)
     print("\n".join(table(rows)))
-    print(summary(rows))
+    print(summary(rows) + speed)
 
 
 if __name__ == "__main__":
