@@ -76,16 +76,17 @@ def physical_batch_choose(
     config: TrainConfig,
     device: torch.device,
     *,
-    fits: Callable[[int], bool],
+    fits: Callable[[int], bool] | None,
 ) -> tuple[int, str]:
     """The physical batch to train with, and why. `fits(size)` runs one probe step of `size`
-    clips (CUDA only) and says whether it stayed within DEVICE_MEMORY_SHARE of the memory."""
+    clips (CUDA only: None elsewhere) and says whether it stayed within DEVICE_MEMORY_SHARE of
+    the memory."""
     setting, batch = config.physical_batch, config.batch_size
     if isinstance(setting, int):
         return setting, "as configured"
     if setting == "off" or config.gradient_accumulation == 1:
         return batch, "as configured" if setting == "off" else "no gradient accumulation to merge"
-    if device.type != "cuda":
+    if device.type != "cuda" or fits is None:
         return batch, "auto: merged on CUDA devices only"
     chosen = batch
     for steps in range(config.gradient_accumulation, 1, -1):  # the fewest, largest batches first

@@ -11,6 +11,7 @@ Names outside the registry are read as a folder relative to `<dir>` (tests put t
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from modelzoo.training.detector_table import DETECTORS
 
@@ -92,9 +93,11 @@ def model_type(path: Path) -> str:
 
 @dataclass
 class WhisperParts:
-    model: object  # transformers.WhisperModel
-    feature_extractor: object  # transformers.WhisperFeatureExtractor
-    tokenizer: object  # a Whisper tokenizer (or one with the same special tokens)
+    """Any: transformers is not analysed (pyproject.toml, [tool.mypy]), and is imported in load_whisper only."""
+
+    model: Any  # transformers.WhisperModel
+    feature_extractor: Any  # transformers.WhisperFeatureExtractor
+    tokenizer: Any  # a Whisper tokenizer (or one with the same special tokens)
 
 
 def load_whisper(path: Path) -> WhisperParts:

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import NoReturn
+from typing import NoReturn, TypeVar, cast
 
 import numpy as np
 import torch
@@ -28,6 +28,7 @@ from torch.utils.data import Dataset, DistributedSampler
 # How long a rank waits in a collective for the others: a rank that died is noticed by torchrun
 # (which then stops the rest) long before; this only bounds a hang nobody noticed.
 COLLECTIVE_TIMEOUT = timedelta(minutes=30)
+Answer = TypeVar("Answer")  # what decided_on_main's decide() returns
 
 
 @dataclass(frozen=True)
@@ -135,13 +136,13 @@ def gather_shares(mine: list, total: int) -> list:
     return ordered
 
 
-def decided_on_main(decide: Callable[[], object]) -> object:
+def decided_on_main(decide: Callable[[], Answer]) -> Answer:
     """decide() on rank 0 only, its answer on every rank."""
     if not is_distributed():
         return decide()
-    answer = [decide() if is_main() else None]
+    answer: list[Answer | None] = [decide() if is_main() else None]
     dist.broadcast_object_list(answer, src=0)
-    return answer[0]
+    return cast(Answer, answer[0])  # every rank's slot now holds rank 0's answer
 
 
 def mean_over_ranks(values: list[float]) -> float | None:

@@ -130,15 +130,15 @@ class FrameDataset(Dataset):
         frames = self.geometry.frames(len(audio))
         binary, scalar = frame_targets(clip.words, frames, self.geometry.frame_seconds)
         if self.max_samples is not None and len(audio) > self.max_samples:
-            audio, binary, scalar = self.window(audio, binary, scalar)
+            audio, binary, scalar = self.window(audio, binary, scalar, self.max_samples)
         if self.normalize:  # zero mean, unit variance per clip, as XLS-R's feature extractor does
             audio = (audio - audio.mean()) / np.sqrt(audio.var() + 1e-7)
         return {"audio": audio, "binary": binary, "scalar": scalar}
 
-    def window(self, audio: np.ndarray, binary: np.ndarray, scalar: np.ndarray):
+    def window(self, audio: np.ndarray, binary: np.ndarray, scalar: np.ndarray, max_samples: int):
         hop = math.prod(self.geometry.strides)  # samples a frame: a start at k * hop begins at frame k
-        first = int(torch.randint(0, (len(audio) - self.max_samples) // hop + 1, ()).item())
-        audio = audio[first * hop : first * hop + self.max_samples]
+        first = int(torch.randint(0, (len(audio) - max_samples) // hop + 1, ()).item())
+        audio = audio[first * hop : first * hop + max_samples]
         frames = self.geometry.frames(len(audio))
         return audio, binary[first : first + frames], scalar[first : first + frames]
 
@@ -177,13 +177,12 @@ class _Collate:
 # --- the detector ---
 
 
-class FrameClassifierDetector(NeuralDetector):
+class FrameClassifierDetector(NeuralDetector[FrameClassifierConfig, FrameEmphasisModel]):
     kind = "frame-classifier"
     config_class = FrameClassifierConfig
 
     def __init__(self, backbone: str | None = None, checkpoint_dir: Path | None = None):
         super().__init__(backbone, checkpoint_dir)
-        self.model: FrameEmphasisModel | None = None
         self.normalize = True
 
     @property

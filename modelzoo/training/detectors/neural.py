@@ -5,10 +5,10 @@ own: its model and batches, its loss, the part it trains, how its outputs become
 and which files hold its weights."""
 
 from abc import abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Self
+from typing import Generic, Protocol, Self, TypeVar, cast
 
 import torch
 from torch import nn
@@ -38,24 +38,62 @@ from modelzoo.training.loop import (
 )
 from modelzoo.training.metrics import score
 
+ConfigT = TypeVar("ConfigT", bound=TrainConfig)  # the detector's config_class
+ModelT = TypeVar("ModelT", bound=nn.Module)  # what its build() makes
+NOT_BUILT = "the detector has not been trained or loaded"
 
-class NeuralDetector(Detector):
-    model: nn.Module | None
+
+class Batches(Protocol):
+    """What the skeleton asks of a training loader (a DataLoader): its batches, and how many."""
+
+    def __iter__(self) -> Iterator[dict]: ...
+
+    def __len__(self) -> int: ...
+
+
+def _named(value: str | None, what: str, kind: str) -> str:
+    """`what` of `kind` in the detector table, which names it for every neural detector."""
+    if value is None:
+        raise LookupError(f"modelzoo.training.detector_table gives the {kind!r} detector no {what}")
+    return value
+
+
+class NeuralDetector(Detector, Generic[ConfigT, ModelT]):
+    """Generic in its config class and its model, so that each detector's code reads its own
+    config's fields and its model's parts."""
+
+    config: ConfigT
 
     def __init__(self, backbone: str | None = None, checkpoint_dir: Path | None = None):
-        self.backbone = backbone or DETECTORS[self.kind].default_backbone
+        self.backbone = backbone or _named(DETECTORS[self.kind].default_backbone, "default backbone", self.kind)
         self.checkpoint_dir = checkpoint_dir
-        self.config = self.config_class()
-        self.model = None
+        self.config = self._default_config()
+        self._model: ModelT | None = None  # until build() or load()
         self.synced: nn.Module | None = None  # the model, in DistributedDataParallel under torchrun
         self.history: list[dict] = []
         # how the last fit ran, beside its config: its batches, and the Whisper detector's cache
         self.runtime: dict = {}
 
+    def _default_config(self) -> ConfigT:
+        """A config_class() with its defaults. config_class is ConfigT's class, which its
+        declaration cannot say (a ClassVar holds no type variable)."""
+        return cast(ConfigT, self.config_class())
+
+    @property
+    def model(self) -> ModelT:
+        """The model that build() made or load() restored."""
+        if self._model is None:
+            raise RuntimeError(NOT_BUILT)
+        return self._model
+
+    @model.setter
+    def model(self, model: ModelT) -> None:
+        self._model = model
+
     @property
     def family(self) -> str:
         """The model_type its backbone must be (modelzoo.training.detector_table)."""
-        return DETECTORS[self.kind].family
+        return _named(DETECTORS[self.kind].family, "backbone family", self.kind)
 
     @property
     def device(self) -> torch.device:
@@ -68,11 +106,11 @@ class NeuralDetector(Detector):
     # --- what each detector says for itself ---
 
     @abstractmethod
-    def build(self, config: TrainConfig | None = None) -> nn.Module:
+    def build(self, config: ConfigT | None = None) -> ModelT:
         """The untrained model on its device (self.model, and self.synced for the training steps)."""
 
     @abstractmethod
-    def loader(self, clips: Sequence[Clip], *, training: bool) -> Iterable[dict]:
+    def loader(self, clips: Sequence[Clip], *, training: bool) -> Batches:
         """Training: shuffled batches of the physical batch size; prediction: the clips in order."""
 
     @abstractmethod
@@ -110,10 +148,10 @@ class NeuralDetector(Detector):
         """What was trained, into `directory` (it exists)."""
 
     @abstractmethod
-    def _restore(self, directory: Path, manifest: dict, config: TrainConfig) -> None:
+    def _restore(self, directory: Path, manifest: dict, config: ConfigT) -> None:
         """The model saved in `directory` with `config`, on its device."""
 
-    def _fit_batches(self, train, validation, loader, epoch_updates, progress, should_stop) -> Iterable[dict]:
+    def _fit_batches(self, train, validation, loader: Batches, epoch_updates, progress, should_stop) -> Batches:
         """The training batches of every epoch: `loader`'s, unless the detector prepares others."""
         return loader
 
@@ -203,8 +241,8 @@ class NeuralDetector(Detector):
 
     @torch.no_grad()
     def predict(self, clips, progress: Progress | None = None, should_stop: StopCheck | None = None):
-        if self.model is None:
-            raise RuntimeError("the detector has not been trained or loaded")
+        if self._model is None:  # before reading the clips (which may align them)
+            raise RuntimeError(NOT_BUILT)
         clips = self._clips(clips)
         batches = self._prediction_batches(clips)
         mine = self._predict_share(distributed.share(clips), batches, progress, should_stop)  # a share under torchrun
@@ -224,6 +262,6 @@ class NeuralDetector(Detector):
         directory = Path(directory)
         manifest = read_manifest(directory, cls.kind)
         detector = cls(manifest["backbone"], checkpoint_dir)
-        detector._restore(directory, manifest, cls.config_class().with_overrides(manifest["config"]))
+        detector._restore(directory, manifest, detector._default_config().with_overrides(manifest["config"]))
         detector.history = manifest.get("history", [])
         return detector

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 import numpy as np
 import torch
@@ -50,7 +50,7 @@ from modelzoo.training.checkpoints import backbone_path, load_whisper
 from modelzoo.training.config import WhisperTokenConfig
 from modelzoo.training.data import SAMPLE_RATE, Clip
 from modelzoo.training.detectors.base import ClipPrediction, Progress, StopCheck, check_stop
-from modelzoo.training.detectors.neural import NeuralDetector
+from modelzoo.training.detectors.neural import NOT_BUILT, NeuralDetector
 from modelzoo.training.loop import autocast, seeded_generator, set_seed, to_device
 from modelzoo.training.pooling import IGNORE, tokens_to_words
 
@@ -398,15 +398,27 @@ class StatesCache:
 # --- the detector ---
 
 
-class WhisperTokenDetector(NeuralDetector):
+class WhisperTokenDetector(NeuralDetector[WhisperTokenConfig, WhisperTokenModel]):
     kind = "whisper-tokens"
     config_class = WhisperTokenConfig
 
     def __init__(self, backbone: str | None = None, checkpoint_dir: Path | None = None):
         super().__init__(backbone, checkpoint_dir)
-        self.model: WhisperTokenModel | None = None
-        self.feature_extractor = self.tokenizer = None
+        # the backbone's, and the tokenizer: set by build() (Any: transformers is not analysed)
+        self.feature_extractor: Any = None
+        self._tokenizer: WordTokenizer | None = None
         self.cache: StatesCache | None = None  # while fit trains from cached states
+
+    @property
+    def tokenizer(self) -> WordTokenizer:
+        """The backbone's tokenizer, that build() loaded with the model."""
+        if self._tokenizer is None:
+            raise RuntimeError(NOT_BUILT)
+        return self._tokenizer
+
+    @tokenizer.setter
+    def tokenizer(self, tokenizer: WordTokenizer) -> None:
+        self._tokenizer = tokenizer
 
     def build(self, config: WhisperTokenConfig | None = None) -> WhisperTokenModel:
         """The frozen backbone with a fresh extra block and heads, on its device."""
@@ -610,7 +622,7 @@ class WhisperTokenDetector(NeuralDetector):
 
     def _predict_share(self, clips, batches, progress, should_stop) -> list[ClipPrediction]:
         self.model.eval()
-        predictions = []
+        predictions: list[ClipPrediction] = []
         for batch in batches:
             check_stop(should_stop)
             batch = to_device(batch, self.device)
