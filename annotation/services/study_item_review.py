@@ -22,14 +22,9 @@ from django.db.models import QuerySet
 from annotation.mismatch_rule import mismatch_sends_to_review
 from annotation.models import StudyItem
 
-__all__ = ["REPORTED_FROM", "REPORTED_TO", "REVIEWER_MOVES", "mismatch_sends_to_review", "study_item_review_set"]
+__all__ = ["REVIEWER_MOVES", "mismatch_sends_to_review", "study_item_review_set"]
 
 Review = StudyItem.Review
-
-# The state mismatch reports move a clip from, and the one they move it to, named on the model
-# (StudyItem.REPORTED_FROM, REPORTED_TO) so that the submission's statement, a layer below the
-# services, reads them from there too.
-REPORTED_FROM, REPORTED_TO = StudyItem.REPORTED_FROM, StudyItem.REPORTED_TO
 
 # The states a reviewer may move a clip to, each with the states it may come from.
 # Clearing an active clip is refused: it would exempt the clip from future reports.

@@ -30,7 +30,8 @@ def study_configure(
     already = checked_designs_chosen(study)
     for name, value in settings.items():
         setattr(study, name, value)
-    problems = unchecked_design_problems(study, already=already)
+    # A kind with no adaptive designs is told so by full_clean below, not to run the designer.
+    problems = unchecked_design_problems(study, already=already) if study.capabilities.adaptive_designs else []
     if problems:
         raise DesignUnchecked(" ".join(problem.reason for problem in problems), problems=problems)
     if settings:

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 
 from annotation.models import Study
 from annotation.shared.api.base import ApiViewSet
-from evaluation.services.design_checks import study_design_check
+from evaluation.services.design_checks import study_design_check_from_pilot
 from evaluation.services.study_designs import DEFAULT_REPLICATES, SOURCES, DesignRefused, study_design_compute
 from evaluation.stats.study_designer import ProbabilisticStopping
 
@@ -112,7 +112,8 @@ class StudyDesignViewSet(ApiViewSet):
                 seed=values["seed"],
             )
             if values["check_allocation"]:
-                study_design_check(study=values["study"], fit_check=design.check, seed=values["seed"])
+                # At the study's own settings and the service's seed, whatever this request overrides.
+                study_design_check_from_pilot(study=values["study"])
         except DesignRefused as refused:
             raise ValidationError({"study": [str(refused)]}) from None
         return Response({**design.as_dict(), "design_check": values["study"].design_check})

@@ -13,12 +13,20 @@ from django.utils import timezone
 
 from annotation.models import Study
 from annotation.selectors.study_data import study_data
-from evaluation.services.study_designs import DesignRefused
+from evaluation.services.study_designs import DesignRefused, study_design_compute
 from evaluation.stats.allocation_check import CheckedDesign, allocation_verdicts
 from evaluation.stats.design_check import pilot_resamples
 
 DEFAULT_RESAMPLES = 4
 DEFAULT_CHECK_CLIPS = 60
+
+
+def study_design_check_from_pilot(*, study: Study) -> dict:
+    """The check the designer page and the API store: the designer's fit check of the study's pilot
+    at its target (no assumptions overridden), then study_design_check at the fixed seed, so that
+    asking again about the same pilot and settings gives the same verdict (it cannot be re-rolled)."""
+    fixed = study_design_compute(study=study, source="pilot", annotators=(study.target_annotations,), modes=("fixed",))
+    return study_design_check(study=study, fit_check=fixed.check)
 
 
 def study_design_check(
@@ -41,6 +49,10 @@ def study_design_check(
         "adaptive_max_per_clip": study.adaptive_max_per_clip,
         "adaptive_epsilon": study.adaptive_epsilon,
     }
+    if fit_check is not None and not fit_check.get("checked", True):
+        # The designer checked its crowd against nothing (a pilot of fewer than three listeners a
+        # clip): no verdict may say a design beats the fixed one on an unchecked fit.
+        fit_check = {"can_tell": False, "reason": fit_check.get("reason", "the designer's fit is not checked")}
     data = study_data(study=study)
     if data.n_annotations == 0:
         raise DesignRefused(f"{study.slug} has no annotations yet: run a pilot (the fixed design) first")

@@ -432,6 +432,9 @@ def _kappa_check(calibrations: dict[int, dict], rows_by_n: dict[int, tuple[float
         scaling = calibrations[top] if calibration["listeners"] else calibration
         factors[n] = scaling["factor"]
         width, width_se = rows_by_n[n]
+        if not (width > 0 and scaling["factor"] > 0):  # replicates all alike: no spread to scale
+            open_.append(n)
+            continue
         relative = math.hypot(scaling["factor_se"] / scaling["factor"], width_se / width)
         if apart.get(calibration["n"]) or (n > top and (apart.get(top) or apart.get(half))):
             unlike.append(n)

@@ -16,7 +16,7 @@ from annotation.models import Study
 from annotation.models.study import CHECKED_DESIGNS
 from annotation.shared.access import get_study_for_staff, require_perm
 from evaluation.design_form import StudyDesignForm
-from evaluation.services.design_checks import study_design_check
+from evaluation.services.design_checks import study_design_check_from_pilot
 from evaluation.services.study_designs import DesignRefused, study_design_compute
 
 
@@ -54,10 +54,7 @@ def _design_check(request, study_id: int):
         request, study_id, perm="evaluation.view_agreementreport", capability="answers_are_word_marks"
     )
     try:
-        fixed = study_design_compute(
-            study=study, source="pilot", annotators=(study.target_annotations,), modes=("fixed",)
-        )
-        study_design_check(study=study, fit_check=fixed.check)
+        study_design_check_from_pilot(study=study)
     except DesignRefused as refused:
         messages.error(request, f"Not checked: {refused}.")
     else:
