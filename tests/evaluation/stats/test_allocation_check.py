@@ -29,9 +29,11 @@ def pilot_resampled(mixture: str, draws: int = RESAMPLES):
 
 
 def test_with_spammers_model_allocation_beats_the_fixed_design():
-    verdict = allocation_verdicts(pilot_resampled("20 % spammers"), simulated_clips=SIMULATED_CLIPS)["allocate"]
+    # Four resamples, as the service's default: with three, Student's t asks for 2.9 standard errors.
+    drawn = pilot_resampled("20 % spammers", draws=4)
+    verdict = allocation_verdicts(drawn, simulated_clips=SIMULATED_CLIPS)["allocate"]
     assert verdict.verdict == BEATS and verdict.beats_fixed
-    assert verdict.difference + 2 * verdict.difference_se < 0
+    assert verdict.difference + 2.35 * verdict.difference_se < 0  # t(3)'s one-sided 5 % bound
     assert verdict.error < verdict.fixed_error and verdict.annotations_per_clip == pytest.approx(10)
     assert verdict.reason.startswith("Model allocation gives a word error of")
     assert verdict.reason.endswith("it beats the fixed design beyond the replicates' noise.")
