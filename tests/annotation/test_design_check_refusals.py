@@ -91,3 +91,14 @@ def test_the_api_sets_model_allocation_where_the_check_says_it_helps(study):
     assert reply.json()["adaptive_mode"] == "allocate"
     shown = api.get(f"/api/v1/studies/{study.pk}/").json()["adaptive"]["design_check"]
     assert shown["allocate"]["beats_fixed"] is True
+
+
+def test_the_api_tells_a_form_study_it_has_no_adaptive_designs_not_to_run_the_designer():
+    form = StudyFactory(kind=Study.Kind.LISTENING_FORM, target_annotations=10)
+    api = token_client(staff_with("annotation.change_study", "annotation.view_study"))
+    reply = api.patch(f"/api/v1/studies/{form.pk}/", {"adaptive_mode": "allocate"}, format="json")
+    assert reply.status_code == 400
+    assert "Adaptive designs are for word-level emphasis studies only." in reply.content.decode()
+    assert NO_CHECK not in reply.content.decode()  # the designer refuses form studies: no use sending them there
+    form.refresh_from_db()
+    assert form.adaptive_mode == Study.Adaptive.FIXED

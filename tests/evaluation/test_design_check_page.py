@@ -75,3 +75,25 @@ def test_the_service_stores_the_check_at_the_study_settings_and_the_api_answers_
     }
     answer = viewer.post("/api/v1/study-designs/", {**body, "check_allocation": False}, format="json")
     assert answer.status_code == 200 and answer.json()["design_check"]["allocate"] == check["allocate"]
+
+
+def test_a_fit_the_designer_checked_against_nothing_lets_no_design_beat_the_fixed_one():
+    study = golden_study()
+    unchecked = {"can_tell": True, "checked": [], "reason": "not checked: no pilot with three or more listeners a clip"}
+    check = study_design_check(study=study, fit_check=unchecked, resamples=2, simulated_clips=20)
+    assert check["allocate"]["verdict"] == check["ordinal"]["verdict"] == "cannot tell"
+    assert check["fit_check"] == unchecked["reason"]
+
+
+def test_the_api_stores_the_same_check_whatever_seed_and_overrides_a_request_gives():
+    """The stored verdict unlocks a design: asking again with another seed must not re-roll it."""
+    study = golden_study()
+    api = token_client(staff_with(VIEW, "annotation.change_study"))
+    body = {"study": study.pk, "source": "pilot", "replicates": 2, "check_allocation": True}
+    first = api.post("/api/v1/study-designs/", {**body, "seed": 1}, format="json")
+    second = api.post("/api/v1/study-designs/", {**body, "seed": 2, "targets": {"flip_share": 0.5}}, format="json")
+    assert first.status_code == second.status_code == 200, second.json()
+    stored = [answer.json()["design_check"] for answer in (first, second)]
+    for check in stored:
+        check.pop("checked_at")
+    assert stored[0] == stored[1]
