@@ -32,7 +32,7 @@ from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from annotation.models import Annotation, Study, StudyItem
+from annotation.models import Annotation, Participant, Study, StudyItem
 from annotation.shared.jobs import task_send
 from evaluation.stats.allocation import (
     ProminenceModel,
@@ -280,8 +280,12 @@ def ordinal_clip_predictive(study: Study, annotations: list[tuple[int, list[int]
 
 
 def _study_annotations(study_id: int):
-    # The annotations that the clips' adaptive counts hold: attention checks are not study items.
-    return Annotation.objects.filter(item__study_item__study_id=study_id)
+    # The annotations that the clips' adaptive counts hold: attention checks are not study items, and
+    # a rejected participant's work no longer counts (annotation.services.review frees its places),
+    # so it no longer teaches the model who the study's listeners are either.
+    return Annotation.objects.filter(item__study_item__study_id=study_id).exclude(
+        participant__decision=Participant.Decision.REJECTED
+    )
 
 
 def _padded(rows: list[list[int]]) -> np.ndarray:

@@ -141,6 +141,21 @@ def test_completed_tasks_refit_the_model_with_each_participants_thresholds(
     assert adaptive_model_summary(study)["participants"] == len(thresholds)
 
 
+def test_a_refit_leaves_out_the_work_of_rejected_participants(monkeypatch, django_capture_on_commit_callbacks):
+    """Their places are freed and their annotations no longer count: nor do they teach the model."""
+    monkeypatch.setattr(pages, "levels_of", eager_or_wary)
+    with django_capture_on_commit_callbacks(execute=True):
+        study, _ = pages.run_study(**ordinal_settings())
+    study.refresh_from_db()
+    rejected = Participant.objects.filter(pk__in=[int(pk) for pk in study.adaptive_model["participants"]]).first()
+    Participant.objects.filter(pk=rejected.pk).update(decision=Participant.Decision.REJECTED)
+    Study.objects.filter(pk=study.pk).update(adaptive_model={})  # so that a refit is due again
+    model = ordinal_model_refit(study_id=study.pk)
+    kept = Annotation.objects.filter(item__study_item__study=study).exclude(participant=rejected).count()
+    assert model is not None and model["annotations"] == kept
+    assert str(rejected.pk) not in model["participants"]
+
+
 def test_a_refit_is_asked_for_only_once_the_annotations_have_grown(monkeypatch, django_capture_on_commit_callbacks):
     monkeypatch.setattr(pages, "levels_of", eager_or_wary)  # listeners who disagree: clips need more of them
     study, _ = pages.run_study(**ordinal_settings())
