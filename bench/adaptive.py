@@ -48,11 +48,9 @@ from scipy.stats import norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from evaluation.stats import allocation_check
 from evaluation.stats.allocation import (
-    emphasis_probabilities,
     model_clip_priority,
-    prominence_model_fit,
-    word_log_likelihoods,
 )
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
@@ -243,27 +241,13 @@ def greedy_allocation(study: Study, minimum: int = GREEDY_MINIMUM, refits: int =
 
 def prominence_fit(study: Study, counts: np.ndarray):
     """The ordinal model on FINE_GRID fitted to the first `counts` annotations of every clip, and
-    each word's (clips, words, G) log-likelihood under it."""
-    clips, words = study.truth.shape
-    clip, slot = np.nonzero(np.arange(MAXIMUM)[None, :] < counts[:, None])
-    annotator, levels = annotator_of(clips)[clip, slot], study.levels[clip, slot]
-    model = prominence_model_fit(
-        clip=clip, annotator=annotator, levels=levels, n_annotators=annotator_of(clips).max() + 1
-    )
-    likelihood = word_log_likelihoods(
-        model,
-        row_word=(clip[:, None] * words + np.arange(words)[None, :]).ravel(),
-        row_annotator=np.repeat(annotator, words),
-        row_level=levels.ravel(),
-        words=clips * words,
-    )
-    return model, likelihood.reshape(clips, words, -1)
+    each word's (clips, words, G) log-likelihood under it (the design check's own fit)."""
+    return allocation_check.prominence_fit(study.levels, annotator_of(study.truth.shape[0]), counts)
 
 
 def model_labels(study: Study, counts: np.ndarray) -> np.ndarray:
     """Binary labels by the ordinal model fitted to the design's annotations: P(emphasized) > 1/2."""
-    model, likelihood = prominence_fit(study, counts)
-    return emphasis_probabilities(model, likelihood.reshape(-1, likelihood.shape[2])).reshape(counts.size, -1) > 0.5
+    return allocation_check.model_labels(study.levels, annotator_of(study.truth.shape[0]), counts)
 
 
 def design_figures(study: Study, counts: np.ndarray, full: dict, labels: np.ndarray | None = None) -> dict:

@@ -130,7 +130,7 @@ def greedy_allocation(levels: np.ndarray, person: np.ndarray, design: CheckedDes
     `minimum` a clip first, the rest by the model's priority, at most `maximum` a clip."""
     clips = levels.shape[0]
     counts = np.full(clips, design.minimum)
-    model, likelihood = _prominence_fit(levels, person, counts)
+    model, likelihood = prominence_fit(levels, person, counts)
     heap = [(-model_clip_priority(model, likelihood[clip]), clip) for clip in range(clips)]
     heapq.heapify(heap)
     for _ in range((design.target - design.minimum) * clips):
@@ -149,11 +149,11 @@ def greedy_allocation(levels: np.ndarray, person: np.ndarray, design: CheckedDes
 
 def model_labels(levels: np.ndarray, person: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """(clips, words) the ordinal model's labels, fitted to the first `counts` listeners of each clip."""
-    model, likelihood = _prominence_fit(levels, person, counts)
+    model, likelihood = prominence_fit(levels, person, counts)
     return emphasis_probabilities(model, likelihood.reshape(-1, likelihood.shape[2])).reshape(counts.size, -1) > 0.5
 
 
-def _prominence_fit(levels, person, counts):
+def prominence_fit(levels: np.ndarray, person: np.ndarray, counts: np.ndarray):
     """The ordinal model on the fine grid fitted to the first `counts` listeners of each clip, and
     each word's (clips, words, G) log-likelihood under it."""
     clips, _, words = levels.shape
