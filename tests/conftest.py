@@ -9,6 +9,9 @@ from config.celery import app as celery_app
 from tests.audio_files import CorpusFolder
 from tests.prolific_fake.fixtures import prolific_fake  # noqa: F401 (the fixture of every test that meets Prolific)
 
+# --database-tests-only, for CI's PostgreSQL pass (tests/database_passes.py)
+pytest_plugins = ["tests.database_passes"]
+
 DEFAULT_PORTS = {"redis": 6379, "rediss": 6380, "amqp": 5672, "pyamqp": 5672, "amqps": 5671, "postgres": 5432}
 
 
