@@ -67,10 +67,13 @@ from importlib.metadata import version
 
 import numpy as np
 from scipy import sparse
-from scipy.special import log_ndtr, ndtr
 from scipy.stats import binom
 
+from evaluation.stats import ordinal_em
 from evaluation.stats.blas import one_blas_thread
+from evaluation.stats.ordinal_em import GRID, Patterns, ordinal_confusion, thresholds
+
+__all__ = ["GRID", "ordinal_confusion"]  # the grid and confusion the ordinal model's users import from here
 
 MODELS = ("dawid-skene", "ordinal")
 DEFAULT_RESAMPLES = 20
@@ -237,18 +240,19 @@ def word_posteriors(
 
 def _fit_with_replicates(fit, table: "_Table", resamples: int, seed: int) -> tuple[dict, list[np.ndarray]]:
     """The point fit and the reliabilities of its bootstrap refits over clips (each warm-started
-    from the point fit). Called with one BLAS thread: the ordinal model's M step is thousands of
-    L-BFGS iterations on a few hundred parameters, and scipy's L-BFGS-B calls BLAS on matrices that
-    small, where threads only wait on each other (profiled on a busy two-core machine: 116 of the
-    147 s that 100 annotations took were in L-BFGS-B's own step, against 26 s in all on one thread)."""
-    point = fit(table, None)
+    from the point fit; `fit` is given the clips drawn). Called with one BLAS thread: the products
+    here are of skinny matrices and of a few hundred 3 x 3 ones, where BLAS threads only wait on
+    each other (profiled on a busy two-core machine: scipy's L-BFGS-B, the M step before Newton's,
+    spent 116 of the 147 s that 100 annotations took in its own step, against 26 s in all on one
+    thread)."""
+    point = fit(table, None, None)
     replicates = []
     rng = np.random.default_rng(seed)
     clips = np.unique(table.word_clip)
     for _ in range(resamples):
         drawn = rng.choice(clips, size=clips.size, replace=True)
         try:
-            replicates.append(fit(table.resampled(drawn), point)["reliability"])
+            replicates.append(fit(table, point, drawn)["reliability"])
         except _Unfittable:
             continue  # a missing replicate: the SE is taken over the others
     return point, replicates
@@ -264,7 +268,7 @@ def ordinal_point_fit(*, clip: np.ndarray, annotator: np.ndarray, levels: np.nda
     if marks.min() == marks.max():
         raise _Unfittable("an annotator model needs both marked and unmarked words; every word has the same mark")
     with one_blas_thread():  # see _fit_with_replicates
-        point = _fit_ordinal(table, None)
+        point = _fit_ordinal(table, None, None)
     labelled = np.bincount(table.row_annotator, minlength=table.n_annotators) > 0
     return {"parameters": point["parameters"], "prior": point["prior"], "labelled": labelled}
 
@@ -383,6 +387,11 @@ class _Table:
         )
 
     @cached_property
+    def patterns(self) -> tuple[Patterns, np.ndarray]:
+        """The ordinal EM's word patterns and each word's pattern (ordinal_em.Patterns)."""
+        return Patterns.of_words(self.word_cells, self.n_annotators)
+
+    @cached_property
     def word_cells(self):
         """(words, annotators x 3) sparse: 1 where the word has a row of that annotator at that
         level (cell annotator * 3 + level). The ordinal model's E and M steps are products with it."""
@@ -413,11 +422,13 @@ class _Table:
         )
 
 
-def _fit_dawid_skene(table: _Table, _start) -> dict:
-    """crowd-kit's DawidSkene on the binary collapse."""
+def _fit_dawid_skene(table: _Table, _start, drawn: np.ndarray | None) -> dict:
+    """crowd-kit's DawidSkene on the binary collapse (of the clips `drawn`, where given)."""
     import pandas as pd  # crowd-kit works on data frames; imported with it, not with the stats package
     from crowdkit.aggregation import DawidSkene
 
+    if drawn is not None:
+        table = table.resampled(drawn)
     marks = (table.row_level >= 1).astype(np.int64)
     if marks.min() == marks.max():
         raise _Unfittable("an annotator model needs both marked and unmarked words; every word has the same mark")
@@ -454,131 +465,79 @@ def _fit_dawid_skene(table: _Table, _start) -> dict:
     }
 
 
-# The ordinal model's latent prominence lives on this grid (the scale is set by the weak prior
-# on the annotators' parameters: thresholds near 0.5 and 1.7, noise near 1, standard deviation 2).
-GRID = np.linspace(-4.0, 7.0, 23)
-_PRIOR_MEAN = np.array([0.5, np.log(1.2), 0.0])  # t1, log(t2 - t1), log sigma
-_PRIOR_SD = 2.0
 WEIGHT_ROUNDS = 20  # listener_weights' fixed point: a few rounds in practice
 
 
-_SMOOTHING = 1e-4  # added to the prominence distribution's mass at each grid point, so that none dies out
-_EM_CYCLES = 100  # at most; SQUAREM cycles of three EM steps each
-# A fit ends when a cycle raises the penalized log-likelihood by less than this share of it, or by
-# less than a ten-thousandth of a nat: far below what any likelihood-based inference can tell apart (a 95 %
-# interval spans 1.92 nats). A bootstrap refit stops ten times sooner: its reliabilities only feed a
-# standard error that is itself known to about one part in six with 20 resamples.
-_EM_TOLERANCE = 1e-7
-_EM_NATS = 1e-4
-_REFIT_LOOSER = 10.0
+def _fit_ordinal(table: _Table, start: dict | None, drawn: np.ndarray | None) -> dict:
+    """The ordinal model's EM (evaluation.stats.ordinal_em) on the table's word patterns, and its
+    summary. A bootstrap refit (`drawn`: the clips drawn, with repeats) weighs each word by how
+    often its clip was drawn, is warm-started from `start`, and gives the reliabilities alone."""
+    patterns, word_pattern = table.patterns
+    if drawn is not None:
+        clip_ids, word_clip = np.unique(table.word_clip, return_inverse=True)
+        draws = np.bincount(np.searchsorted(clip_ids, drawn), minlength=clip_ids.size)
+        weight = np.bincount(word_pattern, weights=draws[word_clip], minlength=patterns.weight.size)
+        patterns = patterns.reweighted(weight)
+    parameters, prior, posterior = ordinal_em.fit(patterns, start)
+    typical = _TypicalListener.of(parameters, prior, patterns)
+    if drawn is not None:
+        return {"reliability": typical.reliability()}
+    return _ordinal_summary(table, typical, posterior[word_pattern])
 
 
-def _fit_ordinal(table: _Table, start) -> dict:
-    """EM for the latent-trait ordinal model (see the module's docstring), accelerated by SQUAREM
-    (Varadhan and Roland 2008): the plain EM crawls along a nearly flat ridge (the latent scale
-    traded between the prominences and the thresholds) for hundreds of steps that barely move the
-    labels, which SQUAREM's extrapolation along the last two steps skips. It climbs the same
-    objective, the log-likelihood with the annotators' normal prior and the prominence
-    distribution's smoothing (a Dirichlet prior), and is stopped when that objective stops rising."""
-    if start is not None and "parameters" in start:
-        parameters, prior = start["parameters"].copy(), start["prior"].copy()
-    else:
-        parameters = np.tile(_PRIOR_MEAN, (table.n_annotators, 1))
-        prior = np.exp(-0.5 * (GRID / 1.5) ** 2)
-        prior /= prior.sum()
-    state = _pack(parameters, prior)
-    looser = 1.0 if start is None else _REFIT_LOOSER
-    previous = -np.inf
-    for _ in range(_EM_CYCLES):
-        once, objective = _em_step(table, state)
-        if objective - previous < looser * max(_EM_TOLERANCE * abs(objective), _EM_NATS):
-            break
-        twice, _ = _em_step(table, once)
-        state, previous = _em_step(table, _leap(table, state, once, twice, objective))[0], objective
-    parameters, prior = _unpack(state, table.n_annotators)
-    posterior, _ = _ordinal_e_step(table, parameters, prior, table.word_clip.size)
-    return _ordinal_summary(table, parameters, prior, posterior)
-
-
-def _leap(table, state, once, twice, objective) -> np.ndarray:
-    """SQUAREM's extrapolation from `state` along its next two EM steps: the step length
-    |r| / |v| (r the first step, v the change between the two), halved towards the plain two
-    steps (length 1) until the leap does not lower the objective."""
-    step, curve = once - state, twice - 2 * once + state
-    length = np.sqrt((step @ step) / max(curve @ curve, 1e-300))
-    while length > 1:
-        leap = state + 2 * length * step + length**2 * curve  # SQUAREM's alpha is -length
-        if _objective(table, leap) >= objective:
-            return leap
-        length = (length + 1) / 2 if length > 1.5 else 1.0
-    return twice
-
-
-def _pack(parameters, prior) -> np.ndarray:
-    """The EM's state as one vector: the annotators' parameters and the log prominence distribution."""
-    return np.concatenate([parameters.ravel(), np.log(prior)])
-
-
-def _unpack(state, annotators) -> tuple[np.ndarray, np.ndarray]:
-    log_prior = state[annotators * 3 :]
-    prior = np.exp(log_prior - log_prior.max())
-    return state[: annotators * 3].reshape(annotators, 3), prior / prior.sum()
-
-
-def _em_step(table, state) -> tuple[np.ndarray, float]:
-    """One EM step from `state`, and the penalized log-likelihood at `state` (which EM never lowers)."""
-    parameters, prior = _unpack(state, table.n_annotators)
-    posterior, objective = _e_step(table, parameters, prior)
-    # The prominence distribution: the posteriors' mean, smoothed (the Dirichlet prior's mode).
-    updated = posterior.mean(axis=0) + _SMOOTHING
-    updated /= updated.sum()
-    return _pack(_ordinal_m_step(table, posterior, parameters), updated), objective
-
-
-def _objective(table, state) -> float:
-    return _e_step(table, *_unpack(state, table.n_annotators))[1]
-
-
-def _e_step(table, parameters, prior) -> tuple[np.ndarray, float]:
-    """The E step's posterior and the penalized log-likelihood: the annotators' normal prior and the
-    prominence distribution's smoothing, a Dirichlet prior whose mode is the smoothed update."""
-    words = table.word_clip.size
-    posterior, loglik = _ordinal_e_step(table, parameters, prior, words)
-    penalty = -0.5 * (((parameters - _PRIOR_MEAN) / _PRIOR_SD) ** 2).sum() + _SMOOTHING * words * np.log(prior).sum()
-    return posterior, loglik + penalty
-
-
-def _ordinal_summary(table, parameters, prior, posterior) -> dict:
+@dataclass(frozen=True)
+class _TypicalListener:
     """A word is truly emphasized where the published rule would, on average, call it so with the
     study's number of listeners a clip (N, the median), free of who those listeners happened to
     be: where P(Binomial(N, p(theta)) > N/2) >= 1/2, p(theta) being the listeners' mean chance of
     marking a word of that prominence, each annotator weighted by `listener_weights` (a spammer,
     or one who marks every word or none, weighs nothing). Level 2 starts at the same weights'
-    median t_2. "held_out" is what HeldOutStanding needs."""
-    _, t2, _ = _thresholds(parameters)
-    labelled = np.bincount(table.row_annotator, minlength=table.n_annotators) > 0
-    weight = listener_weights(parameters, prior, labelled)
-    mark_chance = 1.0 - ordinal_confusion(parameters)[:, :, 0]  # (A, grid) P(mark | prominence)
-    typical = weight @ mark_chance / weight.sum()
-    listeners = _listeners_per_word(table)
-    emphasized = binom.sf(listeners // 2, listeners, typical) >= 0.5  # more than N/2 of N mark it
-    level = emphasized.astype(int) + (emphasized & (_weighted_median(t2, weight) <= GRID))
-    levels = np.stack([posterior[:, level == k].sum(axis=1) for k in range(3)], axis=1)
-    marked = mark_chance
-    inside, outside = prior * emphasized, prior * ~emphasized
-    reliability = marked @ inside / max(inside.sum(), 1e-12) - marked @ outside / max(outside.sum(), 1e-12)
-    reliability[~labelled] = np.nan
-    log_confusion = np.log(ordinal_confusion(parameters))
+    median t_2."""
+
+    parameters: np.ndarray
+    prior: np.ndarray
+    labelled: np.ndarray  # (A,) annotators who gave a level
+    mark_chance: np.ndarray  # (A, grid) P(mark | prominence)
+    emphasized: np.ndarray  # (grid,) prominences truly emphasized
+    level: np.ndarray  # (grid,) their true level
+
+    @classmethod
+    def of(cls, parameters: np.ndarray, prior: np.ndarray, patterns: Patterns) -> "_TypicalListener":
+        _, t2, _ = thresholds(parameters)
+        labelled = patterns.labelled()
+        weight = listener_weights(parameters, prior, labelled)
+        mark_chance = 1.0 - ordinal_confusion(parameters)[:, :, 0]
+        typical = weight @ mark_chance / weight.sum()
+        listeners = _listeners_per_word(patterns)
+        emphasized = binom.sf(listeners // 2, listeners, typical) >= 0.5  # more than N/2 of N mark it
+        level = emphasized.astype(int) + (emphasized & (_weighted_median(t2, weight) <= GRID))
+        return cls(parameters, prior, labelled, mark_chance, emphasized, level)
+
+    def reliability(self) -> np.ndarray:
+        """(A,) each annotator's Youden's J against the truly emphasized prominences; NaN for those
+        who gave no level."""
+        inside, outside = self.prior * self.emphasized, self.prior * ~self.emphasized
+        marked = self.mark_chance
+        reliability = marked @ inside / max(inside.sum(), 1e-12) - marked @ outside / max(outside.sum(), 1e-12)
+        reliability[~self.labelled] = np.nan
+        return reliability
+
+
+def _ordinal_summary(table: _Table, typical: _TypicalListener, posterior: np.ndarray) -> dict:
+    """The point fit's labels and reliabilities from each word's `posterior` on the grid; "held_out"
+    is what HeldOutStanding needs."""
+    levels = np.stack([posterior[:, typical.level == k].sum(axis=1) for k in range(3)], axis=1)
+    log_confusion = np.log(ordinal_confusion(typical.parameters))
     return {
         "posterior": levels[:, 1:].sum(axis=1),
         "levels": levels,
-        "reliability": reliability,
-        "parameters": parameters,
-        "prior": prior,
+        "reliability": typical.reliability(),
+        "parameters": typical.parameters,
+        "prior": typical.prior,
         "held_out": (
             np.log(np.clip(posterior, 1e-300, 1.0)),
             lambda rows: log_confusion[table.row_annotator[rows], :, table.row_level[rows]],
-            emphasized,
+            typical.emphasized,
         ),
     }
 
@@ -616,151 +575,15 @@ def listener_weights(parameters: np.ndarray, prior: np.ndarray, labelled: np.nda
     return weight if weight.sum() > 0 else labelled.astype(np.float64)
 
 
-def _listeners_per_word(table) -> int:
-    """The median number of annotators who gave a word a level."""
-    return max(1, int(np.median(np.bincount(table.row_word))))
+def _listeners_per_word(patterns: Patterns) -> int:
+    """The median number of annotators who gave a word a level (each pattern counted by its weight)."""
+    return max(1, int(np.median(np.repeat(patterns.listeners(), patterns.weight.astype(np.int64)))))
 
 
 def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
     order = np.argsort(values)
     cumulative = np.cumsum(weights[order])
     return float(values[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
-
-
-def ordinal_confusion(parameters: np.ndarray) -> np.ndarray:
-    """(A, 3) parameters to (A, prominence on the grid, given level) probabilities."""
-    t1, t2, sigma = _thresholds(parameters)
-    z = GRID[None, :]
-    below1 = ndtr((t1[:, None] - z) / sigma[:, None])
-    below2 = ndtr((t2[:, None] - z) / sigma[:, None])
-    confusion = np.stack([below1, below2 - below1, 1 - below2], axis=2)
-    return np.clip(confusion, 1e-12, 1.0)
-
-
-def _thresholds(parameters):
-    t1 = parameters[:, 0]
-    return t1, t1 + np.exp(parameters[:, 1]), np.exp(parameters[:, 2])
-
-
-def _ordinal_e_step(table, parameters, prior, words):
-    """Posterior of each word's prominence on the grid, and the log-likelihood."""
-    log_confusion = np.log(ordinal_confusion(parameters))  # (A, grid, level)
-    # Each word's sum over its rows of log P(level | prominence), as one sparse product: the
-    # word's (annotator, level) cells times that cell's log-probabilities on the grid.
-    by_cell = log_confusion.transpose(0, 2, 1).reshape(-1, GRID.size)  # (A * 3, grid)
-    log_joint = np.log(prior)[None, :] + table.word_cells @ by_cell
-    top = log_joint.max(axis=1, keepdims=True)
-    norm = top[:, 0] + np.log(np.exp(log_joint - top).sum(axis=1))
-    return np.exp(log_joint - norm[:, None]), float(norm.sum())
-
-
-def _ordinal_m_step(table, posterior, parameters):
-    """Maximize every annotator's expected log-likelihood (plus the prior). Annotators are
-    independent given the posterior, three parameters each, so the maximum is found by Newton's
-    method on all of them at once, with the analytic Hessian: a few vectorized steps, where one
-    L-BFGS over all the parameters took dozens of evaluations through scipy's per-call overhead,
-    the bulk of a small study's fit (profiled: 29 of 32 s for 100 annotations and 20 resamples)."""
-    annotators = table.n_annotators
-    # annotator, prominence, given level: each row adds its word's whole posterior to its cell
-    expected = (table.word_cells.T @ posterior).reshape(annotators, 3, GRID.size).transpose(0, 2, 1)
-    return _newton_maximum(expected, parameters)
-
-
-_NEWTON_STEPS = 100  # at most; a few in practice, each annotator's Newton step converging quadratically
-# Relative to the annotator's objective: Newton's quadratic convergence passes 1e-4 to 1e-10 in a
-# step; a step that fails below 1e-7 is rounding (the objective is a sum of hundreds of terms).
-_GRADIENT_TOLERANCE = 1e-10
-_FLOOR_TOLERANCE = 1e-7
-
-
-def _newton_maximum(expected, parameters):
-    """Each annotator's maximum of `_ordinal_terms`, by Newton steps safeguarded per annotator: the
-    Hessian's eigenvalues taken in absolute value (so a step always climbs) and damped, the damping
-    raised until the step improves the annotator's objective and lowered after one that does."""
-    theta = parameters.copy()
-    value, gradient, hessian = _ordinal_terms(theta, expected)
-    damping = np.zeros(theta.shape[0])
-    floor = np.zeros(theta.shape[0], dtype=bool)  # no step improves them in floating point
-    for _ in range(_NEWTON_STEPS):
-        active = (np.abs(gradient).max(axis=1) > _GRADIENT_TOLERANCE * (1 + np.abs(value))) & ~floor
-        if not active.any():
-            break
-        curvature, basis = np.linalg.eigh(-hessian[active])
-        curvature = np.maximum(np.abs(curvature), 1e-8) + damping[active, None]
-        along = np.einsum("aji,aj->ai", basis, gradient[active]) / curvature
-        step = np.einsum("aij,aj->ai", basis, along)
-        # At most one unit a parameter (they are thresholds and logs): a flat direction's step is
-        # not sent where the objective overflows.
-        step /= np.maximum(np.abs(step).max(axis=1, keepdims=True), 1.0)
-        trial = theta.copy()
-        trial[active] += step
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            trial_value, trial_gradient, trial_hessian = _ordinal_terms(trial[active], expected[active])
-        finite = np.isfinite(trial_gradient).all(axis=1) & np.isfinite(trial_hessian).all(axis=(1, 2))
-        better = (trial_value >= value[active]) & finite
-        moved = np.flatnonzero(active)[better]
-        theta[moved] = trial[moved]
-        value[moved], gradient[moved], hessian[moved] = (
-            trial_value[better],
-            trial_gradient[better],
-            trial_hessian[better],
-        )
-        stuck = np.flatnonzero(active)[~better]
-        damping[moved] *= 0.1
-        damping[stuck] = np.maximum(10 * damping[stuck], 1e-3 * (1 + np.abs(value[stuck])))
-        floor[stuck] = np.abs(gradient[stuck]).max(axis=1) <= _FLOOR_TOLERANCE * (1 + np.abs(value[stuck]))
-    return theta
-
-
-def _ordinal_terms(theta, expected):
-    """Per annotator, the objective of the M step, sum of expected[j, z, y] log P_j(y | z) plus the
-    log of the weak normal prior, with its gradient and Hessian in (t1, log gap, log sigma):
-    (A,), (A, 3), (A, 3, 3). Level 0 is below t1, level 2 above t2: with a1, a2 the thresholds'
-    distances from the prominence in units of sigma, the chain rule goes through (a1, a2)."""
-    t1, t2, sigma = _thresholds(theta)
-    gap, scale = (t2 - t1)[:, None], 1.0 / sigma[:, None]
-    z = GRID[None, :]
-    a1, a2 = (t1[:, None] - z) * scale, (t2[:, None] - z) * scale
-    c1, c2 = ndtr(a1), ndtr(a2)
-    p = np.clip(np.stack([c1, c2 - c1, 1 - c2], axis=2), 1e-12, 1.0)
-    logp = np.stack([log_ndtr(a1), np.log(p[:, :, 1]), log_ndtr(-a2)], axis=2)
-    offset = theta - _PRIOR_MEAN
-    value = (expected * logp).sum(axis=(1, 2)) - 0.5 * ((offset / _PRIOR_SD) ** 2).sum(axis=1)
-    w = expected / p  # d value / d p
-    v = w / p  # minus d w / d p
-    d1 = np.exp(-0.5 * a1**2) / np.sqrt(2 * np.pi)  # phi(a1) = d c1 / d a1
-    d2 = np.exp(-0.5 * a2**2) / np.sqrt(2 * np.pi)
-    # d value / d a: p0 = c1, p1 = c2 - c1, p2 = 1 - c2
-    g1 = (w[:, :, 0] - w[:, :, 1]) * d1
-    g2 = (w[:, :, 1] - w[:, :, 2]) * d2
-    gradient = (
-        np.stack(
-            [
-                (g1 + g2).sum(axis=1) * scale[:, 0],  # t2 moves with t1
-                g2.sum(axis=1) * (gap * scale)[:, 0],
-                -(g1 * a1 + g2 * a2).sum(axis=1),  # d a / d log sigma = -a
-            ],
-            axis=1,
-        )
-        - offset / _PRIOR_SD**2
-    )
-    # second derivatives in (a1, a2); phi'(a) = -a phi(a)
-    h11 = -a1 * g1 - d1**2 * (v[:, :, 0] + v[:, :, 1])
-    h22 = -a2 * g2 - d2**2 * (v[:, :, 1] + v[:, :, 2])
-    h12 = d1 * d2 * v[:, :, 1]
-    # the Jacobian of (a1, a2) in the parameters is [[s, 0, -a1], [s, gap s, -a2]] (s = 1 / sigma);
-    # a1 and a2 are curved too: d2 a / d t1 d log sigma = -s, d2 a / d (log sigma)^2 = a, and a2
-    # alone d2 a2 / d (log gap)^2 = gap s, d2 a2 / d log gap d log sigma = -gap s
-    hessian = np.empty((theta.shape[0], 3, 3))
-    hessian[:, 0, 0] = (scale**2 * (h11 + 2 * h12 + h22)).sum(axis=1)
-    hessian[:, 0, 1] = (gap * scale**2 * (h12 + h22)).sum(axis=1)
-    hessian[:, 0, 2] = (-scale * (a1 * h11 + (a1 + a2) * h12 + a2 * h22 + g1 + g2)).sum(axis=1)
-    hessian[:, 1, 1] = (gap * scale * (gap * scale * h22 + g2)).sum(axis=1)
-    hessian[:, 1, 2] = (-gap * scale * (a1 * h12 + a2 * h22 + g2)).sum(axis=1)
-    hessian[:, 2, 2] = (a1**2 * h11 + 2 * a1 * a2 * h12 + a2**2 * h22 + a1 * g1 + a2 * g2).sum(axis=1)
-    hessian[:, 1, 0], hessian[:, 2, 0], hessian[:, 2, 1] = hessian[:, 0, 1], hessian[:, 0, 2], hessian[:, 1, 2]
-    hessian -= np.eye(3) / _PRIOR_SD**2
-    return value, gradient, hessian
 
 
 _FITS = {"dawid-skene": _fit_dawid_skene, "ordinal": _fit_ordinal}
