@@ -58,8 +58,10 @@ annotator's words on one clip share its audio), which the observed information o
 would not.
 """
 
+import os
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
@@ -217,7 +219,8 @@ def word_posteriors(
     if marks.min() == marks.max():
         raise _Unfittable("an annotator model needs both marked and unmarked words; every word has the same mark")
     with one_blas_thread():
-        point, replicates = _fit_with_replicates(_FITS[model], table, resamples, seed)
+        threads = _refit_threads(resamples) if model in _REFITS_IN_THREADS else 1
+        point, replicates = _fit_with_replicates(_FITS[model], table, resamples, seed, threads)
     se = _bootstrap_se(replicates, table.n_annotators)
     return AnnotatorModelFit(
         model=model,
@@ -238,24 +241,41 @@ def word_posteriors(
     )
 
 
-def _fit_with_replicates(fit, table: "_Table", resamples: int, seed: int) -> tuple[dict, list[np.ndarray]]:
+def _fit_with_replicates(
+    fit, table: "_Table", resamples: int, seed: int, threads: int
+) -> tuple[dict, list[np.ndarray]]:
     """The point fit and the reliabilities of its bootstrap refits over clips (each warm-started
-    from the point fit; `fit` is given the clips drawn). Called with one BLAS thread: the products
+    from the point fit; `fit` is given the clips drawn; `threads` of them at once). Called with one BLAS thread: the products
     here are of skinny matrices and of a few hundred 3 x 3 ones, where BLAS threads only wait on
     each other (profiled on a busy two-core machine: scipy's L-BFGS-B, the M step before Newton's,
     spent 116 of the 147 s that 100 annotations took in its own step, against 26 s in all on one
     thread)."""
     point = fit(table, None, None)
-    replicates = []
     rng = np.random.default_rng(seed)
     clips = np.unique(table.word_clip)
-    for _ in range(resamples):
-        drawn = rng.choice(clips, size=clips.size, replace=True)
+    draws = [rng.choice(clips, size=clips.size, replace=True) for _ in range(resamples)]
+
+    def refit(drawn: np.ndarray) -> np.ndarray | None:
         try:
-            replicates.append(fit(table, point, drawn)["reliability"])
+            return fit(table, point, drawn)["reliability"]
         except _Unfittable:
-            continue  # a missing replicate: the SE is taken over the others
-    return point, replicates
+            return None  # a missing replicate: the SE is taken over the others
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        refitted = list(pool.map(refit, draws))
+    return point, [reliability for reliability in refitted if reliability is not None]
+
+
+# The ordinal model's refits are independent, and numpy, scipy's sparse products and its special
+# functions let go of the GIL in their loops: threads run them side by side, on the cores the
+# process may use. Not Dawid-Skene's: crowd-kit works in pandas, which holds the GIL, and its fit
+# silences pandas' warnings with warnings.catch_warnings, which threads would undo for each other.
+_REFITS_IN_THREADS = {"ordinal"}
+_REFIT_THREADS = 4  # at most: every thread holds a refit's arrays at once
+
+
+def _refit_threads(resamples: int) -> int:
+    return max(1, min(_REFIT_THREADS, resamples, len(os.sched_getaffinity(0))))
 
 
 def ordinal_point_fit(*, clip: np.ndarray, annotator: np.ndarray, levels: np.ndarray, n_annotators: int) -> dict:
