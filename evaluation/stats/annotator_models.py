@@ -28,7 +28,7 @@ annotators at three levels (0, 1, 2). Two models:
   typical listener weighs each annotator by their discrimination (`listener_weights`): until
   issue 31 it was their precision 1 / sigma_j^2, and a listener who marks every word, none, or
   only a clip's first content word fits as a sharp threshold with a tiny sigma and took it over.
-  Fitted by EM (M step: Newton's
+  Fitted by EM (evaluation.stats.ordinal_em; M step: Newton's
   method on every annotator's three parameters at once, with a weak normal prior that keeps an
   annotator with few words finite and fixes the latent scale), accelerated by SQUAREM. Why not Dawid-Skene's free classes: in
   MMEE-like data, words within a class differ in prominence, so listeners' marks on a word are
@@ -245,9 +245,9 @@ def _fit_with_replicates(
     fit, table: "_Table", resamples: int, seed: int, threads: int
 ) -> tuple[dict, list[np.ndarray]]:
     """The point fit and the reliabilities of its bootstrap refits over clips (each warm-started
-    from the point fit; `fit` is given the clips drawn; `threads` of them at once). Called with one BLAS thread: the products
-    here are of skinny matrices and of a few hundred 3 x 3 ones, where BLAS threads only wait on
-    each other (profiled on a busy two-core machine: scipy's L-BFGS-B, the M step before Newton's,
+    from the point fit; `fit` is given the clips drawn; `threads` refits at once). Called with one
+    BLAS thread: the products here are of skinny matrices and of a few hundred 3 x 3 ones, where
+    BLAS threads only wait on each other (profiled on a busy two-core machine: scipy's L-BFGS-B, the M step before Newton's,
     spent 116 of the 147 s that 100 annotations took in its own step, against 26 s in all on one
     thread)."""
     point = fit(table, None, None)
