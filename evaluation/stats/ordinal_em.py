@@ -45,7 +45,7 @@ class Patterns:
     def of_words(cls, word_cells: sparse.csr_matrix, n_annotators: int) -> tuple["Patterns", np.ndarray]:
         """The patterns of words given as `word_cells` (words x cells, the count of the word's rows in
         each cell) and each word's pattern."""
-        cells = word_cells.tocsr()
+        cells = word_cells.tocsr(copy=True)  # its own: sum_duplicates works in place
         cells.sum_duplicates()  # sorted, one entry a cell: equal patterns have equal rows
         counts = np.diff(cells.indptr)
         width = max(int(counts.max(initial=0)), 1)
@@ -188,7 +188,7 @@ _FLOOR_TOLERANCE = 1e-7
 
 
 def newton_maximum(expected: np.ndarray, parameters: np.ndarray) -> np.ndarray:
-    """Each annotator's maximum of `ordinal_terms`, by Newton steps
+    """Each annotator's maximum of `ordinal_terms` (`expected`: A, level, grid), by Newton steps
     safeguarded per annotator: the Hessian's eigenvalues taken in absolute value (so a step always
     climbs) and damped, the damping raised until the step improves the annotator's objective and
     lowered after one that does."""
