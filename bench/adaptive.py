@@ -49,9 +49,7 @@ from scipy.stats import norm
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evaluation.stats import allocation_check
-from evaluation.stats.allocation import (
-    model_clip_priority,
-)
+from evaluation.stats.allocation import model_clip_priority
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
 from evaluation.stats.simulation import NOISE, VARIETIES
