@@ -17,21 +17,21 @@ honest:
   the designer simulates its replicates under these draws, so that its flip shares carry what the
   pilot does not know.
 - `measured_kappa`, `pilot_kappas`: the pilot's own standard error of kappa at each number of
-  listeners it has, its annotations clustered by clip and by listener (a listener hears a task of
+  listeners it has, by a jackknife over its clips and its listeners (a listener hears a task of
   clips: which listeners a study draws is most of kappa's error in some crowds, and clustering by
-  clip alone missed it), which the designer's kappa widths are scaled to.
+  clip alone missed it), which the designer's kappa widths are checked against and scaled to.
 """
 
 import numpy as np
 from scipy.stats import hypergeom
 
 from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.kappa_jackknife import two_way_jackknife_se
 from evaluation.stats.study_designer import (
     DesignAssumptions,
     MeasuredFlips,
     MeasuredKappa,
     assumptions_from_pilot,
-    two_way_kappa_se,
 )
 
 MIN_CLIPS = 20  # fewer clips with n + 1 annotations than this measure nothing
@@ -85,10 +85,10 @@ def measured_kappa(
     MIN_CLIPS such clips or no kappa.
 
     Without `annotator`: its words clustered by clip (what the agreement report gives), which
-    takes every clip's listeners as drawn afresh. With it (the annotator of every annotation): its
-    words clustered by clip and by listener at once (study_designer.two_way_kappa_se), as a study draws both: a
-    listener who hears a task of clips moves all of them together, which is most of kappa's error
-    in a crowd with a few listeners who mark everything or nothing."""
+    takes every clip's listeners as drawn afresh. With it (the annotator of every annotation): the
+    two-way jackknife over clips and listeners (evaluation.stats.kappa_jackknife), as a study draws
+    both: a listener who hears a task of clips moves all of them together, which is most of kappa's
+    error in a crowd with a few listeners who mark everything or nothing."""
     clip = np.asarray(clip, dtype=np.int64)
     levels = np.asarray(levels)
     if clip.size == 0:
@@ -107,8 +107,10 @@ def measured_kappa(
     heard = np.zeros_like(marks)
     np.add.at(heard, clip[kept], levels[kept] >= 0)
     if annotator is not None:
-        se = two_way_kappa_se(
-            clip[kept], np.asarray(annotator, dtype=np.int64)[kept], levels[kept], marks, heard == k, k
+        # Only the words all k heard, as below: the others left out of every annotation.
+        full = (heard == k)[clip[kept]]
+        se = two_way_jackknife_se(
+            clip[kept], np.asarray(annotator, dtype=np.int64)[kept], np.where(full, levels[kept], -1)
         )
         return None if se is None else MeasuredKappa(n=k, se=se, clips=int(clips.size), listeners=True)
     marks, heard = marks[clips], heard[clips]
@@ -121,7 +123,7 @@ def measured_kappa(
 
 
 def pilot_kappas(clip: np.ndarray, annotator: np.ndarray, levels: np.ndarray) -> tuple[MeasuredKappa, ...]:
-    """measured_kappa, clustered by clip and listener, at every n from 2 to the pilot's k (the
+    """measured_kappa, over clips and listeners, at every n from 2 to the pilot's k (the
     median annotations a clip) that enough clips allow: the designer calibrates the widths of its
     designs of n listeners to the pilot's own at n, and says from how far its model has to
     extrapolate beyond k."""

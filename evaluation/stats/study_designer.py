@@ -62,6 +62,7 @@ from scipy.stats import binom, norm
 
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.kappa_jackknife import two_way_jackknife_se
 from evaluation.stats.stopping import BetaBinomialPredictive, beta_prior_fit, decided, flip_probabilities
 
 ANNOTATORS = tuple(range(3, 16))
@@ -178,7 +179,7 @@ class DesignRow:
     mode: str
     kappa: float
     kappa_width: float
-    kappa_width_se: float
+    kappa_width_se: float  # the simulation's error, and from a pilot the calibration's and its crowd's (_kappa_check)
     alpha_ordinal: float
     alpha_width: float
     alpha_width_se: float
@@ -216,8 +217,9 @@ class MeasuredFlips:
 class MeasuredKappa:
     """The standard error of Fleiss' kappa (binary marks) at n listeners a clip, measured on the
     pilot's `clips` clips (the words of a clip as one cluster; evaluation.stats.design_check.
-    measured_kappa). `listeners`: clustered by listener too (its listeners heard tasks of clips, as
-    the designer's do), else each clip's listeners taken as drawn afresh."""
+    measured_kappa). `listeners`: over listeners too, by a jackknife over clips and listeners (its
+    listeners heard tasks of clips, as the designer's do), else each clip's listeners taken as drawn
+    afresh (clustered by clip)."""
 
     n: int
     se: float
@@ -279,7 +281,7 @@ def design_study(
     their noise, the designer says it cannot tell and recommends no design as meeting the targets.
     `measured_kappa`: the pilot's own standard error of kappa, one (MeasuredKappa) or one for each
     n it has (design_check.pilot_kappas); the designer simulates the pilot as it was measured (its
-    clips, n listeners a clip; listeners over tasks where the pilot's error is clustered by listener
+    clips, n listeners a clip; listeners over tasks where the pilot's error is over listeners
     too, else drawn afresh for every clip). Clustered by listener, the pilot's figure at N (or the
     nearest n below, else above) checks the designs of N listeners: more than FIT_TOLERANCE apart
     beyond noise from the simulated pilots', the designer cannot tell their width. Clustered by clip
@@ -306,11 +308,11 @@ def design_study(
     anchor: dict[int, list[float]] = {figure.n: [] for figure in kappas}
     for replicate in range(replicates):
         crowd = resamples[pairs[replicate] % len(resamples)] if resamples else assumptions
-        levels = simulated_levels(crowd, clips=simulated_clips, annotators=pool, rng=rng)
+        levels, person, _ = simulated_crowd(crowd, clips=simulated_clips, annotators=pool, rng=rng)
         rule = (probabilistic, fitted_prior(levels, probabilistic.minimum)) if "probabilistic" in modes else None
         for n in annotators:
             for mode in modes:
-                figures[(n, mode)].append(design_figures(levels, n, mode, probabilistic=rule))
+                figures[(n, mode)].append(design_figures(levels, n, mode, probabilistic=rule, person=person))
         for n in checked:
             predicted[n].append(design_figures(levels, n, "fixed")[2])
         _simulate_pilot_kappas(crowd, kappas, anchor, rng)
@@ -319,12 +321,19 @@ def design_study(
     calibrations = {figure.n: _kappa_calibration(figure, np.array(anchor[figure.n]), anchor_pairs) for figure in kappas}
     calibrations = {n: calibration for n, calibration in calibrations.items() if calibration}
     raw = {n: _row(n, modes[0], figures[(n, modes[0])], pairs, assumptions, targets, scale, 1.0) for n in annotators}
-    kappa_check = _kappa_check(calibrations, {n: (row.kappa_width, row.kappa_width_se) for n, row in raw.items()})
+    # The pilot's uncertainty about its crowd: how the designer's kappa error moves over its
+    # resamples, pooled over the designs (the same crowds: each design's own estimate is noisy).
+    spread = _pilot_relative_sd([np.array(figures[(n, modes[0])])[:, 5] for n in annotators], pairs)
+    pilot_spread = dict.fromkeys(annotators, spread)
+    kappa_check = _kappa_check(
+        calibrations, {n: (row.kappa_width, row.kappa_width_se, pilot_spread[n]) for n, row in raw.items()}
+    )
     rows = [
         _row(n, mode, figures[(n, mode)], pairs, assumptions, targets, scale, kappa_check["factors"][n])
         for n in annotators
         for mode in modes
     ]
+    rows = [_with_kappa_uncertainty(row, kappa_check["uncertainty"][row.annotators]) for row in rows]
     rows = [
         replace(row, kappa_can_tell=False, meets_targets=False) if row.annotators in kappa_check["untold"] else row
         for row in rows
@@ -366,8 +375,8 @@ def _simulate_pilot_kappas(crowd: DesignAssumptions, kappas, anchor: dict, rng) 
     """ANCHOR_SIMULATIONS simulations of the pilot as it was measured, each measured n's figure of
     them added to `anchor`: its clips, n listeners a clip; where the pilot's error is clustered by
     listener, listeners over tasks as the designer's crowd has them and the figure the pilot's own
-    (two_way_kappa_se: its bias, whatever it is, the same on both sides, and a mean of errors much
-    steadier than a spread of kappas); else listeners drawn afresh each clip and the figure kappa."""
+    (two_way_jackknife_se: the same estimator on both sides, and a mean of errors much steadier
+    than a spread of kappas); else listeners drawn afresh each clip and the figure kappa."""
     for listeners in {figure.listeners for figure in kappas}:
         group = [figure for figure in kappas if figure.listeners == listeners]
         as_measured = crowd if listeners else replace(crowd, clips_per_task=1)
@@ -383,129 +392,128 @@ def _simulate_pilot_kappas(crowd: DesignAssumptions, kappas, anchor: dict, rng) 
 
 
 def _simulated_two_way_se(levels: np.ndarray, person: np.ndarray) -> float:
-    """two_way_kappa_se of a simulated study's (clips, n, words) levels, `person` its listeners."""
+    """two_way_jackknife_se of a simulated study's (clips, n, words) levels, `person` its listeners."""
     clips, n, words = levels.shape
-    marks = (levels >= 1).sum(axis=1)
-    se = two_way_kappa_se(
-        np.repeat(np.arange(clips), n), person.ravel(), levels.reshape(-1, words), marks, np.ones_like(marks, bool), n
-    )
+    se = two_way_jackknife_se(np.repeat(np.arange(clips), n), person.ravel(), levels.reshape(-1, words))
     return np.nan if se is None else se
 
 
-def _kappa_check(calibrations: dict[int, dict], rows_by_n: dict[int, tuple[float, float]]) -> dict:
-    """Each design's kappa factor and the designs whose width the designer cannot tell. A design of
-    N listeners goes by the pilot's figure at N, or at the nearest n it measured below (above
-    where it measured none below).
+def _kappa_check(calibrations: dict[int, dict], rows_by_n: dict[int, tuple[float, float, float]]) -> dict:
+    """Each design's kappa factor and the designs whose width the designer cannot tell.
 
-    The pilot's error clustered by clip and listener (design_check.pilot_kappas) is a check, as
-    the flips are: where the designer's simulated pilots give it more than FIT_TOLERANCE apart
-    beyond noise (the factor's standard error at HIGH_QUANTILE), its crowd does not vary as the
-    pilot's does and it cannot tell the width; where they agree, every width is scaled by the
-    pilot's figure over the designer's at the pilot's k (the most listeners it measured, its
-    steadiest figure). The pilot's error clustered by clip alone (the older measurement) scales
-    the widths by its own n's factor.
+    With the pilot's error over clips and listeners (design_check.pilot_kappas), every width is
+    scaled by the pilot's figure over the designer's at the pilot's k (the most listeners it
+    measured, its steadiest figure): the designer's crowd need not vary as much as the pilot's
+    (on an honest crowd, whose listeners' thresholds differ more than the designer's, the factor
+    was 1.4), only change with the number of listeners as the pilot's does. That is the check, as
+    the flips are: scaled so, the designer's error at each other n the pilot measured must be
+    within FIT_TOLERANCE of the pilot's beyond noise (the factor's standard error at
+    HIGH_QUANTILE). A design of N listeners goes by the check at N, or at the nearest n measured
+    below (above where none is below); one of more listeners than the pilot's k also by the check
+    at half of k: the model would extrapolate a trend it does not reproduce. The pilot's error
+    clustered by clip alone (the older measurement) scales the widths by its own n's factor,
+    unchecked.
 
-    Besides, the designer cannot tell the widths
-    - that its own Monte Carlo error (and the factor's) pins no closer than FIT_TOLERANCE at
-      HIGH_QUANTILE, as the flip band: more replicates tell;
-    - of designs with more listeners than the pilot where the check fails at the pilot's k or at
-      half of it: the model would extrapolate what it does not reproduce.
+    Besides, the designer cannot tell the widths that its uncertainty pins no closer than
+    FIT_TOLERANCE on both sides in HIGH_QUANTILE of pilots (a normal band):
+    - the pilot's uncertainty about its crowd (the designer's kappa errors over the pilot's
+      resamples, _pilot_relative_sd): a larger pilot tells;
+    - with it the factor's (one pilot's kappa error is noisy) and the designer's Monte Carlo
+      error: more replicates may tell.
+    The factor cancels part of the pilot's uncertainty, so their sum errs towards "cannot tell".
 
-    `rows_by_n`: each design's uncalibrated width and its standard error."""
+    `rows_by_n`: each design's uncalibrated width, its standard error and the pilot's relative
+    uncertainty about it. "uncertainty": each design's relative error of its width beyond its
+    Monte Carlo error (the factor's and the pilot's)."""
     annotators = sorted(rows_by_n)
     if not calibrations:
-        return {"factors": dict.fromkeys(annotators, 1.0), "untold": set(), "reason": "not calibrated: no pilot"}
+        return {
+            "factors": dict.fromkeys(annotators, 1.0),
+            "uncertainty": {n: rows_by_n[n][2] for n in annotators},
+            "untold": set(),
+            "reason": "not calibrated: no pilot",
+        }
     measured = sorted(calibrations)
-    quantile = float(norm.ppf(HIGH_QUANTILE))
-    apart = {
-        n: abs(calibration["factor"] - 1) > FIT_TOLERANCE + quantile * calibration["factor_se"]
-        for n, calibration in calibrations.items()
-        if calibration["listeners"]
-    }
-    top = measured[-1]
+    top, apart = measured[-1], _apart_from_the_pilot(calibrations)
     half = min(measured, key=lambda m: abs(m - top / 2))
-    factors, untold, open_, unlike = {}, set(), [], []
+    # "Within FIT_TOLERANCE" is two-sided: a width told is within it in HIGH_QUANTILE of pilots.
+    within = float(norm.ppf((1 + HIGH_QUANTILE) / 2))
+    factors: dict[int, float] = {}
+    uncertainty: dict[int, float] = {}
+    untold: dict[str, list[int]] = {"unlike": [], "unsure": [], "open": []}
     for n in annotators:
         below = [m for m in measured if m <= n]
         calibration = calibrations[max(below) if below else min(measured)]
-        # Checked designs are scaled by the pilot's figure at its k, the most listeners it measured.
         scaling = calibrations[top] if calibration["listeners"] else calibration
         factors[n] = scaling["factor"]
-        width, width_se = rows_by_n[n]
+        width, width_se, pilot = rows_by_n[n]
         if not (width > 0 and scaling["factor"] > 0):  # replicates all alike: no spread to scale
-            open_.append(n)
+            uncertainty[n] = pilot
+            untold["open"].append(n)
             continue
-        relative = math.hypot(scaling["factor_se"] / scaling["factor"], width_se / width)
-        if apart.get(calibration["n"]) or (n > top and (apart.get(top) or apart.get(half))):
-            unlike.append(n)
-        elif not relative * quantile <= FIT_TOLERANCE:
-            open_.append(n)
-    untold = set(unlike) | set(open_)
+        uncertainty[n] = math.hypot(scaling["factor_se"] / scaling["factor"], pilot)
+        if apart.get(calibration["n"]) or (n > top and apart.get(half)):
+            untold["unlike"].append(n)
+        elif not pilot * within <= FIT_TOLERANCE:
+            untold["unsure"].append(n)
+        elif not math.hypot(uncertainty[n], width_se / width) * within <= FIT_TOLERANCE:
+            untold["open"].append(n)
+    reason = _kappa_reason(untold, calibrations, apart) or (
+        f"kappa widths {'checked against' if calibrations[top]['listeners'] else 'calibrated to'} the pilot's "
+        f"own kappa error at {measured[0]} to {top} listeners a clip"
+    )
+    return {"factors": factors, "uncertainty": uncertainty, "untold": set().union(*untold.values()), "reason": reason}
+
+
+def _apart_from_the_pilot(calibrations: dict[int, dict]) -> dict[int, bool]:
+    """Per n measured over clips and listeners: the designer's kappa error, scaled to the pilot's at
+    its k, more than FIT_TOLERANCE from the pilot's beyond noise (the factor's at n, at
+    HIGH_QUANTILE)."""
+    quantile = float(norm.ppf(HIGH_QUANTILE))
+    top = calibrations[max(calibrations)]
+    if not (top["listeners"] and top["factor"] > 0):
+        return {}
+    return {
+        n: abs(c["factor"] / top["factor"] - 1) > FIT_TOLERANCE + quantile * c["factor_se"] / top["factor"]
+        for n, c in calibrations.items()
+        if c["listeners"]
+    }
+
+
+def _kappa_reason(untold: dict[str, list[int]], calibrations: dict[int, dict], apart: dict[int, bool]) -> str:
+    """Why the designer cannot tell which widths ("" where it can tell them all)."""
     reasons = []
-    if unlike:
+    if untold["unlike"]:
+        top = calibrations[max(calibrations)]
         figures = "; ".join(
-            f"{n} listeners: the pilot's {c['pilot_se']:.4f}, the designer's {c['designer_se']:.4f}"
+            f"{n} listeners: the pilot's {c['pilot_se']:.4f}, the designer's {c['designer_se'] * top['factor']:.4f}"
             for n, c in calibrations.items()
             if apart.get(n)
         )
         reasons.append(
-            f"cannot tell the kappa width of {', '.join(map(str, unlike))} listeners a clip: the pilot's kappa error "
-            f"(clustered by clip and listener) is not what the designer's crowd gives ({figures}), more than "
+            f"cannot tell the kappa width of {', '.join(map(str, untold['unlike']))} listeners a clip: the pilot's "
+            "kappa error (over clips and listeners) does not change with the number of listeners as the designer's "
+            f"crowd's does (scaled to the pilot's at {max(calibrations)} listeners: {figures}), more than "
             f"{FIT_TOLERANCE:.0%} apart beyond noise"
         )
-    if open_:
+    if untold["unsure"]:
         reasons.append(
-            f"cannot tell the kappa width of {', '.join(map(str, open_))} listeners a clip within "
-            f"{FIT_TOLERANCE:.0%}: the designer's replicates leave it more open (more replicates may tell)"
+            f"cannot tell the kappa width of {', '.join(map(str, untold['unsure']))} listeners a clip within "
+            f"{FIT_TOLERANCE:.0%}: the pilot leaves the crowd's make-up too open (a larger pilot may tell)"
         )
-    what = "checked against" if calibrations[top]["listeners"] else "calibrated to"
-    reason = "; ".join(reasons) or (
-        f"kappa widths {what} the pilot's own kappa error at {measured[0]} to {top} listeners a clip"
-    )
-    return {"factors": factors, "untold": untold, "reason": reason}
-
-
-def two_way_kappa_se(clip, annotator, levels, marks, full, n: int) -> float | None:
-    """Kappa's standard error with the annotations clustered by clip and by listener (Cameron,
-    Gelbach and Miller 2011: the clip clusters' variance plus the listeners' less their
-    intersections', one annotation), from every annotation's share of the linearized kappa.
-
-    `marks` (clip, word): marks of the word's n listeners; `full` (clip, word): the words all n
-    heard (the others are left out). A word's agreement P_i is the mean over its listeners of
-    their agreement with the others, q; kappa moves with one listener through every pair they are
-    in, twice their share (the Hajek projection of a pair statistic), so an annotation's value is
-    2 q - P_i less kappa's mean agreement, and the chance term as Gwet's (evaluation.stats.fleiss):
-    its sum over a word's listeners is n times the word's linearized kappa."""
-    words = full[clip]  # (annotations, words)
-    if not words.any():
-        return None
-    x = (levels >= 1) & words
-    m = marks[clip]
-    agreement = (marks * (marks - 1) + (n - marks) * (n - marks - 1)) / (n * (n - 1))
-    pa, p = float(agreement[full].mean()), float((marks[full] / n).mean())
-    pe = p * p + (1 - p) ** 2
-    if pe >= 1:
-        return None
-    kappa = (pa - pe) / (1 - pe)
-    q = np.where(x, m - 1, n - m - 1) / (n - 1)
-    value = (2 * q - agreement[clip] - pa) - 2 * (1 - kappa) * (2 * p - 1) * (x - p)
-    per_annotation = np.where(words, value, 0.0).sum(axis=1) / (1 - pe)
-    total = float(words.sum())
-
-    def clustered(codes) -> float:
-        _, group = np.unique(codes, return_inverse=True)
-        sums = np.bincount(group, per_annotation)
-        return sums.size / max(sums.size - 1, 1) * float(np.sum(sums**2))
-
-    by_clip = clustered(clip)
-    both = by_clip + clustered(annotator) - clustered(np.arange(clip.size))
-    return float(np.sqrt(max(by_clip, both)) / total)
+    if untold["open"]:
+        reasons.append(
+            f"cannot tell the kappa width of {', '.join(map(str, untold['open']))} listeners a clip within "
+            f"{FIT_TOLERANCE:.0%}: the designer's replicates and the pilot's kappa error leave it more open "
+            "(more replicates may tell)"
+        )
+    return "; ".join(reasons)
 
 
 def _kappa_calibration(measured: MeasuredKappa | None, simulated: np.ndarray, pairs: np.ndarray) -> dict:
     """The pilot's standard error of kappa over the designer's for the pilot as measured: the factor
     every kappa width is scaled by (1 without a measurement). `simulated`: the simulated pilots'
-    errors clustered by clip and listener (their mean) where the pilot's is, else their kappas
+    errors over clips and listeners (their mean) where the pilot's is, else their kappas
     (their spread within resamples)."""
     if measured is None or not np.isfinite(measured.se) or measured.se <= 0:
         return {}
@@ -691,10 +699,13 @@ def design_figures(
     mode: str,
     *,
     probabilistic: tuple[ProbabilisticStopping, BetaBinomialPredictive] | None = None,
-) -> tuple[float, float, float, float, float]:
-    """(kappa, ordinal alpha, flip share, differing share, annotations a clip) of one simulated study
-    under one design; `levels` has at least n + 1 annotators a clip (the first n are the design's).
-    `probabilistic`: the rule and its fitted prior, which the probabilistic mode needs."""
+    person: np.ndarray | None = None,
+) -> tuple[float, float, float, float, float, float]:
+    """(kappa, ordinal alpha, flip share, differing share, annotations a clip, kappa's standard
+    error) of one simulated study under one design; `levels` has at least n + 1 annotators a clip
+    (the first n are the design's). `probabilistic`: the rule and its fitted prior, which the
+    probabilistic mode needs. `person` (clips, annotators): who is in each slot, for kappa's error
+    (evaluation.stats.kappa_jackknife, over clips and listeners; NaN without)."""
     marks = np.cumsum(levels >= 1, axis=1)  # (clips, k, words): marks among the first k listeners
     if mode == "exact":
         heard = stop_points(marks[:, :n, :], n)
@@ -719,7 +730,15 @@ def design_figures(
         float(flips.mean()),
         float(differing.mean()),
         float(heard.mean()),
+        np.nan if person is None else _kept_kappa_se(levels, person, kept),
     )
+
+
+def _kept_kappa_se(levels: np.ndarray, person: np.ndarray, kept: np.ndarray) -> float:
+    """two_way_jackknife_se of the annotations `kept` (clips, annotators) of a simulated study."""
+    clip = np.broadcast_to(np.arange(levels.shape[0])[:, None], kept.shape)
+    se = two_way_jackknife_se(clip[kept], person[:, : kept.shape[1]][kept], levels[kept])
+    return np.nan if se is None else se
 
 
 def stop_points(marks: np.ndarray, target: int) -> np.ndarray:
@@ -757,7 +776,7 @@ def _row(
 ) -> DesignRow:
     """One design's figures over the replicates; `pairs`: each replicate's resample (all 0 without);
     `factor`: the pilot's calibration of the kappa widths (_kappa_calibration)."""
-    values = np.array(replicate_figures, dtype=np.float64)  # (replicates, 5)
+    values = np.array(replicate_figures, dtype=np.float64)  # (replicates, 6)
     r = values.shape[0]
 
     def width(column):
@@ -773,7 +792,19 @@ def _row(
     def mean_and_se(column):
         return float(values[:, column].mean()), float(values[:, column].std(ddof=1) / math.sqrt(r))
 
-    kappa_width, kappa_width_se = (factor * value for value in width(0))
+    def error_width(column, spread_column):
+        # The mean of the replicates' own errors of kappa (their jackknife): as the spread of their
+        # kappas where it is defined (tracked within 12 % on the harness's crowds), and its Monte
+        # Carlo error a tenth of the spread's. The spread where too few replicates have one.
+        finite = np.isfinite(values[:, column])
+        if finite.sum() < 2:
+            return width(spread_column)
+        within, df = _within_sd(values[finite, column], pairs[finite])
+        noise = within if df >= 1 else float(values[finite, column].std(ddof=1))
+        mean = float(values[finite, column].mean())
+        return 2 * Z95 * mean * scale, 2 * Z95 * noise / math.sqrt(finite.sum()) * scale
+
+    kappa_width, kappa_width_se = (factor * value for value in error_width(5, 0))
     alpha_width, alpha_width_se = width(1)
     flip, flip_se = mean_and_se(2)
     flip_low, flip_high = _band(values[:, 2], pairs)
@@ -852,15 +883,48 @@ def _band(values: np.ndarray, pairs: np.ndarray) -> tuple[float, float]:
     (the spread within resamples), as a normal band about the mean; the mean, twice, without
     resamples."""
     mean = float(values.mean())
+    half = float(norm.ppf(HIGH_QUANTILE)) * _pilot_sd(values, pairs)
+    return max(0.0, mean - half), mean + half
+
+
+def _pilot_relative_sd(statistics: list[np.ndarray], pairs: np.ndarray) -> float:
+    """The relative standard deviation of statistics over the pilot's resamples (`pairs`: each
+    replicate's), less what the replicates' own noise adds to their means under each (_band's
+    arithmetic), pooled over the statistics as variances; 0 without resamples."""
+    variances = []
+    for values in statistics:
+        finite = np.isfinite(values)
+        if finite.sum() and values[finite].mean() > 0:
+            variances.append(_pilot_variance(values[finite], pairs[finite]) / float(values[finite].mean()) ** 2)
+    return math.sqrt(max(0.0, float(np.mean(variances)))) if variances else 0.0
+
+
+def _pilot_sd(values: np.ndarray, pairs: np.ndarray) -> float:
+    """The standard deviation of a statistic's means under each of the pilot's resamples, less
+    the replicates' own noise in them (the spread within resamples); 0 with fewer than two."""
+    return math.sqrt(max(0.0, _pilot_variance(values, pairs)))
+
+
+def _pilot_variance(values: np.ndarray, pairs: np.ndarray) -> float:
+    """The variance of a statistic's means under each of the pilot's resamples less the replicates'
+    own noise in them (the spread within resamples): negative where that noise is most of it; 0
+    with fewer than two resamples."""
     groups, group_of = np.unique(pairs, return_inverse=True)
     within, df = _within_sd(values, pairs)
     if groups.size < 2 or df < 1:
-        return mean, mean
+        return 0.0
     size = np.bincount(group_of)
     means = np.bincount(group_of, values) / size
-    pilot_variance = max(0.0, float(means.var(ddof=1)) - within**2 * float(np.mean(1 / size)))
-    half = float(norm.ppf(HIGH_QUANTILE)) * math.sqrt(pilot_variance)
-    return max(0.0, mean - half), mean + half
+    return float(means.var(ddof=1)) - within**2 * float(np.mean(1 / size))
+
+
+def _with_kappa_uncertainty(row: DesignRow, relative: float) -> DesignRow:
+    """The row with its kappa width's standard error widened by `relative` (the calibration's and
+    the pilot's, _kappa_check) beside the simulation's own."""
+    if not row.kappa_width > 0:
+        return row
+    simulation = row.kappa_width_se / row.kappa_width
+    return replace(row, kappa_width_se=row.kappa_width * math.hypot(simulation, relative))
 
 
 def _finite_mean(column: np.ndarray) -> float:

@@ -43,9 +43,18 @@ def replicated(mixture: str, *, clips: int, replicates: int) -> dict:
             float(np.mean(flips[n])),
             float(np.std(flips[n], ddof=1) / math.sqrt(replicates)),
             width,
-            width / math.sqrt(2 * (replicates - 1)),
+            width * sd_relative_error(kappas[n]),
         )
     return figures
+
+
+def sd_relative_error(values) -> float:
+    """The relative standard error of a sample standard deviation, from the sample's kurtosis
+    (sqrt((kurtosis - 1) / 4 r)): 1 / sqrt(2 r) for a normal sample, more for the heavy tails of
+    kappa over crowds whose few heavy markers swing it."""
+    deviations = np.asarray(values) - np.mean(values)
+    kurtosis = float(np.mean(deviations**4) / np.mean(deviations**2) ** 2)
+    return math.sqrt(max(kurtosis - 1, 2.0) / (4 * len(values)))
 
 
 def designed(mixture: str, *, seed: int = 7):
@@ -137,43 +146,62 @@ def test_the_pilots_kappa_error_clustered_by_listener_too_is_what_fresh_pilots_g
     assert [figure.n for figure in pilot_kappas(clip, annotator, levels)] == list(range(2, 9))
 
 
-@pytest.mark.parametrize(
-    "mixture",
-    [
-        "20 % silent",
-        pytest.param(
-            "issue: lazy + heavy",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known (issue 31 item 4): at 600 clips the designer gives 0.12 at N = 5 where replication "
-                "gives 0.065, and its check against the pilot's kappa error passes (the pilot's error at 5 "
-                "listeners agrees with the designer's crowd); at 2000 clips the bench says cannot tell",
-            ),
-        ),
-    ],
-)
-def test_the_designers_kappa_widths_hold_against_replication_or_it_says_it_cannot_tell(mixture):
-    """Issue 31: the kappa widths of a pilot's designs within 25 % of replication on fresh crowds
-    (new clips, new listeners), beyond the two's noise, or the designer says it cannot tell."""
-    pilot = crowd(mixture, clips=200, listeners=10, seed=7)
+def designed_as_the_service_does(mixture: str, seed: int, *, replicates: int = 8):
+    """The designer on a pilot of 200 clips with 10 listeners each of the mixture, fed what the
+    service feeds it: the pilot's flips, its kappa errors and its resamples (one a pair)."""
+    pilot = crowd(mixture, clips=200, listeners=10, seed=seed)
     clip, annotator, levels = pilot.annotations(10)
-    design = design_study(
-        assumptions_from_pilot(clip=clip, annotator=annotator, levels=levels, clips=STUDY_CLIPS),
+    estimate = {"clip": clip, "annotator": annotator, "levels": levels, "clips": STUDY_CLIPS}
+    return design_study(
+        assumptions_from_pilot(**estimate),
         annotators=DESIGNS,
         modes=("fixed",),
-        replicates=48,
+        replicates=replicates,
         simulated_clips=150,
+        measured=pilot_measurements(clip, levels),
         measured_kappa=pilot_kappas(clip, annotator, levels),
+        resamples=pilot_resamples(**estimate, draws=replicates // 2, seed=seed),
         seed=3,
     )
-    truth = replicated(mixture, clips=STUDY_CLIPS, replicates=16)
-    told = 0
+
+
+def widths_off(design, truth) -> list[int]:
+    """The designs whose kappa width the designer tells and gets more than FIT_TOLERANCE from
+    replication's beyond replication's noise."""
+    off = []
     for row in design.rows:
         assert row.kappa_can_tell or not row.meets_targets
-        if not row.kappa_can_tell:
-            continue
-        told += 1
         width, width_se = truth[row.annotators][2:]
-        noise = 2 * math.hypot(row.kappa_width_se, width_se)
-        assert abs(row.kappa_width - width) <= FIT_TOLERANCE * width + noise, (row.annotators, row.kappa_width, width)
-    assert told >= 2 and design.check["kappa_reason"]
+        if row.kappa_can_tell and abs(row.kappa_width - width) > FIT_TOLERANCE * width + 2 * width_se:
+            off.append(row.annotators)
+    return off
+
+
+@pytest.mark.parametrize("mixture", ["issue: lazy + heavy", "20 % heavy"])
+def test_the_designers_kappa_widths_hold_on_nine_pilots_in_ten_or_it_says_it_cannot_tell(mixture):
+    """Issue 31: the kappa widths within 25 % of replication on fresh crowds (new clips, new
+    listeners), or the designer says it cannot tell. Which heavy markers a pilot of 100 listeners
+    draws moves its kappa error by 11 % (one pilot in a hundred by 25 %), and the designer's
+    widths with it: the designer tells a width only where its uncertainty (the pilot's kappa
+    error's, its crowd's over the resamples, its own simulation's) puts it within 25 % in 90 %
+    of pilots. So: over 12 pilots, at most 2 with a width told and missed. Before the jackknife
+    (the linearized error gave 0.65 of the spread here) it told widths 1.4 to 1.5 times
+    replication's on the issue's pilot."""
+    truth = replicated(mixture, clips=STUDY_CLIPS, replicates=300)
+    told = missed = 0
+    for seed in range(12):
+        design = designed_as_the_service_does(mixture, seed)
+        told += sum(row.kappa_can_tell for row in design.rows)
+        missed += bool(widths_off(design, truth))
+        assert design.check["kappa_reason"]
+    assert missed <= 2
+    assert told >= len(DESIGNS) * 12 / 3  # the designer does not pass by never telling
+
+
+@pytest.mark.parametrize("mixture", ["20 % silent", "honest"])
+def test_on_crowds_of_plain_listeners_the_designer_tells_every_kappa_width_and_holds(mixture):
+    truth = replicated(mixture, clips=STUDY_CLIPS, replicates=300)
+    for seed in range(3):
+        design = designed_as_the_service_does(mixture, seed)
+        assert all(row.kappa_can_tell for row in design.rows), design.check["kappa_reason"]
+        assert widths_off(design, truth) == []
