@@ -6,7 +6,9 @@ beats the fixed design (annotation.models.study.unchecked_design_problems).
 
 A check simulates one replicate under each of the pilot's resamples, fitting the ordinal model
 three times in each: a few seconds a resample at the default clips, so it runs only when asked
-(the designer page's "Check" button, the API's `check_allocation`).
+(the designer page's "Check" button, the API's `check_allocation`). It also fits the model to the
+pilot itself and scores its labels against the majority's by a held-out listener
+(allocation_check.pilot_model_standing): where they are worse, neither design is offered.
 """
 
 from django.utils import timezone
@@ -14,7 +16,7 @@ from django.utils import timezone
 from annotation.models import Study
 from annotation.selectors.study_data import study_data
 from evaluation.services.study_designs import DesignRefused, study_design_compute
-from evaluation.stats.allocation_check import CheckedDesign, allocation_verdicts
+from evaluation.stats.allocation_check import CheckedDesign, allocation_verdicts, pilot_model_standing
 from evaluation.stats.design_check import pilot_resamples
 
 DEFAULT_RESAMPLES = 4
@@ -71,8 +73,10 @@ def study_design_check(
             draws=resamples,
             seed=seed,
         )
+        # The model's own fit to the pilot: what the simulation, fitted to the pilot's marks, cannot see.
+        standing = pilot_model_standing(clip=data.clip, annotator=data.annotator, levels=data.levels)
         verdicts = allocation_verdicts(
-            drawn, design=design, fit_check=fit_check, simulated_clips=simulated_clips, seed=seed
+            drawn, design=design, fit_check=fit_check, standing=standing, simulated_clips=simulated_clips, seed=seed
         )
     except ValueError as error:
         raise DesignRefused(f"the design check cannot run on the pilot of {study.slug}: {error}") from None
@@ -83,6 +87,7 @@ def study_design_check(
         "resamples": len(drawn),
         "simulated_clips": simulated_clips,
         "fit_check": (fit_check or {}).get("reason", "not run"),
+        "model_standing": standing.as_dict() if standing is not None else None,
         **{name: verdict.as_dict() for name, verdict in verdicts.items()},
     }
     study.design_check = check

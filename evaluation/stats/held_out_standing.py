@@ -61,10 +61,11 @@ STANDING_METHOD = (
 _CHUNK = 200_000  # held-out rows scored at once (rows x classes floats)
 
 
-def held_out_standing(table, point: dict) -> HeldOutStanding | None:
+def held_out_standing(table, point: dict, *, chunk: int = _CHUNK) -> HeldOutStanding | None:
     """HeldOutStanding of a point fit (its "held_out": each word's log posterior over the model's
-    classes, each row's log-likelihood per class, which classes are emphasized) on annotator_models'
-    table of rows; None where no word has two annotations."""
+    classes, each row's log-likelihood per class, which classes are emphasized) on a table of rows
+    (annotator_models': row_word, row_level, row_annotator, word_clip, n_annotators); None where no
+    word has two annotations. `chunk`: held-out rows scored at once (fewer for many classes)."""
     log_posterior, row_loglik, emphasized = point["held_out"]
     marks = table.row_level >= 1
     count = np.bincount(table.row_word, minlength=table.word_clip.size)
@@ -73,8 +74,8 @@ def held_out_standing(table, point: dict) -> HeldOutStanding | None:
     if rows.size == 0:
         return None
     model = np.empty(rows.size, dtype=bool)
-    for start in range(0, rows.size, _CHUNK):
-        part = rows[start : start + _CHUNK]
+    for start in range(0, rows.size, chunk):
+        part = rows[start : start + chunk]
         loo = log_posterior[table.row_word[part]] - row_loglik(part)
         loo = np.exp(loo - loo.max(axis=1, keepdims=True))
         model[start : start + part.size] = loo[:, emphasized].sum(axis=1) > 0.5 * loo.sum(axis=1)

@@ -21,6 +21,15 @@ def seed_design_check(study: Study, *, beats: bool = True, **settings) -> Study:
         "resamples": 4,
         "simulated_clips": 60,
         "fit_check": "the designer's crowd flips the pilot's labels as the pilot does",
+        "model_standing": {
+            "held_out": 6000,
+            "model_agreement": 0.912,
+            "majority_agreement": 0.9,
+            "difference": 0.012,
+            "interval": [0.006, 0.018],
+            "verdict": "better",
+            "method": "each annotation held out in turn",
+        },
         **{
             design: {"design": design, "verdict": verdict, "beats_fixed": beats, "reason": f"Simulated: {reason}."}
             for design in ("allocate", "ordinal")

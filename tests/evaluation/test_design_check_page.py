@@ -41,6 +41,7 @@ def test_only_a_design_that_beats_the_fixed_design_is_recommended(client):
     allocate, _ = verdicts(page)
     assert "Model allocation: recommended</strong>: Simulated: it beats the fixed design" in allocate
     assert "Checked 2026-12-05T12:00:00 UTC from 400 annotations, at 10 a clip" in page
+    assert "by a held-out listener: its labels are better than the majority's (agreement difference 0.0120" in page
 
 
 def test_running_the_check_needs_change_study_and_a_pilot(client):
@@ -66,6 +67,9 @@ def test_the_service_stores_the_check_at_the_study_settings_and_the_api_answers_
     assert check["settings"]["target_annotations"] == study.target_annotations and check["resamples"] == 2
     assert {check["allocate"]["design"], check["ordinal"]["design"]} == {"allocate", "ordinal"}
     assert check["allocate"]["beats_fixed"] == (check["allocate"]["verdict"] == "beats")
+    # The model fitted to the pilot itself, scored by a held-out listener against the majority.
+    assert check["model_standing"]["verdict"] in {"better", "no better", "worse"}
+    assert check["model_standing"]["held_out"] > 0 and "held out" in check["model_standing"]["method"]
 
     viewer = token_client(staff_with(VIEW))
     body = {"study": study.pk, "source": "pilot", "replicates": 2, "check_allocation": True}

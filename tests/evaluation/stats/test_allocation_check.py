@@ -9,9 +9,13 @@ import pytest
 from evaluation.stats.allocation_check import (
     BEATS,
     CANNOT_TELL,
+    NON_INFERIORITY,
     CheckedDesign,
+    _majority,
     allocation_verdicts,
     greedy_allocation,
+    model_labels,
+    pilot_model_standing,
 )
 from evaluation.stats.crowds import crowd
 from evaluation.stats.design_check import pilot_resamples
@@ -72,3 +76,43 @@ def test_the_check_needs_room_to_allocate(target, minimum, maximum):
 def test_the_check_needs_two_resamples_for_its_noise():
     with pytest.raises(ValueError, match="at least two"):
         allocation_verdicts((DesignAssumptions(),))
+
+
+def standing_and_truth(mixture: str, seed: int):
+    """A pilot of 200 clips x 10 listeners: the model's standing on it (no truth), and the model's
+    labels' word error and the majority's against the truth of the same pilot."""
+    made = crowd(mixture, clips=200, listeners=10, seed=seed)
+    data = made.study_data(10)
+    standing = pilot_model_standing(clip=data.clip, annotator=data.annotator, levels=data.levels)
+    counts = np.full(200, 10)
+    model = model_labels(made.levels, made.listener, counts)
+    majority = _majority(made.levels, counts)
+    return standing, float((model != made.truth).mean()), float((majority != made.truth).mean())
+
+
+def test_on_the_pilot_itself_the_standing_sees_a_fit_the_lazy_listeners_took_over():
+    """Issue 31: with 30 % of listeners marking only the first content word and 10 % every word,
+    the model's fit took the lazy listeners' consistency for the crowd's hearing in half the
+    pilots; the designer's simulation, fitted to the pilot's marks, still said allocation beats.
+    Without any truth, the standing on the pilot tells the two apart as the truth does."""
+    collapsed, model_error, majority_error = standing_and_truth("issue: lazy + heavy", 301)
+    assert model_error > majority_error + 0.04  # the truth: the model's labels are far worse
+    assert collapsed.low <= -NON_INFERIORITY and collapsed.verdict == "worse"
+    held, model_error, majority_error = standing_and_truth("issue: lazy + heavy", 300)
+    assert model_error < majority_error  # the same crowd, a pilot whose fit held
+    assert held.low > -NON_INFERIORITY and held.verdict == "better"
+
+
+def test_a_model_not_non_inferior_on_the_pilot_leaves_both_designs_unoffered():
+    standing, _, _ = standing_and_truth("issue: lazy + heavy", 301)
+    drawn = pilot_resampled("20 % spammers", draws=4)
+    gated = allocation_verdicts(drawn, standing=standing, simulated_clips=SIMULATED_CLIPS)
+    assert allocation_verdicts(drawn, simulated_clips=SIMULATED_CLIPS)["allocate"].verdict == BEATS
+    for verdict in gated.values():
+        assert verdict.verdict == CANNOT_TELL and not verdict.beats_fixed
+        assert "held-out listener" in verdict.reason and "not to be trusted" in verdict.reason
+
+
+def test_on_an_honest_crowd_the_model_is_non_inferior_and_the_simulation_decides():
+    standing, _, _ = standing_and_truth("honest", 300)
+    assert standing.low > -NON_INFERIORITY
