@@ -63,15 +63,23 @@ from scipy.stats import binom, norm
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
 from evaluation.stats.kappa_jackknife import two_way_jackknife_se
+from evaluation.stats.kappa_widths import (
+    FIT_TOLERANCE,
+    HIGH_QUANTILE,
+    MeasuredKappa,
+    kappa_calibration,
+    kappa_check,
+    pilot_relative_sd,
+    pilot_sd,
+    within_sd,
+)
 from evaluation.stats.stopping import BetaBinomialPredictive, beta_prior_fit, decided, flip_probabilities
 
 ANNOTATORS = tuple(range(3, 16))
 MODES = ("fixed", "exact", "probabilistic")
 Z95 = 1.959964
 DIFFERING_OF_FLIP = 0.1  # a probabilistic design may change at most this share of the flip target's labels
-FIT_TOLERANCE = 0.25  # the simulated crowd's flips may be this far from the pilot's own (relative), beyond noise
 ANCHOR_SIMULATIONS = 3  # simulations of the pilot as measured, per replicate (the kappa calibration's noise)
-HIGH_QUANTILE = 0.9  # a design meets the flip target when it does in this share of the pilot's resamples
 
 
 @dataclass(frozen=True)
@@ -179,7 +187,7 @@ class DesignRow:
     mode: str
     kappa: float
     kappa_width: float
-    kappa_width_se: float  # the simulation's error, and from a pilot the calibration's and its crowd's (_kappa_check)
+    kappa_width_se: float  # the simulation's error, and from a pilot the calibration's and its crowd's (kappa_check)
     alpha_ordinal: float
     alpha_width: float
     alpha_width_se: float
@@ -198,7 +206,7 @@ class DesignRow:
     # and the designer's crowd flips the pilot's labels as the pilot does (Design.check).
     can_tell: bool = True
     # The designer's crowd gives the pilot's own kappa error (at the design's listeners, or the
-    # nearest the pilot has) and its replicates pin the width within FIT_TOLERANCE (_kappa_check).
+    # nearest the pilot has) and its replicates pin the width within FIT_TOLERANCE (kappa_check).
     kappa_can_tell: bool = True
 
 
@@ -211,20 +219,6 @@ class MeasuredFlips:
     share: float
     se: float
     clips: int
-
-
-@dataclass(frozen=True)
-class MeasuredKappa:
-    """The standard error of Fleiss' kappa (binary marks) at n listeners a clip, measured on the
-    pilot's `clips` clips (the words of a clip as one cluster; evaluation.stats.design_check.
-    measured_kappa). `listeners`: over listeners too, by a jackknife over clips and listeners (its
-    listeners heard tasks of clips, as the designer's do), else each clip's listeners taken as drawn
-    afresh (clustered by clip)."""
-
-    n: int
-    se: float
-    clips: int
-    listeners: bool = False
 
 
 @dataclass(frozen=True)
@@ -275,21 +269,22 @@ def design_study(
     From a pilot: `resamples` (evaluation.stats.design_check.pilot_resamples), the assumptions
     estimated again from resampled listeners: replicates go in pairs, each pair under the next
     resample, so that the flip shares carry the pilot's uncertainty (a design meets the flip target
-    only at HIGH_QUANTILE of the resamples) while the kappa widths, from the spread within pairs,
-    stay the study's sampling error. `measured`: the pilot's own flips (design_check.
+    only at HIGH_QUANTILE of the resamples). Each kappa width is the mean of the replicates' own
+    kappa errors (kappa_jackknife, over clips and listeners), the study's sampling error; its
+    spread over the resamples is the pilot's uncertainty about it. `measured`: the pilot's own
+    flips (design_check.
     pilot_measurements); where the simulated crowd's differ by more than FIT_TOLERANCE beyond
     their noise, the designer says it cannot tell and recommends no design as meeting the targets.
     `measured_kappa`: the pilot's own standard error of kappa, one (MeasuredKappa) or one for each
     n it has (design_check.pilot_kappas); the designer simulates the pilot as it was measured (its
     clips, n listeners a clip; listeners over tasks where the pilot's error is over listeners
-    too, else drawn afresh for every clip). Clustered by listener, the pilot's figure at N (or the
-    nearest n below, else above) checks the designs of N listeners: more than FIT_TOLERANCE apart
-    beyond noise from the simulated pilots', the designer cannot tell their width. Clustered by clip
-    alone (the older measurement), it scales their widths by the pilot's figure over the designer's.
-    A design's width is marked `kappa_can_tell` False, and meets no target, where the check fails
-    (for designs beyond the pilot's listeners: at its k or half of it) or where the replicates pin
-    it no closer than FIT_TOLERANCE at HIGH_QUANTILE (_kappa_check); check["kappa_reason"] says why
-    and check["kappa_untold"] which."""
+    too, else drawn afresh for every clip), scales every width by the pilot's figure over its
+    simulated pilots' and checks that, so scaled, its error changes with the number of listeners as
+    the pilot's does (evaluation.stats.kappa_widths.kappa_check). A design's width is marked
+    `kappa_can_tell` False, and meets no target, where that check fails or where the width's
+    uncertainty (the pilot's and the simulation's) leaves it more than FIT_TOLERANCE open;
+    check["kappa_reason"] says why and check["kappa_untold"] which; `kappa_width_se` holds that
+    uncertainty."""
     if replicates < 2:
         raise ValueError("the designer needs at least two replicates for its Monte Carlo error")
     if not annotators or min(annotators) < 2:
@@ -318,24 +313,24 @@ def design_study(
         _simulate_pilot_kappas(crowd, kappas, anchor, rng)
     scale = math.sqrt(simulated_clips / assumptions.clips)
     anchor_pairs = np.repeat(pairs, ANCHOR_SIMULATIONS)
-    calibrations = {figure.n: _kappa_calibration(figure, np.array(anchor[figure.n]), anchor_pairs) for figure in kappas}
+    calibrations = {figure.n: kappa_calibration(figure, np.array(anchor[figure.n]), anchor_pairs) for figure in kappas}
     calibrations = {n: calibration for n, calibration in calibrations.items() if calibration}
     raw = {n: _row(n, modes[0], figures[(n, modes[0])], pairs, assumptions, targets, scale, 1.0) for n in annotators}
     # The pilot's uncertainty about its crowd: how the designer's kappa error moves over its
     # resamples, pooled over the designs (the same crowds: each design's own estimate is noisy).
-    spread = _pilot_relative_sd([np.array(figures[(n, modes[0])])[:, 5] for n in annotators], pairs)
+    spread = pilot_relative_sd([np.array(figures[(n, modes[0])])[:, 5] for n in annotators], pairs)
     pilot_spread = dict.fromkeys(annotators, spread)
-    kappa_check = _kappa_check(
+    widths = kappa_check(
         calibrations, {n: (row.kappa_width, row.kappa_width_se, pilot_spread[n]) for n, row in raw.items()}
     )
     rows = [
-        _row(n, mode, figures[(n, mode)], pairs, assumptions, targets, scale, kappa_check["factors"][n])
+        _row(n, mode, figures[(n, mode)], pairs, assumptions, targets, scale, widths["factors"][n])
         for n in annotators
         for mode in modes
     ]
-    rows = [_with_kappa_uncertainty(row, kappa_check["uncertainty"][row.annotators]) for row in rows]
+    rows = [_with_kappa_uncertainty(row, widths["uncertainty"][row.annotators]) for row in rows]
     rows = [
-        replace(row, kappa_can_tell=False, meets_targets=False) if row.annotators in kappa_check["untold"] else row
+        replace(row, kappa_can_tell=False, meets_targets=False) if row.annotators in widths["untold"] else row
         for row in rows
     ]
     calibration = calibrations[max(calibrations)] if calibrations else {}
@@ -343,8 +338,8 @@ def design_study(
         **_fit_check(measured, predicted),
         "kappa": calibration,
         "kappas": list(calibrations.values()),
-        "kappa_reason": kappa_check["reason"],
-        "kappa_untold": sorted(kappa_check["untold"]),
+        "kappa_reason": widths["reason"],
+        "kappa_untold": sorted(widths["untold"]),
     }
     if not check["can_tell"]:
         rows = [replace(row, meets_targets=False, can_tell=False) for row in rows]
@@ -396,146 +391,6 @@ def _simulated_two_way_se(levels: np.ndarray, person: np.ndarray) -> float:
     clips, n, words = levels.shape
     se = two_way_jackknife_se(np.repeat(np.arange(clips), n), person.ravel(), levels.reshape(-1, words))
     return np.nan if se is None else se
-
-
-def _kappa_check(calibrations: dict[int, dict], rows_by_n: dict[int, tuple[float, float, float]]) -> dict:
-    """Each design's kappa factor and the designs whose width the designer cannot tell.
-
-    With the pilot's error over clips and listeners (design_check.pilot_kappas), every width is
-    scaled by the pilot's figure over the designer's at the pilot's k (the most listeners it
-    measured, its steadiest figure): the designer's crowd need not vary as much as the pilot's
-    (on an honest crowd, whose listeners' thresholds differ more than the designer's, the factor
-    was 1.4), only change with the number of listeners as the pilot's does. That is the check, as
-    the flips are: scaled so, the designer's error at each other n the pilot measured must be
-    within FIT_TOLERANCE of the pilot's beyond noise (the factor's standard error at
-    HIGH_QUANTILE). A design of N listeners goes by the check at N, or at the nearest n measured
-    below (above where none is below); one of more listeners than the pilot's k also by the check
-    at half of k: the model would extrapolate a trend it does not reproduce. The pilot's error
-    clustered by clip alone (the older measurement) scales the widths by its own n's factor,
-    unchecked.
-
-    Besides, the designer cannot tell the widths that its uncertainty pins no closer than
-    FIT_TOLERANCE on both sides in HIGH_QUANTILE of pilots (a normal band):
-    - the pilot's uncertainty about its crowd (the designer's kappa errors over the pilot's
-      resamples, _pilot_relative_sd): a larger pilot tells;
-    - with it the factor's (one pilot's kappa error is noisy) and the designer's Monte Carlo
-      error: more replicates may tell.
-    The factor cancels part of the pilot's uncertainty, so their sum errs towards "cannot tell".
-
-    `rows_by_n`: each design's uncalibrated width, its standard error and the pilot's relative
-    uncertainty about it. "uncertainty": each design's relative error of its width beyond its
-    Monte Carlo error (the factor's and the pilot's)."""
-    annotators = sorted(rows_by_n)
-    if not calibrations:
-        return {
-            "factors": dict.fromkeys(annotators, 1.0),
-            "uncertainty": {n: rows_by_n[n][2] for n in annotators},
-            "untold": set(),
-            "reason": "not calibrated: no pilot",
-        }
-    measured = sorted(calibrations)
-    top, apart = measured[-1], _apart_from_the_pilot(calibrations)
-    half = min(measured, key=lambda m: abs(m - top / 2))
-    # "Within FIT_TOLERANCE" is two-sided: a width told is within it in HIGH_QUANTILE of pilots.
-    within = float(norm.ppf((1 + HIGH_QUANTILE) / 2))
-    factors: dict[int, float] = {}
-    uncertainty: dict[int, float] = {}
-    untold: dict[str, list[int]] = {"unlike": [], "unsure": [], "open": []}
-    for n in annotators:
-        below = [m for m in measured if m <= n]
-        calibration = calibrations[max(below) if below else min(measured)]
-        scaling = calibrations[top] if calibration["listeners"] else calibration
-        factors[n] = scaling["factor"]
-        width, width_se, pilot = rows_by_n[n]
-        if not (width > 0 and scaling["factor"] > 0):  # replicates all alike: no spread to scale
-            uncertainty[n] = pilot
-            untold["open"].append(n)
-            continue
-        uncertainty[n] = math.hypot(scaling["factor_se"] / scaling["factor"], pilot)
-        if apart.get(calibration["n"]) or (n > top and apart.get(half)):
-            untold["unlike"].append(n)
-        elif not pilot * within <= FIT_TOLERANCE:
-            untold["unsure"].append(n)
-        elif not math.hypot(uncertainty[n], width_se / width) * within <= FIT_TOLERANCE:
-            untold["open"].append(n)
-    reason = _kappa_reason(untold, calibrations, apart) or (
-        f"kappa widths {'checked against' if calibrations[top]['listeners'] else 'calibrated to'} the pilot's "
-        f"own kappa error at {measured[0]} to {top} listeners a clip"
-    )
-    return {"factors": factors, "uncertainty": uncertainty, "untold": set().union(*untold.values()), "reason": reason}
-
-
-def _apart_from_the_pilot(calibrations: dict[int, dict]) -> dict[int, bool]:
-    """Per n measured over clips and listeners: the designer's kappa error, scaled to the pilot's at
-    its k, more than FIT_TOLERANCE from the pilot's beyond noise (the factor's at n, at
-    HIGH_QUANTILE)."""
-    quantile = float(norm.ppf(HIGH_QUANTILE))
-    top = calibrations[max(calibrations)]
-    if not (top["listeners"] and top["factor"] > 0):
-        return {}
-    return {
-        n: abs(c["factor"] / top["factor"] - 1) > FIT_TOLERANCE + quantile * c["factor_se"] / top["factor"]
-        for n, c in calibrations.items()
-        if c["listeners"]
-    }
-
-
-def _kappa_reason(untold: dict[str, list[int]], calibrations: dict[int, dict], apart: dict[int, bool]) -> str:
-    """Why the designer cannot tell which widths ("" where it can tell them all)."""
-    reasons = []
-    if untold["unlike"]:
-        top = calibrations[max(calibrations)]
-        figures = "; ".join(
-            f"{n} listeners: the pilot's {c['pilot_se']:.4f}, the designer's {c['designer_se'] * top['factor']:.4f}"
-            for n, c in calibrations.items()
-            if apart.get(n)
-        )
-        reasons.append(
-            f"cannot tell the kappa width of {', '.join(map(str, untold['unlike']))} listeners a clip: the pilot's "
-            "kappa error (over clips and listeners) does not change with the number of listeners as the designer's "
-            f"crowd's does (scaled to the pilot's at {max(calibrations)} listeners: {figures}), more than "
-            f"{FIT_TOLERANCE:.0%} apart beyond noise"
-        )
-    if untold["unsure"]:
-        reasons.append(
-            f"cannot tell the kappa width of {', '.join(map(str, untold['unsure']))} listeners a clip within "
-            f"{FIT_TOLERANCE:.0%}: the pilot leaves the crowd's make-up too open (a larger pilot may tell)"
-        )
-    if untold["open"]:
-        reasons.append(
-            f"cannot tell the kappa width of {', '.join(map(str, untold['open']))} listeners a clip within "
-            f"{FIT_TOLERANCE:.0%}: the designer's replicates and the pilot's kappa error leave it more open "
-            "(more replicates may tell)"
-        )
-    return "; ".join(reasons)
-
-
-def _kappa_calibration(measured: MeasuredKappa | None, simulated: np.ndarray, pairs: np.ndarray) -> dict:
-    """The pilot's standard error of kappa over the designer's for the pilot as measured: the factor
-    every kappa width is scaled by (1 without a measurement). `simulated`: the simulated pilots'
-    errors over clips and listeners (their mean) where the pilot's is, else their kappas
-    (their spread within resamples)."""
-    if measured is None or not np.isfinite(measured.se) or measured.se <= 0:
-        return {}
-    finite = np.isfinite(simulated)
-    if measured.listeners:
-        values = simulated[finite]
-        ours, df = (float(values.mean()), values.size - 1) if values.size > 1 else (float("nan"), 0)
-        if df < 1 or not ours > 0:
-            return {}
-        # One pilot's error is as noisy as one simulated pilot's (their spread), the designer's mean
-        # of them much less.
-        spread = float(values.std(ddof=1)) / ours
-        relative = math.hypot(spread, spread / math.sqrt(values.size))
-    else:
-        ours, df = _within_sd(simulated[finite], pairs[finite])
-        if df < 1 or not ours > 0:
-            return {}
-        # The designer's standard deviation's noise (df) and the pilot's standard error's (taken as a
-        # standard deviation's over its clips).
-        relative = math.hypot(1 / math.sqrt(2 * df), 1 / math.sqrt(2 * max(measured.clips - 1, 1)))
-    return {"n": measured.n, "clips": measured.clips, "listeners": measured.listeners, "pilot_se": measured.se,
-            "designer_se": ours, "factor": measured.se / ours, "factor_se": relative * measured.se / ours}  # fmt: skip
 
 
 def _fit_check(measured: tuple[MeasuredFlips, ...], predicted: dict[int, list[float]]) -> dict:
@@ -775,13 +630,13 @@ def _row(
     n, mode, replicate_figures, pairs, assumptions: DesignAssumptions, targets: Targets, scale: float, factor: float
 ) -> DesignRow:
     """One design's figures over the replicates; `pairs`: each replicate's resample (all 0 without);
-    `factor`: the pilot's calibration of the kappa widths (_kappa_calibration)."""
+    `factor`: the pilot's calibration of the kappa widths (kappa_calibration)."""
     values = np.array(replicate_figures, dtype=np.float64)  # (replicates, 6)
     r = values.shape[0]
 
     def width(column):
         finite = np.isfinite(values[:, column])
-        sd, df = _within_sd(values[finite, column], pairs[finite])
+        sd, df = within_sd(values[finite, column], pairs[finite])
         if df < 1:
             return float("nan"), float("nan")
         # The normal error, or the spread's own where its parts say more (too few parts: the normal).
@@ -799,7 +654,7 @@ def _row(
         finite = np.isfinite(values[:, column])
         if finite.sum() < 2:
             return width(spread_column)
-        within, df = _within_sd(values[finite, column], pairs[finite])
+        within, df = within_sd(values[finite, column], pairs[finite])
         noise = within if df >= 1 else float(values[finite, column].std(ddof=1))
         mean = float(values[finite, column].mean())
         return 2 * Z95 * mean * scale, 2 * Z95 * noise / math.sqrt(finite.sum()) * scale
@@ -841,20 +696,8 @@ def _row(
     )
 
 
-def _within_sd(values: np.ndarray, pairs: np.ndarray) -> tuple[float, int]:
-    """The standard deviation of a statistic among replicates under the same assumptions (pooled
-    within resamples: the study's sampling error, not the pilot's uncertainty), and its degrees of
-    freedom."""
-    groups, group_of = np.unique(pairs, return_inverse=True)
-    df = values.size - groups.size
-    if df < 1:
-        return float("nan"), 0
-    means = np.bincount(group_of, values) / np.bincount(group_of)
-    return float(math.sqrt(np.sum((values - means[group_of]) ** 2) / df)), df
-
-
 def _sd_relative_error(values: np.ndarray, pairs: np.ndarray) -> float:
-    """The relative standard error of _within_sd from the spread of its parts (each resample's
+    """The relative standard error of within_sd from the spread of its parts (each resample's
     variance, or each replicate's squared deviation without resamples), which heavy tails widen
     beyond the normal 1 / sqrt(2 df): a crowd whose rare listeners swing kappa (a replicate that
     drew many of them) gives spreads of replicates that differ much from one try to the next."""
@@ -883,39 +726,8 @@ def _band(values: np.ndarray, pairs: np.ndarray) -> tuple[float, float]:
     (the spread within resamples), as a normal band about the mean; the mean, twice, without
     resamples."""
     mean = float(values.mean())
-    half = float(norm.ppf(HIGH_QUANTILE)) * _pilot_sd(values, pairs)
+    half = float(norm.ppf(HIGH_QUANTILE)) * pilot_sd(values, pairs)
     return max(0.0, mean - half), mean + half
-
-
-def _pilot_relative_sd(statistics: list[np.ndarray], pairs: np.ndarray) -> float:
-    """The relative standard deviation of statistics over the pilot's resamples (`pairs`: each
-    replicate's), less what the replicates' own noise adds to their means under each (_band's
-    arithmetic), pooled over the statistics as variances; 0 without resamples."""
-    variances = []
-    for values in statistics:
-        finite = np.isfinite(values)
-        if finite.sum() and values[finite].mean() > 0:
-            variances.append(_pilot_variance(values[finite], pairs[finite]) / float(values[finite].mean()) ** 2)
-    return math.sqrt(max(0.0, float(np.mean(variances)))) if variances else 0.0
-
-
-def _pilot_sd(values: np.ndarray, pairs: np.ndarray) -> float:
-    """The standard deviation of a statistic's means under each of the pilot's resamples, less
-    the replicates' own noise in them (the spread within resamples); 0 with fewer than two."""
-    return math.sqrt(max(0.0, _pilot_variance(values, pairs)))
-
-
-def _pilot_variance(values: np.ndarray, pairs: np.ndarray) -> float:
-    """The variance of a statistic's means under each of the pilot's resamples less the replicates'
-    own noise in them (the spread within resamples): negative where that noise is most of it; 0
-    with fewer than two resamples."""
-    groups, group_of = np.unique(pairs, return_inverse=True)
-    within, df = _within_sd(values, pairs)
-    if groups.size < 2 or df < 1:
-        return 0.0
-    size = np.bincount(group_of)
-    means = np.bincount(group_of, values) / size
-    return float(means.var(ddof=1)) - within**2 * float(np.mean(1 / size))
 
 
 def _with_kappa_uncertainty(row: DesignRow, relative: float) -> DesignRow:
