@@ -5,7 +5,7 @@ A listener hears a task of clips, so which listeners a study happens to draw mov
 all of their clips at once. Clustering the linearized kappa by clip and by listener (Cameron,
 Gelbach and Miller 2011) misses much of that in a crowd with a few listeners who mark every word
 heavily or only the first: with five listeners a clip, whether a heavy marker's clip-mates mark
-too is not a small perturbation, and the first-order terms it keeps gave 55 to 65 % of the spread
+too is not a small perturbation, and the first-order terms it keeps gave 55 to 70 % of the spread
 of kappa over fresh crowds (issue 31, item 4). Deleting each listener in turn keeps those
 interactions: over 200 fresh crowds of each harness mixture tried, the jackknife's mean error was
 within 12 % of the spread of kappa.
