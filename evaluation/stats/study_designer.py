@@ -381,16 +381,11 @@ def _simulate_pilot_kappas(crowd: DesignAssumptions, kappas, anchor: dict, rng) 
             for figure in group:
                 levels = pilot[: figure.clips, : figure.n]
                 if listeners:
-                    anchor[figure.n].append(_simulated_two_way_se(levels, person[: figure.clips, : figure.n]))
+                    anchor[figure.n].append(
+                        _kept_kappa_se(levels, person[: figure.clips], np.ones(levels.shape[:2], dtype=bool))
+                    )
                 else:
                     anchor[figure.n].append(design_figures(pilot[: figure.clips], figure.n, "fixed")[0])
-
-
-def _simulated_two_way_se(levels: np.ndarray, person: np.ndarray) -> float:
-    """two_way_jackknife_se of a simulated study's (clips, n, words) levels, `person` its listeners."""
-    clips, n, words = levels.shape
-    se = two_way_jackknife_se(np.repeat(np.arange(clips), n), person.ravel(), levels.reshape(-1, words))
-    return np.nan if se is None else se
 
 
 def _fit_check(measured: tuple[MeasuredFlips, ...], predicted: dict[int, list[float]]) -> dict:
@@ -590,7 +585,8 @@ def design_figures(
 
 
 def _kept_kappa_se(levels: np.ndarray, person: np.ndarray, kept: np.ndarray) -> float:
-    """two_way_jackknife_se of the annotations `kept` (clips, annotators) of a simulated study."""
+    """two_way_jackknife_se of the annotations `kept` (clips, annotators; the first columns of
+    `levels` and of `person`, who is in each slot) of a simulated study; NaN where undefined."""
     clip = np.broadcast_to(np.arange(levels.shape[0])[:, None], kept.shape)
     se = two_way_jackknife_se(clip[kept], person[:, : kept.shape[1]][kept], levels[kept])
     return np.nan if se is None else se
