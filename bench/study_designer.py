@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from evaluation.stats.crowds import MIXTURES, crowd
 from evaluation.stats.design_check import pilot_kappas, pilot_measurements, pilot_resamples
 from evaluation.stats.fleiss import fleiss_kappa
-from evaluation.stats.study_designer import FIT_TOLERANCE, assumptions_from_pilot, design_study
+from evaluation.stats.pilot_assumptions import assumptions_from_pilot
+from evaluation.stats.study_designer import FIT_TOLERANCE, design_study
 
 
 def replicated(mixture: str, designs, clips: int, replications: int) -> dict:

@@ -14,11 +14,11 @@ from annotation.models import Study
 from annotation.refusals import Refused
 from annotation.selectors.study_data import study_data
 from evaluation.stats.design_check import pilot_kappas, pilot_measurements, pilot_resamples
+from evaluation.stats.pilot_assumptions import assumptions_from_pilot
 from evaluation.stats.study_designer import (
     DesignAssumptions,
     ProbabilisticStopping,
     Targets,
-    assumptions_from_pilot,
     design_study,
 )
 

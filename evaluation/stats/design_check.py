@@ -27,11 +27,11 @@ from scipy.stats import hypergeom
 
 from evaluation.stats.fleiss import fleiss_kappa
 from evaluation.stats.kappa_jackknife import two_way_jackknife_se
+from evaluation.stats.pilot_assumptions import assumptions_from_pilot
 from evaluation.stats.study_designer import (
     DesignAssumptions,
     MeasuredFlips,
     MeasuredKappa,
-    assumptions_from_pilot,
 )
 
 MIN_CLIPS = 20  # fewer clips with n + 1 annotations than this measure nothing

@@ -18,7 +18,8 @@ from evaluation.stats.design_check import (
     pilot_resamples,
 )
 from evaluation.stats.fleiss import fleiss_kappa
-from evaluation.stats.study_designer import FIT_TOLERANCE, assumptions_from_pilot, design_study
+from evaluation.stats.pilot_assumptions import assumptions_from_pilot
+from evaluation.stats.study_designer import FIT_TOLERANCE, design_study
 
 DESIGNS = (5, 8, 12)
 STUDY_CLIPS = 600

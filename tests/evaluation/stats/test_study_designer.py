@@ -10,6 +10,7 @@ import pytest
 
 from evaluation.stats.alpha import alpha
 from evaluation.stats.fleiss import fleiss_kappa
+from evaluation.stats.pilot_assumptions import assumptions_from_pilot
 from evaluation.stats.simulated_truth import simulated_truth_study
 from evaluation.stats.stopping import StoppingRule, clip_settled
 from evaluation.stats.study_designer import (
@@ -17,7 +18,6 @@ from evaluation.stats.study_designer import (
     DesignAssumptions,
     ProbabilisticStopping,
     Targets,
-    assumptions_from_pilot,
     design_study,
     fitted_prior,
     probabilistic_stop_points,
